@@ -1,0 +1,357 @@
+// basic_router's member definitions: the match walk, registration and introspection.
+// Included by router.hpp only.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+
+namespace waypoint {
+
+// One depth-first walk of a host's tree, literal children first, then the one-segment
+// wildcard, then the rest wildcard: the first route found that serves the method is the
+// most specific one (registration guarantees it). The same walk records
+//   - the first route that would serve the path with '/' appended (the trailing-slash
+//     redirect), which differs only where the path ends at a node, and
+//   - the methods of every route whose path matches (the Allow set of a 405),
+// so no outcome needs a second traversal.
+template <class Handler>
+struct basic_router<Handler>::walk {
+  const basic_router& router;
+  std::string_view path;  // clean, escaped, begins with '/'
+  std::uint8_t method;
+  bool head;
+  bool want_slash;        // path does not end in '/': a trailing-slash redirect is possible
+  char* scratch;          // room to decode one segment
+  std::array<std::string_view, max_wildcards>& values;
+  std::uint8_t count = 0;
+  std::uint32_t found = detail::no_index;
+  bool found_exact = false;  // false when a rest wildcard took a non-empty remainder
+  std::uint32_t slash = detail::no_index;
+  bool slash_exact = false;
+  std::uint64_t allowed = 0;
+
+  // The route at `n` that serves the method: exact method, then GET for HEAD, then any.
+  std::uint32_t serve(const detail::tree_node& n) const noexcept {
+    for (auto [m, r] : n.method_routes)
+      if (m == method) return r;
+    if (head)
+      for (auto [m, r] : n.method_routes)
+        if (m == detail::method_table::get) return r;
+    return n.any_route;
+  }
+
+  const detail::tree_node& node(std::uint32_t id) const noexcept { return router.nodes_[id]; }
+
+  std::string_view decoded(std::string_view raw) const noexcept {
+    if (raw.find('%') == std::string_view::npos) return raw;
+    return {scratch, detail::percent_decode(raw, scratch)};
+  }
+
+  // Walks the subtree of `id` for the path from `pos` (path[pos] == '/', or pos ==
+  // path.size()). Returns true once `found` is set.
+  bool descend(std::uint32_t id, std::size_t pos) noexcept {
+    const detail::tree_node& n = node(id);
+    if (pos == path.size()) return at_path_end(n);
+    if (pos + 1 == path.size()) return at_trailing_slash(n);
+    std::size_t begin = pos + 1;
+    std::size_t end = path.find('/', begin);
+    if (end == std::string_view::npos) end = path.size();
+    std::string_view raw = path.substr(begin, end - begin);
+    if (!n.literals.empty()) {
+      std::uint32_t child = n.literals.find(decoded(raw));
+      if (child != detail::no_index && descend(child, end)) return true;
+    }
+    if (n.wildcard != detail::no_index) {
+      values[count++] = raw;
+      if (descend(n.wildcard, end)) return true;
+      --count;
+    }
+    if (n.rest != detail::no_index) return take_rest(node(n.rest), path.substr(begin), false);
+    return false;
+  }
+
+  // The path ends exactly at `n`. With '/' appended it would reach {$} or an empty rest.
+  bool at_path_end(const detail::tree_node& n) noexcept {
+    allowed |= n.methods;
+    if (std::uint32_t r = serve(n); r != detail::no_index) {
+      found = r;
+      found_exact = true;
+      return true;
+    }
+    for (std::uint32_t child : {n.end, n.rest}) {
+      if (child == detail::no_index) continue;
+      allowed |= node(child).methods;
+      if (slash != detail::no_index) continue;
+      if (std::uint32_t r = serve(node(child)); r != detail::no_index) {
+        slash = r;
+        slash_exact = true;
+      }
+    }
+    return false;
+  }
+
+  // The path ends in '/' right after `n`: only {$} and an empty rest match; a one-segment
+  // wildcard never matches an empty segment.
+  bool at_trailing_slash(const detail::tree_node& n) noexcept {
+    if (n.end != detail::no_index) {
+      const detail::tree_node& end = node(n.end);
+      allowed |= end.methods;
+      if (std::uint32_t r = serve(end); r != detail::no_index) {
+        found = r;
+        found_exact = true;
+        return true;
+      }
+    }
+    if (n.rest != detail::no_index) return take_rest(node(n.rest), {}, true);
+    return false;
+  }
+
+  bool take_rest(const detail::tree_node& rest_node, std::string_view rest, bool exact) noexcept {
+    allowed |= rest_node.methods;
+    std::uint32_t r = serve(rest_node);
+    if (r == detail::no_index) return false;
+    if (!router.route_index_[r]->pattern.last().text.empty()) values[count++] = rest;
+    found = r;
+    found_exact = exact;
+    if (slash == detail::no_index) {
+      slash = r;
+      slash_exact = exact;
+    }
+    return true;
+  }
+};
+
+template <class Handler>
+void basic_router<Handler>::match(std::string_view method, std::string_view path,
+                                  std::string_view host, match_result& out) const noexcept {
+  out.route_ = nullptr;
+  out.value_count_ = 0;
+  out.allowed_ = 0;
+  out.methods_ = &methods_;
+  auto finish = [&](match_status s) { out.status_ = s; };
+
+  if (path.size() > max_path_length) {
+    out.error_ = "the path is longer than the router accepts";
+    return finish(match_status::bad_request);
+  }
+  if (const char* error = detail::path_error(path)) {
+    out.error_ = error;
+    return finish(match_status::bad_request);
+  }
+
+  char* storage = out.storage_.data();
+  bool clean = detail::is_clean_path(path);
+  std::string_view walked = path;
+  if (!clean) walked = {storage, detail::clean_path(path, storage)};
+
+  std::uint8_t method_bit = methods_.find(method);
+  walk w{*this, walked, method_bit, method == "HEAD", walked.back() != '/',
+         storage + walked.size() + 1, out.values_};
+  std::string_view bare_host = detail::strip_port(host);
+  if (!bare_host.empty() && !host_roots_.empty()) {
+    if (std::uint32_t root = root_for(bare_host); root != detail::no_index) w.descend(root, 0);
+  }
+  if (w.found == detail::no_index) {
+    w.count = 0;
+    w.descend(0, 0);
+  }
+
+  bool exact = w.found != detail::no_index && w.found_exact;
+  if (!exact && w.want_slash && w.slash != detail::no_index && w.slash_exact) {
+    if (clean) std::memcpy(storage, path.data(), path.size());
+    storage[walked.size()] = '/';
+    out.location_ = {storage, walked.size() + 1};
+    out.redirect_status_ = redirect_status_;
+    return finish(match_status::redirect);
+  }
+  if (!clean) {
+    out.location_ = walked;
+    out.redirect_status_ = redirect_status_;
+    return finish(match_status::redirect);
+  }
+  if (w.found == detail::no_index) {
+    if (w.allowed >> detail::method_table::get & 1u) w.allowed |= std::uint64_t{1} << detail::method_table::head;
+    out.allowed_ = w.allowed;
+    return finish(w.allowed ? match_status::method_not_allowed : match_status::not_found);
+  }
+  // Decode the values that need it, now that the walk no longer needs the scratch.
+  char* cursor = storage;
+  for (std::uint8_t i = 0; i < w.count; ++i) {
+    std::string_view v = out.values_[i];
+    if (v.find('%') == std::string_view::npos) continue;
+    std::size_t n = detail::percent_decode(v, cursor);
+    out.values_[i] = {cursor, n};
+    cursor += n;
+  }
+  out.value_count_ = w.count;
+  out.route_ = route_index_[w.found];
+  finish(match_status::matched);
+}
+
+template <class Handler>
+void basic_router<Handler>::attach(std::uint32_t index, std::uint8_t method) {
+  const pattern& p = routes_[index].pattern;
+  std::uint32_t id = 0;
+  if (!p.host().empty()) {
+    auto it = host_roots_.find(p.host());
+    if (it != host_roots_.end()) {
+      id = it->second;
+    } else {
+      id = new_node();
+      host_roots_.emplace(std::string(p.host()), id);
+    }
+  }
+  bool any = p.method().empty();
+  bool get = p.method() == "GET";
+  auto count_route = [&](std::uint32_t at) {
+    nodes_[at].subtree_any += any;
+    nodes_[at].subtree_get += get;
+  };
+  count_route(id);
+  for (const segment& s : p.segments()) {
+    std::uint32_t child = detail::no_index;
+    switch (s.type) {
+      case segment::kind::literal: child = nodes_[id].literals.find(s.text); break;
+      case segment::kind::wildcard: child = nodes_[id].wildcard; break;
+      case segment::kind::end: child = nodes_[id].end; break;
+      case segment::kind::rest: child = nodes_[id].rest; break;
+    }
+    if (child == detail::no_index) {
+      child = new_node();  // may reallocate nodes_: index again below
+      detail::tree_node& parent = nodes_[id];
+      switch (s.type) {
+        case segment::kind::literal: parent.literals.insert(s.text, child); break;
+        case segment::kind::wildcard: parent.wildcard = child; break;
+        case segment::kind::end: parent.end = child; break;
+        case segment::kind::rest: parent.rest = child; break;
+      }
+    }
+    id = child;
+    count_route(id);
+  }
+  detail::tree_node& terminal = nodes_[id];
+  if (method == detail::no_method) {
+    terminal.any_route = index;
+  } else {
+    terminal.method_routes.emplace_back(method, index);
+    terminal.methods |= std::uint64_t{1} << method;
+  }
+  route_index_.push_back(&routes_[index]);
+}
+
+// Conflict detection walks the new pattern's host tree along every branch whose routes'
+// paths could overlap it, so it costs the pattern's depth plus the overlapping routes,
+// not the size of the table. Every candidate is then compared exactly.
+template <class Handler>
+auto basic_router<Handler>::find_conflict(const pattern& p) const -> const route_type* {
+  std::uint32_t root = root_for(p.host());
+  if (root == detail::no_index) return nullptr;
+  const route_type* hit = nullptr;
+  auto at = [&](const detail::tree_node& n) {
+    auto check = [&](std::uint32_t r) {
+      if (r != detail::no_index && !hit && conflicts(p, routes_[r].pattern)) hit = &routes_[r];
+    };
+    for (auto [m, r] : n.method_routes) check(r);
+    check(n.any_route);
+    return hit != nullptr;
+  };
+  // A rest pattern is more general in path than every route below it, so only a route
+  // more general in method can conflict: a method-less one, or GET against HEAD.
+  bool method_less = p.method().empty();
+  bool head = p.method() == "HEAD";
+  auto may_conflict_below = [&](const detail::tree_node& n) {
+    return !method_less && (n.subtree_any > 0 || (head && n.subtree_get > 0));
+  };
+  auto below = [&](auto& self, std::uint32_t id) -> bool {
+    const detail::tree_node& n = nodes_[id];
+    if (!may_conflict_below(n)) return false;
+    if (at(n)) return true;
+    for (const auto& [key, child] : n.literals.entries())
+      if (self(self, child)) return true;
+    for (std::uint32_t child : {n.wildcard, n.end, n.rest})
+      if (child != detail::no_index && self(self, child)) return true;
+    return false;
+  };
+  const auto& segments = p.segments();
+  auto along = [&](auto& self, std::uint32_t id, std::size_t i) -> bool {
+    const detail::tree_node& n = nodes_[id];
+    if (i == segments.size()) return at(n);
+    if (n.rest != detail::no_index && at(nodes_[n.rest])) return true;
+    const segment& s = segments[i];
+    switch (s.type) {
+      case segment::kind::literal: {
+        std::uint32_t child = n.literals.find(s.text);
+        if (child != detail::no_index && self(self, child, i + 1)) return true;
+        return n.wildcard != detail::no_index && self(self, n.wildcard, i + 1);
+      }
+      case segment::kind::wildcard:
+        for (const auto& [key, child] : n.literals.entries())
+          if (self(self, child, i + 1)) return true;
+        return n.wildcard != detail::no_index && self(self, n.wildcard, i + 1);
+      case segment::kind::end:
+        return n.end != detail::no_index && at(nodes_[n.end]);
+      case segment::kind::rest:
+        for (const auto& [key, child] : n.literals.entries())
+          if (below(below, child)) return true;
+        return (n.wildcard != detail::no_index && below(below, n.wildcard)) ||
+               (n.end != detail::no_index && below(below, n.end));
+    }
+    return false;
+  };
+  along(along, root, 0);
+  return hit;
+}
+
+template <class Handler>
+auto basic_router<Handler>::routes_by_precedence() const -> std::vector<const route_type*> {
+  std::vector<const route_type*> out;
+  out.reserve(routes_.size());
+  auto visit = [&](auto& self, std::uint32_t id) -> void {
+    const detail::tree_node& n = nodes_[id];
+    // HEAD is the only method more specific than another (GET); then any method last.
+    auto terminal = n.method_routes;
+    std::stable_sort(terminal.begin(), terminal.end(), [](auto a, auto b) {
+      return (a.first == detail::method_table::head) > (b.first == detail::method_table::head);
+    });
+    for (auto [m, r] : terminal) out.push_back(&routes_[r]);
+    if (n.any_route != detail::no_index) out.push_back(&routes_[n.any_route]);
+    auto literals = n.literals.entries();
+    std::sort(literals.begin(), literals.end());
+    for (const auto& [key, child] : literals) self(self, child);
+    for (std::uint32_t child : {n.wildcard, n.end, n.rest})
+      if (child != detail::no_index) self(self, child);
+  };
+  std::vector<std::pair<std::string_view, std::uint32_t>> hosts(host_roots_.begin(), host_roots_.end());
+  std::sort(hosts.begin(), hosts.end());
+  for (auto [host, root] : hosts) visit(visit, root);
+  visit(visit, 0);
+  return out;
+}
+
+template <class Handler>
+auto basic_router<Handler>::explain(std::string_view method, std::string_view path,
+                                    std::string_view host) const -> basic_explanation<Handler> {
+  basic_explanation<Handler> e;
+  auto result = std::make_unique<match_result>();
+  match(method, path, host, *result);
+  e.status = result->status();
+  switch (e.status) {
+    case match_status::method_not_allowed: e.allow = result->allowed().to_string(); break;
+    case match_status::redirect: e.location = std::string(result->location_path()); break;
+    case match_status::bad_request: e.error = std::string(result->error()); return e;
+    default: break;
+  }
+  std::string clean(path.size() + 1, '\0');
+  clean.resize(detail::clean_path(path, clean.data()));
+  std::string_view bare_host = detail::strip_port(host);
+  const route_type* winner = result->route();
+  if (winner) e.candidates.push_back({winner, true, {}});
+  for (const route_type* r : routes_by_precedence()) {
+    if (r == winner || !matches(r->pattern, bare_host, method, clean)) continue;
+    e.candidates.push_back(
+        {r, false, winner ? describe_precedence(winner->pattern, r->pattern) : std::string()});
+  }
+  return e;
+}
+
+} // namespace waypoint

@@ -1,0 +1,77 @@
+// A registered route and the error raised when a new one conflicts with it.
+#pragma once
+
+#include "waypoint/pattern.hpp"
+
+#include <cstddef>
+#include <source_location>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace waypoint {
+
+// Where a route was registered: the add call's source location.
+struct registration_site {
+  std::string file;
+  unsigned line = 0;
+
+  static registration_site from(const std::source_location& where) {
+    return {where.file_name(), static_cast<unsigned>(where.line())};
+  }
+  std::string to_string() const { return file + ":" + std::to_string(line); }
+};
+
+// A pattern bound to a handler. `position` is its registration order, from 0.
+template <class Handler>
+struct basic_route {
+  waypoint::pattern pattern;
+  Handler handler;
+  std::size_t position = 0;
+  registration_site site;
+};
+
+// A pattern refused because it conflicts with (or repeats) a registered one.
+class conflict_error : public std::invalid_argument {
+public:
+  conflict_error(const pattern& added, const registration_site& added_at, const pattern& existing,
+                 const registration_site& existing_at)
+      : std::invalid_argument(format(added, added_at, existing, existing_at)),
+        added_(added.text()),
+        existing_(existing.text()),
+        example_(example_path(added, existing)),
+        equivalent_(compare(added, existing) == relation::equivalent) {}
+
+  const std::string& added() const noexcept { return added_; }
+  const std::string& existing() const noexcept { return existing_; }
+  // A request path that both patterns match.
+  const std::string& example() const noexcept { return example_; }
+  bool equivalent() const noexcept { return equivalent_; }
+
+private:
+  static std::string format(const pattern& added, const registration_site& added_at,
+                            const pattern& existing, const registration_site& existing_at) {
+    bool same = compare(added, existing) == relation::equivalent;
+    std::string m = "pattern \"";
+    m.append(added.text());
+    m += "\" (registered at " + added_at.to_string() + ") ";
+    m += same ? "matches the same requests as" : "conflicts with";
+    m += " pattern \"";
+    m.append(existing.text());
+    m += "\" (registered at " + existing_at.to_string() + "): ";
+    if (same) {
+      m += "both match exactly the same requests, e.g. path \"" + example_path(added, existing) + "\"";
+    } else {
+      m += "both match some requests, e.g. path \"" + example_path(added, existing) +
+           "\", and neither is more specific";
+    }
+    return m;
+  }
+
+  std::string added_;
+  std::string existing_;
+  std::string example_;
+  bool equivalent_;
+};
+
+} // namespace waypoint

@@ -1,0 +1,272 @@
+// basic_router: registration with conflict detection, and an allocation-free match whose
+// outcomes are those of Go's net/http.ServeMux (match, 404, 405 with Allow, redirect),
+// plus bad_request for a path that is not a valid request path.
+//
+//   waypoint::router r;                        // handlers are std::function<void()>
+//   r.add("GET /users/{id}", show_user);
+//   r.add("GET /users/me", show_me);           // more specific: wins for /users/me
+//   r.freeze();                                // immutable: match from any thread
+//   auto m = r.match("GET", "/users/42");      // m.status() == match_status::matched
+//   m.value("id");                             // "42"
+//
+// docs/design.md describes the index; docs/precedence.md the rule.
+#pragma once
+
+#include "waypoint/detail/escape.hpp"
+#include "waypoint/detail/router_tree.hpp"
+#include "waypoint/pattern.hpp"
+#include "waypoint/route.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <source_location>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace waypoint {
+
+// Longest request path (escaped, without the query) a router accepts; longer ones are
+// bad_request. Servers usually cap the whole request line lower (8 KiB is common).
+inline constexpr std::size_t max_path_length = 8192;
+
+// Most wildcards in one pattern; registration refuses more. No route in the gateway,
+// rest200 or mix1000 tables has more than three.
+inline constexpr std::size_t max_wildcards = 16;
+
+enum class match_status : std::uint8_t {
+  matched,             // handler() and the values are set
+  not_found,           // 404
+  method_not_allowed,  // 405: allowed() lists what other methods would match
+  redirect,            // redirect_status() to location_path() (append the request's query)
+  bad_request,         // 400: error() says what is wrong with the path
+};
+
+constexpr std::string_view to_string(match_status s) noexcept {
+  switch (s) {
+    case match_status::matched: return "match";
+    case match_status::not_found: return "not_found";
+    case match_status::method_not_allowed: return "method_not_allowed";
+    case match_status::redirect: return "redirect";
+    case match_status::bad_request: return "bad_request";
+  }
+  return "?";
+}
+
+// The methods a 405 allows, in byte order, GET implying HEAD.
+class method_set {
+public:
+  method_set() = default;
+  method_set(std::uint64_t mask, const detail::method_table* table) noexcept
+      : mask_(mask), table_(table) {}
+
+  bool empty() const noexcept { return mask_ == 0; }
+  bool contains(std::string_view method) const noexcept {
+    std::uint8_t i = table_ ? table_->find(method) : detail::no_method;
+    return i != detail::no_method && (mask_ >> i & 1u);
+  }
+
+  template <class F>
+  void for_each(F&& f) const {
+    if (!table_) return;
+    for (std::uint8_t i : table_->by_name())
+      if (mask_ >> i & 1u) f(table_->name(i));
+  }
+
+  // The Allow header value, e.g. "GET, HEAD, POST".
+  std::string to_string() const {
+    std::string out;
+    for_each([&](std::string_view m) {
+      if (!out.empty()) out += ", ";
+      out.append(m);
+    });
+    return out;
+  }
+
+private:
+  std::uint64_t mask_ = 0;
+  const detail::method_table* table_ = nullptr;
+};
+
+template <class Handler>
+class basic_router;
+
+// The outcome of one match. Values are views into the request path, or, for values that
+// needed percent-decoding, into this object's own storage: keep both alive while you use
+// them. Copying a result is allowed but its views then point into the original.
+template <class Handler>
+class basic_match_result {
+public:
+  using route_type = basic_route<Handler>;
+
+  match_status status() const noexcept { return status_; }
+  explicit operator bool() const noexcept { return status_ == match_status::matched; }
+
+  // The matched route (status() == matched), nullptr otherwise.
+  const route_type* route() const noexcept { return route_; }
+  const Handler& handler() const noexcept { return route_->handler; }
+
+  std::size_t value_count() const noexcept { return value_count_; }
+  // The i-th wildcard's value, in pattern order, percent-decoded.
+  std::string_view value(std::size_t i) const noexcept { return i < value_count_ ? values_[i] : std::string_view(); }
+  // The value of the wildcard called `name`; empty when the route has no such wildcard.
+  std::string_view value(std::string_view name) const noexcept {
+    if (!route_) return {};
+    const auto& names = route_->pattern.wildcard_names();
+    for (std::size_t i = 0; i < names.size() && i < value_count_; ++i)
+      if (names[i] == name) return values_[i];
+    return {};
+  }
+  bool has_value(std::string_view name) const noexcept {
+    if (!route_) return false;
+    for (const auto& n : route_->pattern.wildcard_names())
+      if (n == name) return true;
+    return false;
+  }
+
+  // status() == method_not_allowed: the methods that would have matched.
+  method_set allowed() const noexcept { return {allowed_, methods_}; }
+
+  // status() == redirect: 307 unless the router says otherwise, and the escaped path to
+  // send in Location (the caller appends "?" and the query when there is one).
+  int redirect_status() const noexcept { return redirect_status_; }
+  std::string_view location_path() const noexcept { return location_; }
+
+  // status() == bad_request: why.
+  std::string_view error() const noexcept { return error_; }
+
+private:
+  friend class basic_router<Handler>;
+
+  match_status status_ = match_status::not_found;
+  std::uint8_t value_count_ = 0;
+  int redirect_status_ = 0;
+  const route_type* route_ = nullptr;
+  std::uint64_t allowed_ = 0;
+  const detail::method_table* methods_ = nullptr;
+  std::string_view location_;
+  std::string_view error_;
+  std::array<std::string_view, max_wildcards> values_;
+  // Holds the cleaned path of a redirect plus scratch for decoding one segment, or the
+  // decoded values; each is no longer than the path, so twice its maximum suffices.
+  std::array<char, 2 * max_path_length + 2> storage_;
+};
+
+// Why a route that matches a request lost to the winner (router::explain).
+template <class Handler>
+struct basic_explanation {
+  struct candidate {
+    const basic_route<Handler>* route;
+    bool winner;
+    std::string reason;  // empty for the winner
+  };
+  match_status status = match_status::not_found;
+  std::string allow;     // method_not_allowed
+  std::string location;  // redirect
+  std::string error;     // bad_request
+  std::vector<candidate> candidates;  // every route that matches, winner first
+};
+
+template <class Handler>
+class basic_router {
+public:
+  using handler_type = Handler;
+  using route_type = basic_route<Handler>;
+  using match_result = basic_match_result<Handler>;
+
+  basic_router() { nodes_.emplace_back(); }  // node 0: the root for patterns with no host
+
+  // Registers `pattern_text`. Throws pattern_error when it does not parse,
+  // conflict_error when it conflicts with (or repeats) a registered pattern,
+  // std::logic_error after freeze().
+  const route_type& add(std::string_view pattern_text, Handler handler,
+                        std::source_location where = std::source_location::current()) {
+    if (frozen_) throw std::logic_error("waypoint: add() after freeze()");
+    pattern p = parse_pattern(pattern_text);
+    if (p.wildcard_names().size() > max_wildcards)
+      throw pattern_error(pattern_errc::too_many_wildcards, 0, pattern_text,
+                          "more than " + std::to_string(max_wildcards) + " wildcards");
+    auto site = registration_site::from(where);
+    if (const route_type* other = find_conflict(p))
+      throw conflict_error(p, site, other->pattern, other->site);
+    std::uint8_t method = p.method().empty() ? detail::no_method : methods_.intern(p.method());
+    auto index = static_cast<std::uint32_t>(routes_.size());
+    routes_.push_back(route_type{std::move(p), std::move(handler), index, std::move(site)});
+    attach(index, method);
+    return routes_.back();
+  }
+
+  // After freeze() the router is immutable and may be matched from many threads.
+  void freeze() noexcept { frozen_ = true; }
+  bool frozen() const noexcept { return frozen_; }
+
+  // 307 (the default), 308 or 301.
+  void set_redirect_status(int status) {
+    if (status != 301 && status != 307 && status != 308)
+      throw std::invalid_argument("waypoint: redirect status must be 301, 307 or 308");
+    redirect_status_ = status;
+  }
+
+  std::size_t size() const noexcept { return routes_.size(); }
+  // Routes in registration order, indexed by position; references stay valid.
+  const std::deque<route_type>& routes() const noexcept { return routes_; }
+
+  // Matches a request. `path` is the escaped path as on the request line, without the
+  // query; `host` may carry a port. Allocates nothing.
+  void match(std::string_view method, std::string_view path, std::string_view host,
+             match_result& out) const noexcept;
+
+  match_result match(std::string_view method, std::string_view path,
+                     std::string_view host = {}) const noexcept {
+    match_result out;
+    match(method, path, host, out);
+    return out;
+  }
+
+  // Routes in precedence order: the order in which a request that several match is
+  // offered to them (host routes first, then deeper and more literal paths first).
+  std::vector<const route_type*> routes_by_precedence() const;
+
+  // Every route that matches the request, the winner first, each loser with the reason
+  // the winner is more specific. For people and tools; allocates freely.
+  basic_explanation<Handler> explain(std::string_view method, std::string_view path,
+                                     std::string_view host = {}) const;
+
+private:
+  struct walk;
+
+  std::uint32_t new_node() {
+    nodes_.emplace_back();
+    return static_cast<std::uint32_t>(nodes_.size() - 1);
+  }
+
+  std::uint32_t root_for(std::string_view host) const noexcept {
+    if (host.empty()) return 0;
+    auto it = host_roots_.find(host);
+    return it == host_roots_.end() ? detail::no_index : it->second;
+  }
+
+  void attach(std::uint32_t index, std::uint8_t method);
+  const route_type* find_conflict(const pattern& p) const;
+
+  std::vector<detail::tree_node> nodes_;
+  std::unordered_map<std::string, std::uint32_t, detail::string_hash, std::equal_to<>> host_roots_;
+  std::deque<route_type> routes_;
+  std::vector<const route_type*> route_index_;  // routes_[i], without the deque's indirection
+  detail::method_table methods_;
+  int redirect_status_ = 307;
+  bool frozen_ = false;
+};
+
+using router = basic_router<std::function<void()>>;
+
+} // namespace waypoint
+
+#include "waypoint/detail/router_impl.hpp"

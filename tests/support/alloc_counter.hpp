@@ -1,0 +1,23 @@
+// Exact heap-allocation counts for tests and benchmarks that promise zero (or a fixed
+// number of) allocations. Linking waypoint_alloc_counter replaces the global
+// operator new/delete with versions that count every call on this thread.
+#pragma once
+
+#include <cstdint>
+
+namespace waypoint::testing {
+
+// Allocations made by the calling thread since it started.
+std::uint64_t allocation_count() noexcept;
+
+// Counts the allocations made while it is alive, on the thread that made it.
+class allocation_scope {
+public:
+  allocation_scope() noexcept : start_(allocation_count()) {}
+  std::uint64_t count() const noexcept { return allocation_count() - start_; }
+
+private:
+  std::uint64_t start_;
+};
+
+} // namespace waypoint::testing
