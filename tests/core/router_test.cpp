@@ -1,8 +1,527 @@
+// Tests of waypoint/router.hpp: a ServeMux behaviour table over several route tables,
+// registration errors, introspection, zero allocations on every outcome, and
+// concurrent matching on a frozen router.
 #include <waypoint/router.hpp>
+
+#include "alloc_counter.hpp"
+
 #include <gtest/gtest.h>
-TEST(Router, MoreSpecificLiteralWins) {
-  waypoint::basic_router<int> r;
-  r.add("GET /a/{x}", 1);
-  r.add("GET /a/b", 2);
-  EXPECT_EQ(r.match("GET", "/a/b").handler(), 2);
+
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using router_type = waypoint::basic_router<int>;
+using waypoint::match_status;
+
+// One line per outcome: "match <pattern> [name=value ...]", "404", "405 <Allow>",
+// "<status> <location>" for a redirect, "400".
+std::string describe(const router_type::match_result& m) {
+  switch (m.status()) {
+    case match_status::matched: {
+      std::string out = "match " + std::string(m.route()->pattern.text());
+      const auto& names = m.route()->pattern.wildcard_names();
+      for (std::size_t i = 0; i < m.value_count(); ++i)
+        out += " " + names[i] + "=" + std::string(m.value(i));
+      return out;
+    }
+    case match_status::not_found: return "404";
+    case match_status::method_not_allowed: return "405 " + m.allowed().to_string();
+    case match_status::redirect:
+      return std::to_string(m.redirect_status()) + " " + std::string(m.location_path());
+    case match_status::bad_request: return "400";
+  }
+  return "?";
 }
+
+router_type build(const std::vector<const char*>& patterns) {
+  router_type r;
+  int i = 0;
+  for (const char* p : patterns) r.add(p, i++);
+  r.freeze();
+  return r;
+}
+
+const std::vector<const char*> api_table = {
+    "GET /users/{id}",
+    "GET /users/me",
+    "POST /users",
+    "GET /users",
+    "DELETE /users/{id}",
+    "/static/",
+    "GET /static/logo.png",
+    "GET /files/{path...}",
+    "PUT /files/{path...}",
+    "/images/",
+    "/images/thumbnails/",
+    "GET /exact/{$}",
+    "GET /posts/{year}/{slug}",
+    "GET /posts/latest/{slug}",
+    "HEAD /head-only",
+    "GET /both",
+    "HEAD /both",
+    "example.com/",
+    "GET example.com/users/{id}",
+    "api.example.com/v1/{rest...}",
+    "/dir%2Fx/",
+    "GET /a/b/c",
+    "GET /a/{x}/d",
+    "GET /m",
+    "POST /m",
+    "PUT /m",
+    "CUSTOM /m",
+    "/esc/a%2Fb",
+    "/esc/a/b",
+    "/esc/sp%20ace",
+    "/esc/%25",
+};
+
+struct behaviour_case {
+  const char* rule;
+  const char* method;
+  const char* path;
+  const char* host;
+  const char* expected;
+};
+
+class ServeMuxBehaviour : public ::testing::TestWithParam<behaviour_case> {};
+
+TEST_P(ServeMuxBehaviour, OnApiTable) {
+  static const router_type r = build(api_table);
+  const behaviour_case& c = GetParam();
+  EXPECT_EQ(describe(r.match(c.method, c.path, c.host)), c.expected);
+}
+
+const behaviour_case behaviour_cases[] = {
+    // Literal over wildcard, whatever the registration order.
+    {"WildcardCapturesSegment", "GET", "/users/42", "", "match GET /users/{id} id=42"},
+    {"LiteralBeatsWildcard", "GET", "/users/me", "", "match GET /users/me"},
+    {"GetServesHead", "HEAD", "/users/me", "", "match GET /users/me"},
+    {"GetWildcardServesHead", "HEAD", "/users/7", "", "match GET /users/{id} id=7"},
+    {"ExactMethodOnWildcard", "DELETE", "/users/42", "", "match DELETE /users/{id} id=42"},
+    {"MethodNotAllowedListsSortedAllow", "POST", "/users/42", "", "405 DELETE, GET, HEAD"},
+    {"AllowCollectsEveryMatchingPath", "PUT", "/users/me", "", "405 DELETE, GET, HEAD"},
+    {"CollectionPost", "POST", "/users", "", "match POST /users"},
+    {"CollectionGet", "GET", "/users", "", "match GET /users"},
+    {"CollectionHeadViaGet", "HEAD", "/users", "", "match GET /users"},
+    {"CollectionPatchNotAllowed", "PATCH", "/users", "", "405 GET, HEAD, POST"},
+    {"WildcardNeverMatchesEmptySegment", "GET", "/users/", "", "404"},
+    {"WildcardTakesEscapedSlashAsData", "GET", "/users/a%2Fb", "", "match GET /users/{id} id=a/b"},
+    {"LoneEscapedSlashIsData", "GET", "/users/%2F", "", "match GET /users/{id} id=/"},
+    {"ValuesAreDecoded", "GET", "/users/caf%C3%A9", "", "match GET /users/{id} id=caf\xC3\xA9"},
+    {"EscapedPercentDecodesOnce", "GET", "/users/%2541", "", "match GET /users/{id} id=%41"},
+    {"ExtraSegmentIsNotFound", "GET", "/users/42/", "", "404"},
+    {"DeeperPathIsNotFound", "GET", "/users/42/x", "", "404"},
+    {"LiteralsAreCaseSensitive", "GET", "/USERS/me", "", "404"},
+    {"MethodsAreCaseSensitive", "get", "/users/1", "", "405 DELETE, GET, HEAD"},
+    {"UnknownMethodGets405", "BREW", "/users/1", "", "405 DELETE, GET, HEAD"},
+    // Subtrees and trailing slashes.
+    {"SubtreeRedirectsBareDirectory", "GET", "/static", "", "307 /static/"},
+    {"SubtreeMatchesDirectory", "GET", "/static/", "", "match /static/"},
+    {"SubtreeMatchesDeepPath", "GET", "/static/css/site.css", "", "match /static/"},
+    {"SpecificFileInSubtreeWins", "GET", "/static/logo.png", "", "match GET /static/logo.png"},
+    {"MethodlessSubtreeServesOtherMethods", "POST", "/static/logo.png", "", "match /static/"},
+    {"HeadReachesGetFileInSubtree", "HEAD", "/static/logo.png", "", "match GET /static/logo.png"},
+    {"UnknownMethodReachesMethodlessRoute", "BREW", "/static/x", "", "match /static/"},
+    {"NamedRestCapturesPath", "GET", "/files/a/b/c", "", "match GET /files/{path...} path=a/b/c"},
+    {"NamedRestCapturesEmpty", "GET", "/files/", "", "match GET /files/{path...} path="},
+    {"NamedRestDecodesEscapedSlash", "GET", "/files/a%2Fb", "", "match GET /files/{path...} path=a/b"},
+    {"RestRedirectsBareDirectory", "GET", "/files", "", "307 /files/"},
+    {"RestWithOtherMethod", "PUT", "/files/x", "", "match PUT /files/{path...} path=x"},
+    {"RestMethodNotAllowed", "POST", "/files/x", "", "405 GET, HEAD, PUT"},
+    {"AllowIncludesPathWithSlashAppended", "POST", "/files", "", "405 GET, HEAD, PUT"},
+    {"RedirectToNestedSubtree", "GET", "/images/thumbnails", "", "307 /images/thumbnails/"},
+    {"NestedSubtreeWins", "GET", "/images/thumbnails/x.png", "", "match /images/thumbnails/"},
+    {"OuterSubtreeServesSiblings", "GET", "/images/x.png", "", "match /images/"},
+    {"RedirectToOuterSubtree", "GET", "/images", "", "307 /images/"},
+    {"EndMatchesTrailingSlash", "GET", "/exact/", "", "match GET /exact/{$}"},
+    {"EndRedirectsWithoutSlash", "GET", "/exact", "", "307 /exact/"},
+    {"EndDoesNotMatchDeeper", "GET", "/exact/x", "", "404"},
+    {"EndServesHeadViaGet", "HEAD", "/exact/", "", "match GET /exact/{$}"},
+    {"EndMethodNotAllowed", "POST", "/exact/", "", "405 GET, HEAD"},
+    {"EndNeverMatchesEscapedSlash", "GET", "/exact/%2F", "", "404"},
+    {"NoRedirectForOtherMethod", "POST", "/exact", "", "405 GET, HEAD"},
+    // Several wildcards and backtracking.
+    {"TwoWildcards", "GET", "/posts/2024/hello", "", "match GET /posts/{year}/{slug} year=2024 slug=hello"},
+    {"LiteralThenWildcardBeatsTwoWildcards", "GET", "/posts/latest/hello", "", "match GET /posts/latest/{slug} slug=hello"},
+    {"TooShortForTwoWildcards", "GET", "/posts/2024", "", "404"},
+    {"BacktrackFromLiteralToWildcard", "GET", "/a/b/d", "", "match GET /a/{x}/d x=b"},
+    {"DeepLiteralMatch", "GET", "/a/b/c", "", "match GET /a/b/c"},
+    {"BacktrackingMissIsNotFound", "GET", "/a/b/f", "", "404"},
+    // HEAD routes.
+    {"HeadOnlyRoute", "HEAD", "/head-only", "", "match HEAD /head-only"},
+    {"HeadOnlyRouteRefusesGet", "GET", "/head-only", "", "405 HEAD"},
+    {"ExactHeadBeatsGet", "HEAD", "/both", "", "match HEAD /both"},
+    {"GetStillServesGet", "GET", "/both", "", "match GET /both"},
+    {"BothMethodsInAllow", "POST", "/both", "", "405 GET, HEAD"},
+    // Methods.
+    {"CustomMethodRoute", "CUSTOM", "/m", "", "match CUSTOM /m"},
+    {"AllowInByteOrderWithCustom", "DELETE", "/m", "", "405 CUSTOM, GET, HEAD, POST, PUT"},
+    {"PostOnSharedPath", "POST", "/m", "", "match POST /m"},
+    // Hosts.
+    {"HostRouteBeatsHostless", "GET", "/users/42", "example.com", "match GET example.com/users/{id} id=42"},
+    {"HostRouteBeatsMoreSpecificHostless", "GET", "/users/me", "example.com", "match GET example.com/users/{id} id=me"},
+    {"PortIsIgnored", "GET", "/anything", "example.com:8080", "match example.com/"},
+    {"HostCatchAllServesAnyMethod", "POST", "/users", "example.com", "match example.com/"},
+    {"OtherHostUsesHostless", "GET", "/users/me", "other.com", "match GET /users/me"},
+    {"HostRestCaptures", "GET", "/v1/a/b", "api.example.com", "match api.example.com/v1/{rest...} rest=a/b"},
+    {"HostWithoutMatchFallsBackToHostless", "GET", "/users/me", "api.example.com", "match GET /users/me"},
+    {"HostRedirectsBareDirectory", "GET", "/v1", "api.example.com", "307 /v1/"},
+    {"HostIsCaseSensitiveAsInGo", "GET", "/users/me", "EXAMPLE.COM", "match GET /users/me"},
+    {"IPv6HostWithPort", "GET", "/users/me", "[::1]:8080", "match GET /users/me"},
+    {"EmptyHostUsesHostless", "GET", "/users/1", "", "match GET /users/{id} id=1"},
+    // Cleaning.
+    {"DoubleSlashRedirectsToClean", "GET", "/users//42", "", "307 /users/42"},
+    {"DotSegmentRedirectsToClean", "GET", "/users/./me", "", "307 /users/me"},
+    {"DotDotSegmentRedirectsToClean", "GET", "/x/../users/me", "", "307 /users/me"},
+    {"DotDotAboveRootStopsAtRoot", "GET", "/..", "", "307 /"},
+    {"CleanRedirectEvenWhenCleanPathMisses", "GET", "/nothing//here", "", "307 /nothing/here"},
+    {"CleanThenSlashRedirect", "GET", "/x/../static", "", "307 /static/"},
+    {"CleanKeepsTrailingSlash", "GET", "/static//a/", "", "307 /static/a/"},
+    {"CleanKeepsEscapesExactlyOnce", "GET", "/users/a%20b//", "", "307 /users/a%20b/"},
+    {"EscapedDotIsNotCleaned", "GET", "/users/%2e%2e", "", "match GET /users/{id} id=.."},
+    {"EscapedDotsDoNotClimb", "GET", "/users/%2e%2e/me", "", "404"},
+    {"ProtocolRelativeNeverSurvivesCleaning", "GET", "//evil.example/..", "", "307 /"},
+    {"LeadingDoubleSlashIsCleaned", "GET", "//evil.example", "", "307 /evil.example"},
+    {"SlashRedirectKeepsEscapedSlash", "GET", "/dir%2Fx", "", "307 /dir%2Fx/"},
+    {"EscapedSlashDirectoryMatches", "GET", "/dir%2Fx/y", "", "match /dir%2Fx/"},
+    // Escaped literals.
+    {"EscapedSlashLiteral", "GET", "/esc/a%2Fb", "", "match /esc/a%2Fb"},
+    {"LowercaseEscapeMatchesLiteral", "GET", "/esc/a%2fb", "", "match /esc/a%2Fb"},
+    {"RealSlashIsASeparator", "GET", "/esc/a/b", "", "match /esc/a/b"},
+    {"EscapedSpaceLiteral", "GET", "/esc/sp%20ace", "", "match /esc/sp%20ace"},
+    {"EscapedPercentLiteral", "GET", "/esc/%25", "", "match /esc/%25"},
+    {"DoubleEscapedPercentIsOtherText", "GET", "/esc/%2525", "", "404"},
+    {"UnescapedLetterMatchesEscapedLiteral", "GET", "/esc/%61%2Fb", "", "match /esc/a%2Fb"},
+    // Invalid request paths.
+    {"BackslashIsBadRequest", "GET", "/\\evil.example", "", "400"},
+    {"InvalidEscapeIsBadRequest", "GET", "/users/4%zz", "", "400"},
+    {"TruncatedEscapeIsBadRequest", "GET", "/users/%4", "", "400"},
+    {"RelativePathIsBadRequest", "GET", "users/1", "", "400"},
+    {"EmptyPathIsBadRequest", "GET", "", "", "400"},
+    {"SpaceIsBadRequest", "GET", "/a b", "", "400"},
+    {"CrLfIsBadRequest", "GET", "/a\r\nLocation: x", "", "400"},
+    {"QueryIsNotPartOfThePath", "GET", "/users/1?x=1", "", "400"},
+    {"NonAsciiByteIsBadRequest", "GET", "/caf\xC3\xA9", "", "400"},
+    {"EscapedControlByteIsData", "GET", "/users/%0A", "", "match GET /users/{id} id=\n"},
+    {"RootMissesWithoutCatchAll", "GET", "/", "", "404"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Api, ServeMuxBehaviour, ::testing::ValuesIn(behaviour_cases),
+                         [](const auto& info) { return std::string(info.param.rule); });
+
+// Small tables for rules that need a particular set of routes.
+struct table_case {
+  const char* rule;
+  std::vector<const char*> table;
+  const char* method;
+  const char* path;
+  const char* host;
+  const char* expected;
+};
+
+class ServeMuxTables : public ::testing::TestWithParam<table_case> {};
+
+TEST_P(ServeMuxTables, Outcome) {
+  const table_case& c = GetParam();
+  router_type r = build(c.table);
+  EXPECT_EQ(describe(r.match(c.method, c.path, c.host)), c.expected);
+}
+
+const table_case table_cases[] = {
+    {"CatchAllServesEverything", {"/"}, "GET", "/x/y", "", "match /"},
+    {"CatchAllServesRoot", {"/"}, "GET", "/", "", "match /"},
+    {"IndexBeatsCatchAll", {"/", "/index.html"}, "GET", "/index.html", "", "match /index.html"},
+    {"RootEndOnlyMatchesRoot", {"/{$}"}, "GET", "/x", "", "404"},
+    {"RootEndMatchesRoot", {"/{$}", "/"}, "GET", "/", "", "match /{$}"},
+    {"CatchAllAfterRootEnd", {"/{$}", "/"}, "GET", "/x", "", "match /"},
+    {"SlashRedirectBeatsInexactCatchAll", {"/", "/a/"}, "GET", "/a", "", "307 /a/"},
+    {"NoSlashRedirectForOtherMethod", {"/", "GET /a/"}, "POST", "/a", "", "match /"},
+    {"CatchAllBeatsMethodSpecificSubtreeForOtherMethod", {"/", "GET /static/"}, "POST", "/static/x", "", "match /"},
+    {"ExactBeatsSubtree", {"/a", "/a/"}, "GET", "/a", "", "match /a"},
+    {"SubtreeWithoutExact", {"/a", "/a/"}, "GET", "/a/", "", "match /a/"},
+    {"SubtreeTakesDeeper", {"/a", "/a/"}, "GET", "/a/b", "", "match /a/"},
+    {"EndBeatsRest", {"GET /b/{$}", "GET /b/{x...}"}, "GET", "/b/", "", "match GET /b/{$}"},
+    {"RestTakesDeeper", {"GET /b/{$}", "GET /b/{x...}"}, "GET", "/b/c", "", "match GET /b/{x...} x=c"},
+    {"RedirectPrefersEnd", {"GET /b/{$}", "GET /b/{x...}"}, "GET", "/b", "", "307 /b/"},
+    {"MethodOnlyUnderSlashIs405", {"POST /p/"}, "GET", "/p", "", "405 POST"},
+    {"SameMethodUnderSlashRedirects", {"POST /p/"}, "POST", "/p", "", "307 /p/"},
+    {"HostlessExactBeatsHostSlashRedirect", {"h.com/x/", "/x"}, "GET", "/x", "h.com", "match /x"},
+    {"HostSubtreeServesDeeper", {"h.com/x/", "/x"}, "GET", "/x/y", "h.com", "match h.com/x/"},
+    {"HostSlashRedirectWithoutHostlessMatch", {"h.com/x/"}, "GET", "/x", "h.com", "307 /x/"},
+    {"OtherHostIgnoresHostRoutes", {"h.com/x/"}, "GET", "/x/y", "o.com", "404"},
+    {"AllowMergesHostAndHostless", {"GET h.com/r", "POST /r"}, "PUT", "/r", "h.com", "405 GET, HEAD, POST"},
+    {"AllowIgnoresOtherHosts", {"GET h.com/r", "POST /r"}, "PUT", "/r", "o.com", "405 POST"},
+    {"MethodlessWildcardAfterMethodLiteral", {"POST /a/b", "/a/{x}"}, "GET", "/a/b", "", "match /a/{x} x=b"},
+    {"MethodLiteralForItsMethod", {"POST /a/b", "/a/{x}"}, "POST", "/a/b", "", "match POST /a/b"},
+    {"DisjointMethodsShareTree", {"GET /a/{x}", "POST /{y}/b"}, "POST", "/a/b", "", "match POST /{y}/b y=a"},
+    {"DisjointMethodsShareTreeGet", {"GET /a/{x}", "POST /{y}/b"}, "GET", "/a/b", "", "match GET /a/{x} x=b"},
+    {"DisjointMethodsShareTree405", {"GET /a/{x}", "POST /{y}/b"}, "PUT", "/a/b", "", "405 GET, HEAD, POST"},
+    {"HeadFallsBackToMethodlessAfterGet", {"GET /g", "/{x}"}, "HEAD", "/g", "", "match GET /g"},
+    {"HeadPrefersExactHeadOverMethodless", {"HEAD /h", "/{x}"}, "HEAD", "/h", "", "match HEAD /h"},
+    {"DeepBacktrackingAcrossThreeLevels", {"/a/b/c/d", "/a/{x}/c/e", "/a/{x}/{y}/f", "/{w}/b/c/g"}, "GET", "/a/b/c/g", "", "match /{w}/b/c/g w=a"},
+    {"ManyLiteralChildrenUseIndex", {"/k0", "/k1", "/k2", "/k3", "/k4", "/k5", "/k6", "/k7", "/k8", "/k9", "/k10"}, "GET", "/k9", "", "match /k9"},
+    {"ManyLiteralChildrenMiss", {"/k0", "/k1", "/k2", "/k3", "/k4", "/k5", "/k6", "/k7", "/k8", "/k9", "/k10"}, "GET", "/k11", "", "404"},
+    {"EscapedSegmentAgainstIndexedChildren", {"/k0", "/k1", "/k2", "/k3", "/k4", "/k5", "/k6", "/k7", "/k8", "/a/b", "/a%2Fb"}, "GET", "/a%2Fb", "", "match /a%2Fb"},
+    {"EmptyRouterIsNotFound", {}, "GET", "/", "", "404"},
+    {"BacktrackToRootWildcard", {"GET /a/b/c", "GET /a/{x}/d", "GET /{y}/b/e"}, "GET", "/a/b/e", "", "match GET /{y}/b/e y=a"},
+    {"WildcardValueIsTheRightSegment", {"GET /a/b/c", "GET /a/{x}/d", "GET /{y}/b/e"}, "GET", "/z/b/e", "", "match GET /{y}/b/e y=z"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Tables, ServeMuxTables, ::testing::ValuesIn(table_cases),
+                         [](const auto& info) { return std::string(info.param.rule); });
+
+TEST(Router, RedirectStatusIsConfigurable) {
+  router_type r;
+  r.add("/dir/", 0);
+  r.set_redirect_status(308);
+  EXPECT_EQ(describe(r.match("GET", "/dir")), "308 /dir/");
+  r.set_redirect_status(301);
+  EXPECT_EQ(describe(r.match("GET", "/dir//x")), "301 /dir/x");
+  EXPECT_THROW(r.set_redirect_status(302), std::invalid_argument);
+}
+
+TEST(Router, ValuesByNameAndIndex) {
+  router_type r = build({"GET /orgs/{org}/repos/{repo}/{path...}"});
+  auto m = r.match("GET", "/orgs/acme/repos/wp%20x/src/a%2Fb.cpp");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m.value("org"), "acme");
+  EXPECT_EQ(m.value("repo"), "wp x");
+  EXPECT_EQ(m.value("path"), "src/a/b.cpp");
+  EXPECT_EQ(m.value(1), "wp x");
+  EXPECT_EQ(m.value("missing"), "");
+  EXPECT_FALSE(m.has_value("missing"));
+  EXPECT_EQ(m.route()->position, 0u);
+}
+
+TEST(Router, LongestPathsAreAccepted) {
+  router_type r = build({"/{x...}"});
+  std::string path = "/" + std::string(waypoint::max_path_length - 1, 'a');
+  EXPECT_EQ(r.match("GET", path).status(), match_status::matched);
+  path += 'a';
+  EXPECT_EQ(r.match("GET", path).status(), match_status::bad_request);
+}
+
+TEST(Router, LongEscapedPathDecodesWithinStorage) {
+  router_type r = build({"/{x...}"});
+  std::string path = "/";
+  while (path.size() + 3 <= waypoint::max_path_length) path += "%41";
+  auto m = r.match("GET", path);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m.value(0), std::string((path.size() - 1) / 3, 'A'));
+}
+
+// --- registration ------------------------------------------------------------------
+
+TEST(Registration, ConflictNamesBothPatternsSitesAndExample) {
+  router_type r;
+  r.add("/a/{x}", 0);
+  try {
+    r.add("/{y}/b", 1);
+    FAIL() << "conflict accepted";
+  } catch (const waypoint::conflict_error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("\"/{y}/b\""), std::string::npos) << what;
+    EXPECT_NE(what.find("\"/a/{x}\""), std::string::npos) << what;
+    EXPECT_NE(what.find("router_test.cpp:"), std::string::npos) << what;
+    EXPECT_NE(what.find("\"/a/b\""), std::string::npos) << what;
+    EXPECT_EQ(e.example(), "/a/b");
+    EXPECT_FALSE(e.equivalent());
+  }
+}
+
+TEST(Registration, DuplicateIsRejectedAsEquivalent) {
+  router_type r;
+  r.add("GET /a/{x}", 0);
+  try {
+    r.add("GET /a/{y}", 1);
+    FAIL() << "duplicate accepted";
+  } catch (const waypoint::conflict_error& e) {
+    EXPECT_TRUE(e.equivalent());
+    EXPECT_NE(std::string(e.what()).find("matches the same requests as"), std::string::npos);
+  }
+}
+
+struct registration_case {
+  const char* rule;
+  std::vector<const char*> existing;
+  const char* added;
+  bool accepted;
+};
+
+class RegistrationRule : public ::testing::TestWithParam<registration_case> {};
+
+TEST_P(RegistrationRule, AcceptsOrRejects) {
+  const registration_case& c = GetParam();
+  router_type r;
+  for (const char* p : c.existing) r.add(p, 0);
+  bool accepted = true;
+  try {
+    r.add(c.added, 1);
+  } catch (const waypoint::conflict_error&) {
+    accepted = false;
+  }
+  EXPECT_EQ(accepted, c.accepted);
+}
+
+const registration_case registration_cases[] = {
+    {"RestAfterDeeperMethodlessRouteConflictsForMethod", {"/a/b"}, "GET /a/", false},
+    {"RestAfterDeeperSameMethodRouteIsMoreGeneral", {"GET /a/b"}, "GET /a/", true},
+    {"HeadRestAfterDeeperGetConflicts", {"GET /a/b/c"}, "HEAD /a/{x...}", false},
+    {"MethodlessRestAfterDeeperMethodRoute", {"GET /a/b"}, "/a/", true},
+    {"DeeperMethodlessAfterMethodRestConflicts", {"GET /a/"}, "/a/b", false},
+    {"WildcardAfterManyLiteralsChecksEach", {"/k0/x", "/k1/x", "/k2/x", "/k3/x", "/k4/x", "/k5/x", "/k6/x", "/k7/x", "/k8/y", "GET /k9/z"}, "GET /{k}/y", false},
+    {"WildcardAfterManyLiteralsWithoutOverlap", {"/k0/x", "/k1/x", "/k2/x", "/k3/x", "/k4/x", "/k5/x", "/k6/x", "/k7/x", "/k8/y"}, "/{k}/z", true},
+    {"EndAgainstRestAtSameDepth", {"GET /a/"}, "/a/{$}", false},
+    {"EndAgainstSameMethodRest", {"GET /a/"}, "GET /a/{$}", true},
+    {"HostRoutesDoNotConflictWithHostless", {"/a/{x}"}, "h.com/{y}/b", true},
+    {"SameHostRoutesConflict", {"h.com/a/{x}"}, "h.com/{y}/b", false},
+    {"RootCatchAllAfterEverything", {"GET /a", "POST /b/{x}", "/c/"}, "/", true},
+    {"GetRootAfterMethodlessPage", {"/index.html"}, "GET /", false},
+};
+
+INSTANTIATE_TEST_SUITE_P(Rules, RegistrationRule, ::testing::ValuesIn(registration_cases),
+                         [](const auto& info) { return std::string(info.param.rule); });
+
+TEST(Registration, ParseErrorsPropagate) {
+  router_type r;
+  EXPECT_THROW(r.add("/b_{bucket}", 0), waypoint::pattern_error);
+  EXPECT_EQ(r.size(), 0u);
+}
+
+TEST(Registration, TooManyWildcardsIsAPatternError) {
+  std::string p;
+  for (std::size_t i = 0; i <= waypoint::max_wildcards; ++i) p += "/{w" + std::to_string(i) + "}";
+  router_type r;
+  try {
+    r.add(p, 0);
+    FAIL();
+  } catch (const waypoint::pattern_error& e) {
+    EXPECT_EQ(e.code(), waypoint::pattern_errc::too_many_wildcards);
+  }
+}
+
+TEST(Registration, AddAfterFreezeIsALogicError) {
+  router_type r;
+  r.freeze();
+  EXPECT_THROW(r.add("/a", 0), std::logic_error);
+}
+
+TEST(Registration, RejectedRouteLeavesRouterUnchanged) {
+  router_type r = [] {
+    router_type t;
+    t.add("/a/{x}", 0);
+    EXPECT_THROW(t.add("/{y}/b", 1), waypoint::conflict_error);
+    return t;
+  }();
+  EXPECT_EQ(r.size(), 1u);
+  EXPECT_EQ(describe(r.match("GET", "/c/b")), "404");
+}
+
+// --- introspection -----------------------------------------------------------------
+
+TEST(Introspection, RoutesByPrecedenceHasMoreSpecificFirst) {
+  router_type r = build({"/", "/images/", "GET /images/logo.png", "/images/thumbnails/", "h.com/",
+                         "GET /a/{x}", "HEAD /a/{x}", "HEAD /a/b"});
+  std::vector<std::string> order;
+  for (const auto* route : r.routes_by_precedence()) order.emplace_back(route->pattern.text());
+  auto before = [&](const char* a, const char* b) {
+    return std::find(order.begin(), order.end(), a) < std::find(order.begin(), order.end(), b);
+  };
+  ASSERT_EQ(order.size(), 8u);
+  EXPECT_EQ(order.front(), "h.com/");
+  EXPECT_EQ(order.back(), "/");
+  EXPECT_TRUE(before("GET /images/logo.png", "/images/"));
+  EXPECT_TRUE(before("/images/thumbnails/", "/images/"));
+  EXPECT_TRUE(before("HEAD /a/{x}", "GET /a/{x}"));
+  EXPECT_TRUE(before("HEAD /a/b", "HEAD /a/{x}"));
+}
+
+TEST(Introspection, ExplainListsWinnerThenLosersWithReasons) {
+  router_type r = build({"/", "/images/", "GET /images/{name}", "GET /images/logo.png"});
+  auto e = r.explain("GET", "/images/logo.png");
+  EXPECT_EQ(e.status, match_status::matched);
+  ASSERT_EQ(e.candidates.size(), 4u);
+  EXPECT_EQ(e.candidates[0].route->pattern.text(), "GET /images/logo.png");
+  EXPECT_TRUE(e.candidates[0].winner);
+  EXPECT_EQ(e.candidates[1].route->pattern.text(), "GET /images/{name}");
+  EXPECT_EQ(e.candidates[1].reason,
+            "at segment 2, literal \"logo.png\" is more specific than wildcard {name}");
+  EXPECT_EQ(e.candidates[3].route->pattern.text(), "/");
+  EXPECT_NE(e.candidates[3].reason.find("method GET is more specific than any method"),
+            std::string::npos);
+}
+
+TEST(Introspection, ExplainReportsOutcomeWithoutWinner) {
+  router_type r = build({"GET /a"});
+  auto e = r.explain("POST", "/a");
+  EXPECT_EQ(e.status, match_status::method_not_allowed);
+  EXPECT_EQ(e.allow, "GET, HEAD");
+  EXPECT_TRUE(e.candidates.empty());
+}
+
+// --- allocations -------------------------------------------------------------------
+
+TEST(Allocations, NoneOnAnyOutcome) {
+  router_type r = build({"GET /v1/static/deep/path", "GET /v1/users/{id}",
+                         "GET /v1/orgs/{org}/repos/{repo}", "GET /v1/files/{path...}",
+                         "POST /v1/only-post", "/v1/dir/", "h.com/v1/x"});
+  struct probe {
+    const char* method;
+    const char* path;
+    match_status status;
+  };
+  const probe probes[] = {
+      {"GET", "/v1/static/deep/path", match_status::matched},
+      {"GET", "/v1/users/42", match_status::matched},
+      {"GET", "/v1/users/a%20b", match_status::matched},
+      {"GET", "/v1/orgs/acme/repos/wp", match_status::matched},
+      {"GET", "/v1/files/a/b%2Fc", match_status::matched},
+      {"GET", "/v1/nothing/here", match_status::not_found},
+      {"GET", "/v1/only-post", match_status::method_not_allowed},
+      {"GET", "/v1/dir", match_status::redirect},
+      {"GET", "/v1//users/42", match_status::redirect},
+      {"GET", "/v1/%zz", match_status::bad_request},
+  };
+  auto result = std::make_unique<router_type::match_result>();
+  for (const probe& p : probes) {
+    waypoint::testing::allocation_scope scope;
+    r.match(p.method, p.path, "h.com:80", *result);
+    EXPECT_EQ(scope.count(), 0u) << p.path;
+    EXPECT_EQ(result->status(), p.status) << p.path;
+  }
+}
+
+TEST(Allocations, CounterSeesAllocations) {
+  waypoint::testing::allocation_scope scope;
+  auto p = std::make_unique<int>(1);
+  EXPECT_EQ(scope.count(), 1u);
+}
+
+// --- concurrency -------------------------------------------------------------------
+
+TEST(Concurrency, FrozenRouterMatchesFromManyThreads) {
+  router_type r;
+  for (int i = 0; i < 200; ++i) r.add("GET /r" + std::to_string(i) + "/{id}", i);
+  r.add("/", -1);
+  r.freeze();
+  std::vector<std::thread> threads;
+  std::vector<int> failures(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto m = std::make_unique<router_type::match_result>();
+      for (int i = 0; i < 20000; ++i) {
+        int route = (i * 7 + t) % 200;
+        std::string path = "/r" + std::to_string(route) + "/" + std::to_string(i);
+        r.match("GET", path, {}, *m);
+        if (!*m || m->handler() != route || m->value("id") != std::to_string(i)) ++failures[t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures, std::vector<int>(4, 0));
+}
+
+} // namespace
