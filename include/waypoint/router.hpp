@@ -254,10 +254,13 @@ private:
   }
 
   void attach(std::uint32_t index, std::uint8_t method);
+  static bool static_key(const pattern& p, std::string& key);
   const route_type* find_conflict(const pattern& p) const;
 
   std::vector<detail::tree_node> nodes_;
   std::unordered_map<std::string, std::uint32_t, detail::string_hash, std::equal_to<>> host_roots_;
+  // Literal-only patterns by host + path, for the walk-free fast path of a static hit.
+  detail::literal_children static_paths_;
   std::deque<route_type> routes_;
   std::vector<const route_type*> route_index_;  // routes_[i], without the deque's indirection
   detail::method_table methods_;

@@ -73,6 +73,63 @@ constexpr const char* path_error(std::string_view path) noexcept {
   return nullptr;
 }
 
+// What one pass over a request path learns: whether it is acceptable (error is
+// nullptr), whether it is clean, and whether any segment holds an escape (when none does,
+// the match walk never decodes).
+struct path_scan {
+  const char* error = nullptr;
+  bool clean = true;
+  bool escaped = false;
+};
+
+// Byte classes for scan_path: 0 not allowed, 1 path byte, 2 '/', 3 '%', 4 '.'.
+inline constexpr std::array<unsigned char, 256> path_class_table = [] {
+  std::array<unsigned char, 256> table{};
+  for (int c = 0; c < 256; ++c) table[c] = path_byte_table[c] ? 1 : 0;
+  table['/'] = 2;
+  table['%'] = 3;
+  table['.'] = 4;
+  return table;
+}();
+
+// path_error and is_clean_path in a single pass, for the match path.
+constexpr path_scan scan_path(std::string_view path) noexcept {
+  path_scan scan;
+  if (path.empty() || path.front() != '/') {
+    scan.error = "the path must begin with '/'";
+    return scan;
+  }
+  std::size_t segment_length = 0;  // bytes of the current segment so far
+  std::size_t dots = 0;            // of which are '.'
+  for (std::size_t i = 1; i < path.size(); ++i) {
+    unsigned char cls = path_class_table[static_cast<unsigned char>(path[i])];
+    if (cls == 1) [[likely]] {
+      ++segment_length;
+      continue;
+    }
+    if (cls == 2) {
+      if (segment_length == 0 || (segment_length <= 2 && dots == segment_length)) scan.clean = false;
+      segment_length = dots = 0;
+    } else if (cls == 4) {
+      ++dots;
+      ++segment_length;
+    } else if (cls == 3) {
+      if (i + 2 >= path.size() || hex_value(path[i + 1]) < 0 || hex_value(path[i + 2]) < 0) {
+        scan.error = "the path holds an invalid percent-escape";
+        return scan;
+      }
+      scan.escaped = true;
+      i += 2;
+      segment_length += 3;
+    } else {
+      scan.error = "the path holds a byte that must be percent-encoded";
+      return scan;
+    }
+  }
+  if (segment_length > 0 && segment_length <= 2 && dots == segment_length) scan.clean = false;
+  return scan;
+}
+
 // True when `path` (which begins with '/') has no empty segment other than a trailing
 // one and no "." or ".." segment: Go's cleanPath would return it unchanged.
 constexpr bool is_clean_path(std::string_view path) noexcept {

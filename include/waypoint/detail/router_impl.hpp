@@ -21,6 +21,7 @@ struct basic_router<Handler>::walk {
   std::uint8_t method;
   bool head;
   bool want_slash;        // path does not end in '/': a trailing-slash redirect is possible
+  bool escaped;           // some segment holds a %XX escape
   char* scratch;          // room to decode one segment
   std::array<std::string_view, max_wildcards>& values;
   std::uint8_t count = 0;
@@ -30,20 +31,14 @@ struct basic_router<Handler>::walk {
   bool slash_exact = false;
   std::uint64_t allowed = 0;
 
-  // The route at `n` that serves the method: exact method, then GET for HEAD, then any.
   std::uint32_t serve(const detail::tree_node& n) const noexcept {
-    for (auto [m, r] : n.method_routes)
-      if (m == method) return r;
-    if (head)
-      for (auto [m, r] : n.method_routes)
-        if (m == detail::method_table::get) return r;
-    return n.any_route;
+    return detail::serving_route(n, method, head);
   }
 
   const detail::tree_node& node(std::uint32_t id) const noexcept { return router.nodes_[id]; }
 
   std::string_view decoded(std::string_view raw) const noexcept {
-    if (raw.find('%') == std::string_view::npos) return raw;
+    if (!escaped || raw.find('%') == std::string_view::npos) return raw;
     return {scratch, detail::percent_decode(raw, scratch)};
   }
 
@@ -54,8 +49,8 @@ struct basic_router<Handler>::walk {
     if (pos == path.size()) return at_path_end(n);
     if (pos + 1 == path.size()) return at_trailing_slash(n);
     std::size_t begin = pos + 1;
-    std::size_t end = path.find('/', begin);
-    if (end == std::string_view::npos) end = path.size();
+    std::size_t end = begin;
+    while (end < path.size() && path[end] != '/') ++end;  // segments are short: no memchr
     std::string_view raw = path.substr(begin, end - begin);
     if (!n.literals.empty()) {
       std::uint32_t child = n.literals.find(decoded(raw));
@@ -134,23 +129,38 @@ void basic_router<Handler>::match(std::string_view method, std::string_view path
     out.error_ = "the path is longer than the router accepts";
     return finish(match_status::bad_request);
   }
-  if (const char* error = detail::path_error(path)) {
-    out.error_ = error;
+  detail::path_scan scan = detail::scan_path(path);
+  if (scan.error) {
+    out.error_ = scan.error;
     return finish(match_status::bad_request);
   }
 
   char* storage = out.storage_.data();
-  bool clean = detail::is_clean_path(path);
+  bool clean = scan.clean;
   std::string_view walked = path;
   if (!clean) walked = {storage, detail::clean_path(path, storage)};
 
   std::uint8_t method_bit = methods_.find(method);
-  walk w{*this, walked, method_bit, method == "HEAD", walked.back() != '/',
-         storage + walked.size() + 1, out.values_};
+  walk w{*this,         walked,         method_bit, method_bit == detail::method_table::head,
+         walked.back() != '/', scan.escaped, storage + walked.size() + 1, out.values_};
   std::string_view bare_host = detail::strip_port(host);
-  if (!bare_host.empty() && !host_roots_.empty()) {
-    if (std::uint32_t root = root_for(bare_host); root != detail::no_index) w.descend(root, 0);
+  std::uint32_t host_root = detail::no_index;
+  if (!bare_host.empty() && !host_roots_.empty()) host_root = root_for(bare_host);
+  if (clean && !scan.escaped) {
+    // A literal-only route whose path equals the request path is the most specific
+    // possible; when it serves the method no walk is needed.
+    std::string_view key = path;
+    if (host_root != detail::no_index) {
+      std::memcpy(storage, bare_host.data(), bare_host.size());
+      std::memcpy(storage + bare_host.size(), path.data(), path.size());
+      key = {storage, bare_host.size() + path.size()};
+    }
+    if (std::uint32_t id = static_paths_.find(key); id != detail::no_index) {
+      w.found = w.serve(nodes_[id]);
+      w.found_exact = true;
+    }
   }
+  if (w.found == detail::no_index && host_root != detail::no_index) w.descend(host_root, 0);
   if (w.found == detail::no_index) {
     w.count = 0;
     w.descend(0, 0);
@@ -176,7 +186,7 @@ void basic_router<Handler>::match(std::string_view method, std::string_view path
   }
   // Decode the values that need it, now that the walk no longer needs the scratch.
   char* cursor = storage;
-  for (std::uint8_t i = 0; i < w.count; ++i) {
+  for (std::uint8_t i = 0; scan.escaped && i < w.count; ++i) {
     std::string_view v = out.values_[i];
     if (v.find('%') == std::string_view::npos) continue;
     std::size_t n = detail::percent_decode(v, cursor);
@@ -237,6 +247,27 @@ void basic_router<Handler>::attach(std::uint32_t index, std::uint8_t method) {
     terminal.methods |= std::uint64_t{1} << method;
   }
   route_index_.push_back(&routes_[index]);
+  if (std::string key; static_key(p, key) && static_paths_.find(key) == detail::no_index)
+    static_paths_.insert(key, id);
+}
+
+// The request path (prefixed by the host) that a literal-only pattern matches, when an
+// unescaped request path can spell it: no literal may hold '/' or a byte that needs escaping.
+template <class Handler>
+bool basic_router<Handler>::static_key(const pattern& p, std::string& key) {
+  key = p.host();
+  for (const segment& s : p.segments()) {
+    if (s.type == segment::kind::end) {
+      key += '/';
+      return true;
+    }
+    if (s.type != segment::kind::literal) return false;
+    for (char c : s.text)
+      if (!detail::is_path_byte(c)) return false;
+    key += '/';
+    key += s.text;
+  }
+  return true;
 }
 
 // Conflict detection walks the new pattern's host tree along every branch whose routes'

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -75,35 +76,87 @@ private:
   std::vector<std::uint8_t> by_name_;
 };
 
-// Literal children of a node, keyed by the percent-decoded segment.
+// Hash of a literal segment: eight bytes at a time, because segments are short and a
+// byte-at-a-time hash costs more than the probe it serves.
+inline std::uint32_t segment_hash(std::string_view s) noexcept {
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t chunk;
+    std::memcpy(&chunk, s.data() + i, 8);
+    h = (h ^ chunk) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+  }
+  if (i < s.size()) {
+    std::uint64_t chunk = 0;
+    std::memcpy(&chunk, s.data() + i, s.size() - i);
+    h = (h ^ chunk) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+  }
+  return static_cast<std::uint32_t>(h);
+}
+
+// Equality for short strings: the first byte settles most mismatches without a call.
+inline bool same_segment(std::string_view a, std::string_view b) noexcept {
+  return a.size() == b.size() && (a.empty() || (a[0] == b[0] && std::memcmp(a.data(), b.data(), a.size()) == 0));
+}
+
+// Literal children of a node, keyed by the percent-decoded segment. A few are scanned;
+// more get an open-addressing index (linear probing, at most half full).
 class literal_children {
 public:
   bool empty() const noexcept { return list_.empty(); }
 
   std::uint32_t find(std::string_view key) const noexcept {
-    if (index_.empty()) {
+    if (slots_.empty()) {
       for (const auto& [k, child] : list_)
-        if (k == key) return child;
+        if (same_segment(k, key)) return child;
       return no_index;
     }
-    auto it = index_.find(key);
-    return it == index_.end() ? no_index : it->second;
+    std::uint32_t h = segment_hash(key);
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const slot& s = slots_[i];
+      if (s.entry == 0) return no_index;
+      if (s.hash == h && same_segment(list_[s.entry - 1].first, key)) return list_[s.entry - 1].second;
+    }
   }
 
   void insert(std::string_view key, std::uint32_t child) {
     list_.emplace_back(std::string(key), child);
     if (list_.size() <= literal_scan_limit) return;
-    if (index_.empty())
-      for (const auto& [k, c] : list_) index_.emplace(k, c);
-    else
-      index_.emplace(std::string(key), child);
+    if (slots_.size() < 2 * list_.size()) {
+      rehash(std::max<std::size_t>(32, 4 * list_.size()));
+    } else {
+      place(static_cast<std::uint32_t>(list_.size()));
+    }
   }
 
   const std::vector<std::pair<std::string, std::uint32_t>>& entries() const noexcept { return list_; }
 
 private:
+  struct slot {
+    std::uint32_t hash = 0;
+    std::uint32_t entry = 0;  // index into list_ plus one; 0 marks an empty slot
+  };
+
+  void rehash(std::size_t capacity) {  // capacity is a power of two
+    std::size_t size = 1;
+    while (size < capacity) size <<= 1;
+    slots_.assign(size, slot{});
+    mask_ = size - 1;
+    for (std::uint32_t e = 1; e <= list_.size(); ++e) place(e);
+  }
+
+  void place(std::uint32_t entry) {
+    std::uint32_t h = segment_hash(list_[entry - 1].first);
+    std::size_t i = h & mask_;
+    while (slots_[i].entry != 0) i = (i + 1) & mask_;
+    slots_[i] = {h, entry};
+  }
+
   std::vector<std::pair<std::string, std::uint32_t>> list_;
-  std::unordered_map<std::string, std::uint32_t, string_hash, std::equal_to<>> index_;
+  std::vector<slot> slots_;
+  std::size_t mask_ = 0;
 };
 
 // One position in a host's segment tree. The path from the root spells a pattern's
@@ -123,6 +176,17 @@ struct tree_node {
   std::uint32_t subtree_any = 0;
   std::uint32_t subtree_get = 0;
 };
+
+// The route at `n` that serves `method`: the exact method, then GET for a HEAD request,
+// then the method-less route.
+inline std::uint32_t serving_route(const tree_node& n, std::uint8_t method, bool head) noexcept {
+  for (auto [m, r] : n.method_routes)
+    if (m == method) return r;
+  if (head)
+    for (auto [m, r] : n.method_routes)
+      if (m == method_table::get) return r;
+  return n.any_route;
+}
 
 } // namespace detail
 } // namespace waypoint
