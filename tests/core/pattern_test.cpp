@@ -100,6 +100,14 @@ const parse_case parse_cases[] = {
     {"DotsInsideSegment", "/..a/a..", "", "", "'..a' 'a..'"},
     {"SubDelimsInLiteral", "/a;b=c/@x:y", "", "", "'a;b=c' '@x:y'"},
     {"DollarInsideLiteral", "/$x", "", "", "'$x'"},
+    {"TildeAndDashInLiteral", "/~user/a-b_c", "", "", "'~user' 'a-b_c'"},
+    {"HostOnlyWithMethod", "GET example.com/", "GET", "example.com", "{...}"},
+    {"IPv6HostLiteral", "[::1]/a", "", "[::1]", "'a'"},
+    {"DeepPathEndingInRest", "/a/b/c/{rest...}", "", "", "'a' 'b' 'c' {rest...}"},
+    {"WildcardThenEnd", "/{x}/{$}", "", "", "{x} {$}"},
+    {"EscapedQuestionMarkIsLiteral", "/a%3Fb", "", "", "'a?b'"},
+    {"EscapedHashIsLiteral", "/a%23b", "", "", "'a#b'"},
+    {"LiteralLooksLikeEndButEscaped", "/%7B$%7D", "", "", "'{$}'"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Grammar, PatternParses, ::testing::ValuesIn(parse_cases),
@@ -280,6 +288,15 @@ const relation_case relation_cases[] = {
     {"RestDoesNotMatchItsOwnDirectory", "/a/b", "/a/b/{x...}", disjoint},
     {"GetAnyHostVersusHeadHost", "GET /a", "HEAD h.com/a", more_general},
     {"HeadAnyHostVersusGetHostOverlap", "HEAD /a", "GET h.com/a", overlaps},
+    {"HostRestVersusHostlessEndOverlap", "h.com/a/", "/a/{$}", overlaps},
+    {"HostEndInsideHostlessRest", "h.com/a/{$}", "/a/", more_specific},
+    {"SameHostDifferentMethodsDisjoint", "GET h.com/a", "POST h.com/a", disjoint},
+    {"WildcardEndVersusWildcardRestSameDepth", "/{x}/{$}", "/{y}/{z...}", more_specific},
+    {"ThreeLiteralsVersusWildcardMiddle", "/a/b/c", "/a/{x}/c", more_specific},
+    {"WildcardMiddleVersusWildcardEnds", "/a/{x}/c", "/{y}/b/{z}", overlaps},
+    {"RestAtDepthTwoVersusWildcardDepthOne", "/a/{x...}", "/{y}", disjoint},
+    {"RootRestVersusWildcard", "/", "/{y}", more_general},
+    {"EscapedPercentLiteralDiffersFromPercent41", "/%2541", "/A", disjoint},
 };
 
 INSTANTIATE_TEST_SUITE_P(Relations, PatternRelation, ::testing::ValuesIn(relation_cases),
