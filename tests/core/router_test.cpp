@@ -380,6 +380,10 @@ const registration_case registration_cases[] = {
     {"SameHostRoutesConflict", {"h.com/a/{x}"}, "h.com/{y}/b", false},
     {"RootCatchAllAfterEverything", {"GET /a", "POST /b/{x}", "/c/"}, "/", true},
     {"GetRootAfterMethodlessPage", {"/index.html"}, "GET /", false},
+    {"RestNarrowerAtEarlierSegmentConflicts", {"/{y}/b"}, "/a/{r...}", false},
+    {"MethodRestNarrowerAtEarlierSegmentConflicts", {"GET /{y}/b"}, "GET /a/", false},
+    {"DeepRestNarrowerAtEarlierSegmentConflicts", {"POST /a/{x}/b/"}, "POST /{x}/b/", false},
+    {"RestNarrowerButDisjointMethodIsAccepted", {"GET /{y}/b"}, "POST /a/", true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Rules, RegistrationRule, ::testing::ValuesIn(registration_cases),

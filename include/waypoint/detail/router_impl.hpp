@@ -286,25 +286,27 @@ auto basic_router<Handler>::find_conflict(const pattern& p) const -> const route
     check(n.any_route);
     return hit != nullptr;
   };
-  // A rest pattern is more general in path than every route below it, so only a route
-  // more general in method can conflict: a method-less one, or GET against HEAD.
+  // A rest pattern is more general in path than every route below it, unless the walk
+  // took a {x} child for one of its literals (it is then narrower at that segment). In
+  // the first case only a route more general in method can conflict: a method-less one,
+  // or GET against HEAD, and the per-node counters skip subtrees without one.
   bool method_less = p.method().empty();
   bool head = p.method() == "HEAD";
-  auto may_conflict_below = [&](const detail::tree_node& n) {
-    return !method_less && (n.subtree_any > 0 || (head && n.subtree_get > 0));
+  auto may_conflict_below = [&](const detail::tree_node& n, bool narrower) {
+    return narrower || (!method_less && (n.subtree_any > 0 || (head && n.subtree_get > 0)));
   };
-  auto below = [&](auto& self, std::uint32_t id) -> bool {
+  auto below = [&](auto& self, std::uint32_t id, bool narrower) -> bool {
     const detail::tree_node& n = nodes_[id];
-    if (!may_conflict_below(n)) return false;
+    if (!may_conflict_below(n, narrower)) return false;
     if (at(n)) return true;
     for (const auto& [key, child] : n.literals.entries())
-      if (self(self, child)) return true;
+      if (self(self, child, narrower)) return true;
     for (std::uint32_t child : {n.wildcard, n.end, n.rest})
-      if (child != detail::no_index && self(self, child)) return true;
+      if (child != detail::no_index && self(self, child, narrower)) return true;
     return false;
   };
   const auto& segments = p.segments();
-  auto along = [&](auto& self, std::uint32_t id, std::size_t i) -> bool {
+  auto along = [&](auto& self, std::uint32_t id, std::size_t i, bool narrower) -> bool {
     const detail::tree_node& n = nodes_[id];
     if (i == segments.size()) return at(n);
     if (n.rest != detail::no_index && at(nodes_[n.rest])) return true;
@@ -312,24 +314,24 @@ auto basic_router<Handler>::find_conflict(const pattern& p) const -> const route
     switch (s.type) {
       case segment::kind::literal: {
         std::uint32_t child = n.literals.find(s.text);
-        if (child != detail::no_index && self(self, child, i + 1)) return true;
-        return n.wildcard != detail::no_index && self(self, n.wildcard, i + 1);
+        if (child != detail::no_index && self(self, child, i + 1, narrower)) return true;
+        return n.wildcard != detail::no_index && self(self, n.wildcard, i + 1, true);
       }
       case segment::kind::wildcard:
         for (const auto& [key, child] : n.literals.entries())
-          if (self(self, child, i + 1)) return true;
-        return n.wildcard != detail::no_index && self(self, n.wildcard, i + 1);
+          if (self(self, child, i + 1, narrower)) return true;
+        return n.wildcard != detail::no_index && self(self, n.wildcard, i + 1, narrower);
       case segment::kind::end:
         return n.end != detail::no_index && at(nodes_[n.end]);
       case segment::kind::rest:
         for (const auto& [key, child] : n.literals.entries())
-          if (below(below, child)) return true;
-        return (n.wildcard != detail::no_index && below(below, n.wildcard)) ||
-               (n.end != detail::no_index && below(below, n.end));
+          if (below(below, child, narrower)) return true;
+        return (n.wildcard != detail::no_index && below(below, n.wildcard, narrower)) ||
+               (n.end != detail::no_index && below(below, n.end, narrower));
     }
     return false;
   };
-  along(along, root, 0);
+  along(along, root, 0, false);
   return hit;
 }
 
