@@ -387,7 +387,11 @@ inline void append_escaped(std::string& out, std::string_view text) {
 
 inline void append_segment_example(std::string& out, const segment& s) {
   out += '/';
-  if (s.type == segment::kind::literal) append_escaped(out, s.text);
+  // A literal "." or ".." came from %2E escapes; written plainly it would be cleaned away.
+  if (s.type == segment::kind::literal && (s.text == "." || s.text == ".."))
+    out += s.text == "." ? "%2E" : "%2E%2E";
+  else if (s.type == segment::kind::literal)
+    append_escaped(out, s.text);
   if (s.type == segment::kind::wildcard) out += s.text;
 }
 

@@ -335,6 +335,7 @@ TEST_P(PatternConflict, FollowsGoRegistrationRule) {
     std::string host(a.host());
     std::string method = a.method().empty() ? std::string(b.method().empty() ? "GET" : b.method())
                                             : std::string(a.method());
+    EXPECT_TRUE(waypoint::detail::is_clean_path(example)) << example;
     EXPECT_TRUE(waypoint::matches(a, host, method, example)) << example;
     EXPECT_TRUE(waypoint::matches(b, host, method, example)) << example;
   }
@@ -357,6 +358,8 @@ const conflict_case conflict_cases[] = {
     {"DifferentHostsNeverConflict", "h1.com/a", "h2.com/a", false},
     {"EndAndWildcardDoNotConflict", "/a/{$}", "/a/{x}", false},
     {"SubtreesNestDoNotConflict", "/images/", "/images/thumbnails/", false},
+    {"EscapedDotLiteralExampleStaysClean", "/%2E", "/{x}/", false},
+    {"EscapedDotLiteralConflictExample", "GET /%2E/{x}", "GET /{y}/b", true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Conflicts, PatternConflict, ::testing::ValuesIn(conflict_cases),

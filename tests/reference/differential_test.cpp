@@ -1,0 +1,80 @@
+// The differential test: random tables and requests (tests/reference/scenario.hpp) run
+// through basic_router and the reference servemux, which must agree on every registration
+// and every outcome. Table i of a run with seed S is generated from seed S + i alone, so a
+// failure names a seed that reproduces it in one table:
+//
+//   WAYPOINT_DIFFERENTIAL_SEED=<seed> WAYPOINT_DIFFERENTIAL_CASES=<requests> ./differential_test
+//
+// docs/testing.md explains how to turn a disagreement into a row of servemux_test.cpp.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "differential.hpp"
+#include "scenario.hpp"
+
+namespace {
+
+using namespace waypoint::testing;
+
+// Defaults: ~20,000 requests in about a second under ASan. Patterns per table and requests
+// per table keep tables small (easy to read when they fail) yet crowded.
+constexpr std::uint64_t default_seed = 20240522;
+constexpr std::uint64_t default_cases = 24000;
+constexpr unsigned max_patterns = 10;
+constexpr unsigned requests_per_table = 16;
+
+std::uint64_t from_environment(const char* name, std::uint64_t fallback) {
+  const char* text = std::getenv(name);
+  if (!text || !*text) return fallback;
+  return std::strtoull(text, nullptr, 0);
+}
+
+TEST(Differential, RouterAgreesWithReferenceOnRandomTables) {
+  const std::uint64_t seed = from_environment("WAYPOINT_DIFFERENTIAL_SEED", default_seed);
+  const std::uint64_t cases = from_environment("WAYPOINT_DIFFERENTIAL_CASES", default_cases);
+  run_counts counts;
+  std::uint64_t table = 0;
+  for (; counts.requests < cases; ++table) {
+    seeded_source source(seed + table);
+    scenario s = scenario_generator<seeded_source>(source).make(max_patterns, requests_per_table);
+    if (auto d = compare(s.patterns, s.requests, &counts)) {
+      FAIL() << "basic_router and the reference disagree; reproduce with\n"
+             << "  WAYPOINT_DIFFERENTIAL_SEED=" << seed + table
+             << " WAYPOINT_DIFFERENTIAL_CASES=1 ./differential_test\n"
+             << "shrunk:\n"
+             << shrink(*d).to_string() << "\nas found:\n"
+             << d->to_string();
+    }
+  }
+  std::cout << "[ differential ] seed " << seed << ": " << table << " tables, "
+            << counts.registrations << " registrations, " << counts.requests << " requests agree\n";
+  // Agreement means little unless the requests reach every outcome.
+  const char* names[] = {"matched", "not_found", "method_not_allowed", "redirect", "bad_request"};
+  for (int status = 0; status < 5; ++status)
+    EXPECT_GT(counts.by_status[status], counts.requests / 100)
+        << names[status] << " is rarely reached";
+}
+
+TEST(Differential, ReportsADisagreement) {
+  // The reference redirects with 308, the router with 307: the harness must notice.
+  auto d = compare({"/b", "/a/", "/c"}, {{"GET", "/c", ""}, {"GET", "/a", ""}}, nullptr, 308);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->router, R"(redirect 307 "/a/")");
+  EXPECT_EQ(d->reference, R"(redirect 308 "/a/")");
+  EXPECT_EQ(shrink(*d).patterns, (std::vector<std::string>{"/a/"}));
+}
+
+TEST(Differential, SameSeedSameScenario) {
+  seeded_source a(7), b(7);
+  auto first = scenario_generator<seeded_source>(a).make(max_patterns, requests_per_table);
+  auto second = scenario_generator<seeded_source>(b).make(max_patterns, requests_per_table);
+  EXPECT_EQ(first.patterns, second.patterns);
+  ASSERT_EQ(first.requests.size(), second.requests.size());
+  for (std::size_t i = 0; i < first.requests.size(); ++i)
+    EXPECT_EQ(first.requests[i].path, second.requests[i].path);
+}
+
+}  // namespace
