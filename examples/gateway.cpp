@@ -1,0 +1,355 @@
+// waypoint-gateway: the example server. It serves an API-gateway route table (built in, or
+// --routes FILE) where every route answers 200 with the route that won and the values it
+// captured, so the precedence rule can be tried with curl:
+//
+//   $ curl -s localhost:8080/v1/iam/users/me      {"route":"GET /v1/iam/users/me","values":{}}
+//   $ curl -s localhost:8080/v1/iam/users/42      {"route":"GET /v1/iam/users/{userId}",...}
+//
+// Everything else is the router's (404, 405 with Allow, redirects) and the server's.
+#include <waypoint/beast/router_dispatch.hpp>
+#include <waypoint/beast/server.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using namespace std::string_view_literals;
+namespace wb = waypoint::beast;
+
+// The same table as examples/gateway-routes.txt.
+constexpr std::string_view builtin_routes = R"(
+# service-wide
+GET /v1/health
+GET /v1/version
+GET /v1/docs/
+# iam
+GET /v1/iam/oauth/userinfo
+POST /v1/iam/oauth/token
+POST /v1/iam/oauth/revoke
+GET /v1/iam/oauth/.well-known/jwks.json
+GET /v1/iam/users
+POST /v1/iam/users
+GET /v1/iam/users/me
+GET /v1/iam/users/{userId}
+PATCH /v1/iam/users/{userId}
+DELETE /v1/iam/users/{userId}
+GET /v1/iam/organizations
+POST /v1/iam/organizations
+GET /v1/iam/organizations/{orgId}
+GET /v1/iam/organizations/{orgId}/members
+POST /v1/iam/organizations/{orgId}/members
+DELETE /v1/iam/organizations/{orgId}/members/{userId}
+GET /v1/iam/organizations/{orgId}/roles/{roleId}/permissions
+# tracker
+GET /v1/tracker/events
+POST /v1/tracker/events
+GET /v1/tracker/{id}
+PUT /v1/tracker/{id}
+GET /v1/tracker/{id}/timeline
+GET /v1/tracker/sessions/{sessionId}/events/{eventId}
+# commerce
+GET /v1/commerce/products
+GET /v1/commerce/products/{productId}
+GET /v1/commerce/products/{productId}/reviews
+POST /v1/commerce/products/{productId}/reviews
+GET /v1/commerce/orders
+POST /v1/commerce/orders
+GET /v1/commerce/orders/{orderId}
+POST /v1/commerce/orders/{orderId}/cancel
+GET /v1/commerce/orders/{orderId}/items
+GET /v1/commerce/orders/{orderId}/items/{itemId}
+PATCH /v1/commerce/orders/{orderId}/items/{itemId}
+GET /v1/commerce/carts/{cartId}
+PUT /v1/commerce/carts/{cartId}/items/{sku}
+# kms
+GET /v1/kms/keys
+POST /v1/kms/keys
+GET /v1/kms/keys/{keyId}
+POST /v1/kms/keys/{keyId}/encrypt
+POST /v1/kms/keys/{keyId}/decrypt
+POST /v1/kms/keys/{keyId}/rotate
+GET /v1/kms/keys/{keyId}/versions/{version}
+# cloud
+GET /v1/cloud/projects
+POST /v1/cloud/projects
+GET /v1/cloud/projects/{project}
+GET /v1/cloud/projects/{project}/zones/{zone}/instances
+POST /v1/cloud/projects/{project}/zones/{zone}/instances
+GET /v1/cloud/projects/{project}/zones/{zone}/instances/{instance}
+DELETE /v1/cloud/projects/{project}/zones/{zone}/instances/{instance}
+POST /v1/cloud/projects/{project}/zones/{zone}/instances/{instance}/start
+POST /v1/cloud/projects/{project}/zones/{zone}/instances/{instance}/stop
+GET /v1/cloud/storage/{bucket}/{object...}
+PUT /v1/cloud/storage/{bucket}/{object...}
+# registry
+GET /v1/registry/images
+GET /v1/registry/images/{name}
+GET /v1/registry/images/{name}/tags
+DELETE /v1/registry/images/{name}/tags/{tag}
+GET /v1/registry/{path...}
+PUT /v1/registry/{path...}
+# o11y
+GET /v1/o11y/metrics
+POST /v1/o11y/metrics
+GET /v1/o11y/metrics/{name}
+GET /v1/o11y/traces/{traceId}
+GET /v1/o11y/traces/{traceId}/spans/{spanId}
+POST /v1/o11y/logs/query
+GET /v1/o11y/logs/{stream...}
+GET /v1/o11y/dashboards/{dashboardId}/panels/{panelId}
+)"sv;
+
+struct options {
+  std::vector<std::string> addresses;
+  std::uint16_t port = 8080;
+  unsigned threads = 0;
+  std::string routes_file;
+};
+
+constexpr std::string_view usage = R"(usage: waypoint-gateway [options]
+
+Serves an API-gateway route table; every route answers 200 with
+{"route":"<pattern>","values":{"<name>":"<value>",...}}.
+
+  --address ADDR   listen on ADDR (IPv4 or IPv6; repeat for several), default 127.0.0.1
+  --port N         listen on port N (0: any free port), default 8080
+  --threads N      server threads, default: one per core
+  --routes FILE    serve the patterns in FILE, one per line ('#' starts a comment line)
+  --print-routes   print the built-in table and exit
+  --help           print this and exit
+
+Stops gracefully on SIGINT (Ctrl-C) or SIGTERM.
+)";
+
+[[noreturn]] void fail(const std::string& message, int code = 2) {
+  std::cerr << "waypoint-gateway: " << message << "\n";
+  std::exit(code);
+}
+
+unsigned long parse_number(std::string_view flag, const std::string& text, unsigned long max) {
+  char* end = nullptr;
+  unsigned long n = std::strtoul(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || n > max)
+    fail(std::string(flag) + " needs a number up to " + std::to_string(max) + ", not \"" + text +
+         "\"");
+  return n;
+}
+
+options parse_arguments(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) fail(std::string(arg) + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::cout << usage;
+      std::exit(0);
+    } else if (arg == "--print-routes") {
+      std::cout << builtin_routes.substr(1);  // the literal opens with a line break
+      std::exit(0);
+    } else if (arg == "--address") {
+      o.addresses.push_back(value());
+    } else if (arg == "--port") {
+      o.port = static_cast<std::uint16_t>(parse_number(arg, value(), 65535));
+    } else if (arg == "--threads") {
+      o.threads = static_cast<unsigned>(parse_number(arg, value(), 1024));
+    } else if (arg == "--routes") {
+      o.routes_file = value();
+    } else {
+      fail("unknown option \"" + std::string(arg) + "\" (try --help)");
+    }
+  }
+  if (o.addresses.empty()) o.addresses.push_back("127.0.0.1");
+  return o;
+}
+
+// JSON string contents: quotes, backslashes and control bytes escaped; bytes that are not
+// valid UTF-8 (a percent-decoded value can hold any byte) become U+FFFD.
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  std::size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  unsigned char c1 = byte(i + 1);
+  if (n == 3 && ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)))
+    return 0;  // overlong, surrogate
+  if (n == 4 && ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90)))
+    return 0;  // overlong, > U+10FFFF
+  return n;
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char hex[] = "0123456789abcdef";
+  out += '"';
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7F) {
+      out += "\\u00";
+      out += hex[c >> 4];
+      out += hex[c & 0xF];
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (std::size_t n = utf8_sequence_length(s, i); n != 0) {
+      out.append(s.substr(i, n));
+      i += n - 1;
+    } else {
+      out += "\\ufffd";
+    }
+  }
+  out += '"';
+}
+
+// Every route's handler: the winning pattern as written and its values by name.
+void echo(const wb::request&, wb::response& res, const wb::route_match& m) {
+  std::string& body = res.body();
+  body += R"({"route":)";
+  append_json_string(body, m.route()->pattern.text());
+  body += R"(,"values":{)";
+  const auto& names = m.route()->pattern.wildcard_names();
+  for (std::size_t i = 0; i < m.value_count(); ++i) {
+    if (i) body += ',';
+    append_json_string(body, names[i]);
+    body += ':';
+    append_json_string(body, m.value(i));
+  }
+  body += "}}\n";
+  res.set(wb::http::field::content_type, "application/json");
+}
+
+std::string_view trim(std::string_view s) {
+  std::size_t begin = s.find_first_not_of(" \t\r");
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(" \t\r") - begin + 1);
+}
+
+// Registers every pattern of `table`; a bad line ends the program with its line number.
+void add_routes(wb::router& r, std::string_view table, const std::string& source) {
+  std::map<std::string, std::size_t, std::less<>> line_of;
+  std::size_t number = 0;
+  std::istringstream lines{std::string(table)};
+  for (std::string line; std::getline(lines, line);) {
+    ++number;
+    std::string_view pattern = trim(line);
+    if (pattern.empty() || pattern.front() == '#') continue;
+    std::string where = source + ":" + std::to_string(number) + ": ";
+    try {
+      r.add(pattern, echo);
+    } catch (const waypoint::conflict_error& e) {
+      auto other = line_of.find(e.existing());
+      std::string other_line = other == line_of.end() ? "?" : std::to_string(other->second);
+      fail(where + "\"" + e.added() + "\" " +
+           (e.equivalent() ? "matches the same requests as" : "conflicts with") + " \"" +
+           e.existing() + "\" (line " + other_line + "): both match path \"" + e.example() + "\"");
+    } catch (const std::exception& e) {
+      fail(where + e.what());
+    }
+    line_of.emplace(std::string(pattern), number);
+  }
+  if (r.size() == 0) fail(source + ": no routes");
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A request path the pattern matches: wildcards filled with sample values.
+std::string sample_path(const waypoint::pattern& p) {
+  std::string path;
+  for (const waypoint::segment& s : p.segments()) {
+    path += '/';
+    switch (s.type) {
+      case waypoint::segment::kind::literal:
+        path += s.text;
+        break;
+      case waypoint::segment::kind::wildcard:
+        path += "42";
+        break;
+      case waypoint::segment::kind::rest:
+        path += s.text.empty() ? "" : "a/b/c";
+        break;
+      case waypoint::segment::kind::end:
+        break;
+    }
+  }
+  return path;
+}
+
+// A few curl commands, one per kind of route, drawn from the table being served.
+void print_examples(const wb::router& r, const std::string& base) {
+  std::cout << "try:\n";
+  bool seen_static = false, seen_one = false, seen_many = false, seen_rest = false;
+  for (const auto& route : r.routes()) {
+    const waypoint::pattern& p = route.pattern;
+    if (!p.host().empty()) continue;
+    std::size_t wildcards = p.wildcard_names().size();
+    bool* seen = p.ends_in_rest() && wildcards ? &seen_rest
+                 : wildcards == 0              ? &seen_static
+                 : wildcards == 1              ? &seen_one
+                                               : &seen_many;
+    if (*seen) continue;
+    *seen = true;
+    std::string method(p.method().empty() ? "GET" : p.method());
+    std::cout << "  curl -i" << (method == "GET" ? "" : " -X " + method) << " " << base
+              << sample_path(p) << "\n";
+  }
+  std::cout << "  curl -i " << base << "/no/such/route            # 404\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  options o = parse_arguments(argc, argv);
+  wb::router router;
+  if (o.routes_file.empty()) {
+    add_routes(router, builtin_routes, "built-in table");
+  } else {
+    add_routes(router, read_file(o.routes_file), o.routes_file);
+  }
+  router.freeze();
+
+  wb::server_options server_options;
+  server_options.listen.clear();
+  for (const std::string& a : o.addresses) server_options.listen.push_back({a, o.port});
+  server_options.threads = o.threads;
+  try {
+    wb::server server(server_options, wb::dispatch_to(router));
+    server.start();
+    auto bound = server.endpoints();
+    for (const auto& e : bound) {
+      std::string host =
+          e.address.find(':') == std::string::npos ? e.address : "[" + e.address + "]";
+      std::cout << "waypoint-gateway: " << router.size() << " routes on http://" << host << ":"
+                << e.port << "\n";
+    }
+    const auto& first = bound.front();
+    std::string host =
+        first.address.find(':') == std::string::npos ? first.address : "[" + first.address + "]";
+    print_examples(router, "http://" + host + ":" + std::to_string(first.port));
+    std::cout << std::flush;
+    server.wait();
+    std::cout << "waypoint-gateway: stopped after " << server.stats().requests << " requests\n";
+  } catch (const std::exception& e) {
+    fail(e.what(), 1);
+  }
+  return 0;
+}

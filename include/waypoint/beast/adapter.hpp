@@ -1,0 +1,132 @@
+// The adapter between a Boost.Beast request and a waypoint router, for use inside any Beast
+// server (waypoint::beast::server uses it too):
+//
+//   waypoint::basic_router<my_handler> router = ...;       // frozen
+//   auto result = std::make_unique<decltype(router)::match_result>();  // ~16 KiB: reuse it
+//   waypoint::beast::route_outcome o = waypoint::beast::route(router, req, *result);
+//   if (o.matched()) {
+//     result->handler()(req, res, *result);
+//   } else {
+//     waypoint::beast::prepare_response(o, res);   // 404, 405 + Allow, 3xx + Location, 400
+//     res.version(req.version());
+//     res.keep_alive(req.keep_alive());
+//   }
+//
+// route() is a thin template over any Body: it reads the method, target and Host field, and
+// the router does the work. It allocates nothing. Building an error response allocates only
+// what Beast needs for the header fields (and a body string longer than the small-string
+// buffer, unless `res` is reused). The outcome is what Go's net/http.ServeMux answers: the
+// router's rules (docs/precedence.md) plus the request-target rules of target.hpp.
+#pragma once
+
+#include "waypoint/beast/target.hpp"
+#include "waypoint/router.hpp"
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <string_view>
+
+namespace waypoint::beast {
+
+namespace http = boost::beast::http;
+
+// What a request routed to. Views point into the request and the match result: keep both
+// alive while the outcome is used.
+struct route_outcome {
+  http::status status = http::status::ok;  // ok: call the matched route's handler
+  std::string_view reason;                 // otherwise: why, for the response body
+  std::string_view location_path;          // redirect: the escaped canonical path
+  std::string_view query;                  // redirect: the request's query, kept in Location
+  method_set allow;                        // 405: the methods the path serves
+  bool head = false;                       // HEAD: answer without a body
+
+  bool matched() const noexcept { return status == http::status::ok; }
+};
+
+namespace detail {
+
+// The request-line facts the adapter needs, read the same way for every Body.
+template <class Body, class Fields>
+request_head head_of(const http::request<Body, Fields>& req) noexcept {
+  request_head head;
+  head.method = req.method_string();
+  head.target = req.target();
+  head.host_fields = req.count(http::field::host);
+  if (head.host_fields != 0) head.host = req.find(http::field::host)->value();
+  head.version = req.version();
+  return head;
+}
+
+// A router outcome that is not a handler call, as the route_outcome to answer with.
+template <class Handler>
+route_outcome outcome_of(const basic_match_result<Handler>& result, const request_target& target,
+                         bool head) noexcept {
+  route_outcome o;
+  o.head = head;
+  switch (result.status()) {
+    case match_status::matched:
+      break;
+    case match_status::not_found:
+      o.status = http::status::not_found;
+      o.reason = "no route serves this path";
+      break;
+    case match_status::method_not_allowed:
+      o.status = http::status::method_not_allowed;
+      o.reason = "the path does not serve this method; Allow lists the methods it serves";
+      o.allow = result.allowed();
+      break;
+    case match_status::redirect:
+      o.status = static_cast<http::status>(result.redirect_status());
+      o.reason = "the path has a canonical form; follow Location";
+      o.location_path = result.location_path();
+      o.query = target.query;
+      break;
+    case match_status::bad_request:
+      o.status = http::status::bad_request;
+      o.reason = result.error();
+      break;
+  }
+  return o;
+}
+
+}  // namespace detail
+
+// Routes `req` with `router` (frozen), leaving the match in `result` (whose handler(),
+// values and route() are set when the outcome is matched()).
+template <class Handler, class Body, class Fields>
+route_outcome route(const basic_router<Handler>& router, const http::request<Body, Fields>& req,
+                    basic_match_result<Handler>& result) noexcept {
+  request_head head = detail::head_of(req);
+  bool is_head = head.method == "HEAD";
+  request_target target;
+  if (const char* why = resolve_target(head, target)) {
+    route_outcome o;
+    o.status = http::status::bad_request;
+    o.reason = why;
+    o.head = is_head;
+    return o;
+  }
+  router.match(head.method, target.path, target.host, result);
+  return detail::outcome_of(result, target, is_head);
+}
+
+// Fills `res` with the answer to an outcome that is not matched(): status, a short
+// text/plain body "<Reason-Phrase>: <why>", Allow (405), Location (redirect, query kept)
+// and, for HEAD, the body's Content-Length without the body. Leaves version and
+// keep-alive to the caller. Reuses `res`'s body capacity.
+void prepare_response(const route_outcome& outcome, http::response<http::string_body>& res);
+
+// The same, as a new response that carries the request's version and keep-alive.
+template <class Body, class Fields>
+http::response<http::string_body> make_response(const route_outcome& outcome,
+                                                const http::request<Body, Fields>& req) {
+  http::response<http::string_body> res;
+  prepare_response(outcome, res);
+  res.version(req.version());
+  res.keep_alive(req.keep_alive());
+  return res;
+}
+
+}  // namespace waypoint::beast

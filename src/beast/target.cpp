@@ -1,0 +1,108 @@
+// resolve_target: the request-target forms of RFC 9112 section 3.2 and the Host rules of
+// section 3.2 and 7.2, reduced to the checks that keep routing and response headers safe.
+#include "waypoint/beast/target.hpp"
+
+#include <array>
+
+namespace waypoint::beast {
+namespace {
+
+// Bytes a target may hold at all: visible ASCII. A control byte or a space could end a
+// header line if it were ever echoed; non-ASCII must arrive percent-encoded (RFC 3986).
+constexpr bool is_target_byte(char c) noexcept {
+  auto u = static_cast<unsigned char>(c);
+  return u > 0x20 && u < 0x7f;
+}
+
+// RFC 3986 authority bytes: unreserved, sub-delims, ':' for the port, '[' ']' for an IPv6
+// literal and '%' for an escape or a zone. No '@': userinfo has no place in a request.
+constexpr std::array<bool, 256> authority_table = [] {
+  std::array<bool, 256> table{};
+  for (unsigned char c = 'a'; c <= 'z'; ++c) table[c] = true;
+  for (unsigned char c = 'A'; c <= 'Z'; ++c) table[c] = true;
+  for (unsigned char c = '0'; c <= '9'; ++c) table[c] = true;
+  for (unsigned char c : std::string_view("-._~!$&'()*+,;=:[]%")) table[c] = true;
+  return table;
+}();
+
+constexpr bool is_authority(std::string_view s) noexcept {
+  for (char c : s)
+    if (!authority_table[static_cast<unsigned char>(c)]) return false;
+  return true;
+}
+
+const char* check_target_bytes(std::string_view target) noexcept {
+  for (char c : target) {
+    if (!is_target_byte(c))
+      return "the request target holds a control byte, a space or a non-ASCII byte";
+    if (c == '#') return "the request target holds a fragment";
+  }
+  return nullptr;
+}
+
+const char* check_host_field(const request_head& head) noexcept {
+  if (head.host_fields > 1) return "the request has more than one Host field";
+  if (head.host_fields == 0 && head.version >= 11) return "an HTTP/1.1 request needs a Host field";
+  if (!is_authority(head.host)) return "the Host field is not a valid authority";
+  return nullptr;
+}
+
+// "/path?query" -> path and query.
+void split_query(std::string_view path_and_query, request_target& out) noexcept {
+  std::size_t q = path_and_query.find('?');
+  out.path = path_and_query.substr(0, q);
+  out.query = q == std::string_view::npos ? std::string_view() : path_and_query.substr(q + 1);
+}
+
+bool starts_with_scheme(std::string_view target, std::string_view scheme) noexcept {
+  if (target.size() < scheme.size()) return false;
+  for (std::size_t i = 0; i < scheme.size(); ++i) {
+    char c = target[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != scheme[i]) return false;
+  }
+  return true;
+}
+
+// "http://host:port/path?query", the scheme already matched and removed.
+const char* split_absolute(std::string_view rest, request_target& out) noexcept {
+  std::size_t end = rest.find_first_of("/?");
+  std::string_view authority = rest.substr(0, end);
+  if (authority.empty()) return "the absolute-form target has no host";
+  if (!is_authority(authority)) return "the absolute-form target's host is not a valid authority";
+  out.host = authority;
+  out.absolute_form = true;
+  if (end == std::string_view::npos) {
+    out.path = "/";
+    return nullptr;
+  }
+  if (rest[end] == '?') {
+    out.path = "/";
+    out.query = rest.substr(end + 1);
+    return nullptr;
+  }
+  split_query(rest.substr(end), out);
+  return nullptr;
+}
+
+}  // namespace
+
+const char* resolve_target(const request_head& head, request_target& out) noexcept {
+  out = request_target{};
+  std::string_view target = head.target;
+  if (target.empty()) return "the request target is empty";
+  if (const char* why = check_target_bytes(target)) return why;
+  if (const char* why = check_host_field(head)) return why;
+  if (target.front() == '/') {
+    split_query(target, out);
+    out.host = head.host;
+    return nullptr;
+  }
+  for (std::string_view scheme : {std::string_view("http://"), std::string_view("https://")})
+    if (starts_with_scheme(target, scheme))
+      return split_absolute(target.substr(scheme.size()), out);
+  if (target == "*") return "the asterisk-form target (OPTIONS *) is not routable";
+  return "the request target is neither origin-form (/path) nor absolute-form (http://host/path)";
+}
+
+}  // namespace waypoint::beast

@@ -1,0 +1,136 @@
+// test_client: POSIX sockets and poll(), with Beast's response parser to read replies.
+#include "test_client.hpp"
+
+#include <boost/beast/http/parser.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+namespace waypoint::testing {
+namespace {
+
+namespace http = boost::beast::http;
+
+int connect_loopback(std::uint16_t port, int& error) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    error = errno;
+    return -1;
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    error = errno;
+    ::close(fd);
+    return -1;
+  }
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  error = 0;
+  return fd;
+}
+
+}  // namespace
+
+test_client::test_client(std::uint16_t port) {
+  int error = 0;
+  fd_ = connect_loopback(port, error);
+  if (fd_ < 0)
+    throw std::runtime_error(std::string("test_client: connect: ") + std::strerror(error));
+}
+
+test_client::~test_client() { close(); }
+
+void test_client::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+test_client::test_client(test_client&& other) noexcept
+    : fd_(other.fd_), buffered_(std::move(other.buffered_)) {
+  other.fd_ = -1;
+}
+
+int test_client::try_connect(std::uint16_t port) {
+  int error = 0;
+  int fd = connect_loopback(port, error);
+  if (fd >= 0) ::close(fd);
+  return error;
+}
+
+bool test_client::send(std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+long test_client::receive(std::chrono::milliseconds wait) {
+  pollfd p{fd_, POLLIN, 0};
+  int ready = ::poll(&p, 1, static_cast<int>(wait.count()));
+  if (ready == 0) return -1;
+  char chunk[16384];
+  ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+  if (n <= 0) return 0;
+  buffered_.append(chunk, static_cast<std::size_t>(n));
+  return n;
+}
+
+std::optional<reply> test_client::read(bool head) {
+  http::response_parser<http::string_body> parser;
+  parser.eager(true);
+  parser.skip(head);
+  parser.body_limit(64 * 1024 * 1024);
+  for (;;) {
+    if (!buffered_.empty()) {
+      boost::system::error_code ec;
+      std::size_t used = parser.put(boost::asio::buffer(buffered_), ec);
+      buffered_.erase(0, used);
+      if (parser.is_done()) {
+        // A 1xx interim response is returned like any other; the caller reads again.
+        return parser.release();
+      }
+      if (ec && ec != http::error::need_more) return std::nullopt;
+    }
+    if (receive(patience) <= 0) return std::nullopt;
+  }
+}
+
+bool test_client::closed_by_server(std::chrono::milliseconds wait) {
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  std::size_t start = buffered_.size();
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    long n = receive(left);
+    if (n == 0) return buffered_.size() == start;
+    if (n < 0) return false;
+  }
+}
+
+std::string request_text(std::string_view method, std::string_view target,
+                         std::string_view extra_fields, std::string_view body) {
+  std::string text;
+  text.append(method).append(" ").append(target).append(" HTTP/1.1\r\nHost: test\r\n");
+  text.append(extra_fields);
+  if (!body.empty()) text += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+  text += "\r\n";
+  text.append(body);
+  return text;
+}
+
+}  // namespace waypoint::testing
