@@ -6,6 +6,8 @@
 //   $ curl -s localhost:8080/v1/iam/users/42      {"route":"GET /v1/iam/users/{userId}",...}
 //
 // Everything else is the router's (404, 405 with Allow, redirects) and the server's.
+#include "orders.hpp"
+
 #include <waypoint/beast/router_dispatch.hpp>
 #include <waypoint/beast/server.hpp>
 
@@ -238,8 +240,10 @@ std::string_view trim(std::string_view s) {
   return s.substr(begin, s.find_last_not_of(" \t\r") - begin + 1);
 }
 
-// Registers every pattern of `table`; a bad line ends the program with its line number.
-void add_routes(wb::router& r, std::string_view table, const std::string& source) {
+// Registers every pattern of `table` with the echo handler, or with the handler `special`
+// names for that pattern; a bad line ends the program with its line number.
+void add_routes(wb::router& r, std::string_view table, const std::string& source,
+                const std::map<std::string, wb::handler, std::less<>>& special = {}) {
   std::map<std::string, std::size_t, std::less<>> line_of;
   std::size_t number = 0;
   std::istringstream lines{std::string(table)};
@@ -249,7 +253,8 @@ void add_routes(wb::router& r, std::string_view table, const std::string& source
     if (pattern.empty() || pattern.front() == '#') continue;
     std::string where = source + ":" + std::to_string(number) + ": ";
     try {
-      r.add(pattern, echo);
+      auto own = special.find(pattern);
+      r.add(pattern, own == special.end() ? wb::handler(echo) : own->second);
     } catch (const waypoint::conflict_error& e) {
       auto other = line_of.find(e.existing());
       std::string other_line = other == line_of.end() ? "?" : std::to_string(other->second);
@@ -320,8 +325,16 @@ void print_examples(const wb::router& r, const std::string& base) {
 int main(int argc, char** argv) {
   options o = parse_arguments(argc, argv);
   wb::router router;
+  // The built-in table's order endpoint is a typed JSON route of the framework layer.
+  waypoint::app::application orders({.json_body_limit = 64 * 1024});
+  waypoint::examples::add_order_routes(orders);
+  orders.freeze();
   if (o.routes_file.empty()) {
-    add_routes(router, builtin_routes, "built-in table");
+    add_routes(router, builtin_routes, "built-in table",
+               {{"POST /v1/commerce/orders",
+                 [&orders](const wb::request& req, wb::response& res, const wb::route_match&) {
+                   orders.respond(req, res);
+                 }}});
   } else {
     add_routes(router, read_file(o.routes_file), o.routes_file);
   }
@@ -344,7 +357,11 @@ int main(int argc, char** argv) {
     const auto& first = bound.front();
     std::string host =
         first.address.find(':') == std::string::npos ? first.address : "[" + first.address + "]";
-    print_examples(router, "http://" + host + ":" + std::to_string(first.port));
+    std::string base = "http://" + host + ":" + std::to_string(first.port);
+    print_examples(router, base);
+    if (o.routes_file.empty())
+      std::cout << "  curl -i " << base << "/v1/commerce/orders -H 'Content-Type: application/json'"
+                << " -d '{\"sku\":\"KB-101\",\"quantity\":2}'   # typed JSON route\n";
     std::cout << std::flush;
     server.wait();
     std::cout << "waypoint-gateway: stopped after " << server.stats().requests << " requests\n";

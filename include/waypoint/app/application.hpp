@@ -1,0 +1,233 @@
+// waypoint::app::application: routes with handlers, onion-model middleware and route
+// groups on top of the core router and Boost.Beast's message types. It answers a
+// boost::beast::http::request<string_body> with a response<string_body> directly
+// (respond()), so it runs without sockets in tests and plugs into any server as its
+// dispatch (serve.hpp plugs it into waypoint::beast::server).
+//
+//   waypoint::app::application app;
+//   app.use(waypoint::app::request_id());                    // every request
+//   auto v1 = app.group("api.example.com/v1", require_token);  // host + path prefix, a layer
+//   v1.get("/users/{id}", show_user);          // "GET api.example.com/v1/users/{id}"
+//   v1.post<new_user, user>("/users", create);  // typed JSON (waypoint/app/json.hpp)
+//   response res = app.respond(req);
+//
+// Patterns follow the core grammar (waypoint/pattern.hpp); a group's prefix may carry a
+// method, a host and a path, composed with each route's: a conflict between the composed
+// patterns throws the core's conflict_error naming both. Requests no route serves get
+// problem documents (404, 405 with Allow, 400) or the router's redirect; an OPTIONS request
+// to a path that has routes but no OPTIONS route gets 204 with Allow.
+//
+// Middleware registered with use() wraps every request, routed or not; a group's layers
+// wrap its routes only, inside the application's, in registration order. The set of
+// layers is fixed by freeze() (called by the first respond()), after which the
+// application is immutable and respond() may run on many threads.
+#pragma once
+
+#include "waypoint/app/context.hpp"
+#include "waypoint/router.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace waypoint::app {
+
+struct application_options {
+  // Typed routes answer 413 to a body longer than this. 1 MiB, like the server's default
+  // body limit, so the app's answer is what a client of the server sees.
+  std::size_t json_body_limit = 1024 * 1024;
+  // Receives one line per 500 (with the exception's text) and per access_log() entry;
+  // when empty, lines go to stderr.
+  std::function<void(std::string_view line)> logger{};
+};
+
+class application;
+class route_group;
+
+namespace detail {
+
+// A group's composed prefix and its own middleware. Node 0 is the application's root:
+// an empty prefix, and the layers of application::use().
+struct group_node {
+  std::string method;  // empty: any method
+  std::string host;    // empty: any host
+  std::string path;    // "" or "/seg/..." without a trailing slash
+  const group_node* parent = nullptr;
+  std::vector<middleware> layers;
+};
+
+// A registered route: what the router's match returns.
+struct endpoint {
+  handler fn;
+  const group_node* group = nullptr;
+  // Every layer that wraps the route, outermost (the application's first) first;
+  // built by freeze().
+  std::vector<const middleware*> chain;
+};
+
+// Typed JSON routes; defined in waypoint/app/json.hpp, which a translation unit includes
+// to register them (an "incomplete type" error below means it is missing).
+template <class In, class Out, class F>
+class json_route;
+template <class Out, class F>
+class json_output_route;
+// post<In>(pattern, fn) takes its output type from fn's result.
+struct deduced_output {};
+
+// "METHOD host/path" from a group's parts and a route's pattern text; throws
+// pattern_error when they cannot combine (two methods, two hosts, no leading '/').
+std::string compose_pattern(const group_node& group, std::string_view method,
+                            std::string_view pattern);
+
+}  // namespace detail
+
+// The registration API shared by the application and its groups. Each call returns the
+// scope, so registrations chain.
+class route_scope {
+ public:
+  // A route whose method (if any) is in the pattern: "GET /a", "/b" (every method).
+  route_scope& handle(std::string_view pattern, handler fn,
+                      std::source_location where = std::source_location::current());
+  route_scope& get(std::string_view pattern, handler fn,
+                   std::source_location where = std::source_location::current());
+  route_scope& post(std::string_view pattern, handler fn,
+                    std::source_location where = std::source_location::current());
+  route_scope& put(std::string_view pattern, handler fn,
+                   std::source_location where = std::source_location::current());
+  route_scope& patch(std::string_view pattern, handler fn,
+                     std::source_location where = std::source_location::current());
+  route_scope& del(std::string_view pattern, handler fn,
+                   std::source_location where = std::source_location::current());
+
+  // Adds a layer around every route of this scope (and, for the application, around
+  // every request). Throws std::logic_error after freeze().
+  route_scope& use(middleware layer);
+
+  // A nested scope: `prefix` ("/v1", "api.example.com/v1", "GET /admin") composed with
+  // this scope's, and `layers` around its routes.
+  template <class... Layers>
+  route_group group(std::string_view prefix, Layers&&... layers);
+
+  // Typed JSON routes (include waypoint/app/json.hpp). `fn` is fn(context&, In) -> Out or
+  // fn(In) -> Out; get and del take fn(context&) -> Out or fn() -> Out. The response is
+  // 201 for post, 200 otherwise, 204 when Out is void, unless fn sets another status.
+  template <class Out, class F>
+  route_scope& get(std::string_view pattern, F fn,
+                   std::source_location where = std::source_location::current()) {
+    return add("GET", pattern, detail::json_output_route<Out, F>(std::move(fn), 200), where);
+  }
+  template <class Out, class F>
+  route_scope& del(std::string_view pattern, F fn,
+                   std::source_location where = std::source_location::current()) {
+    return add("DELETE", pattern, detail::json_output_route<Out, F>(std::move(fn), 200), where);
+  }
+  template <class In, class Out = detail::deduced_output, class F>
+  route_scope& post(std::string_view pattern, F fn,
+                    std::source_location where = std::source_location::current()) {
+    return add("POST", pattern, detail::json_route<In, Out, F>(std::move(fn), 201), where);
+  }
+  template <class In, class Out = detail::deduced_output, class F>
+  route_scope& put(std::string_view pattern, F fn,
+                   std::source_location where = std::source_location::current()) {
+    return add("PUT", pattern, detail::json_route<In, Out, F>(std::move(fn), 200), where);
+  }
+  template <class In, class Out = detail::deduced_output, class F>
+  route_scope& patch(std::string_view pattern, F fn,
+                     std::source_location where = std::source_location::current()) {
+    return add("PATCH", pattern, detail::json_route<In, Out, F>(std::move(fn), 200), where);
+  }
+
+ protected:
+  route_scope(application& app, detail::group_node& node) noexcept : app_(&app), node_(&node) {}
+  // For the application, whose root node is a member built after this base.
+  explicit route_scope(application& app) noexcept : app_(&app), node_(nullptr) {}
+
+  route_scope& add(std::string_view method, std::string_view pattern, handler fn,
+                   const std::source_location& where);
+  route_group make_group(std::string_view prefix);
+
+  application* app_;
+  detail::group_node* node_;
+};
+
+// A scope with a prefix and its own layers; a small handle into the application, copied
+// freely, valid as long as the application.
+class route_group : public route_scope {
+ private:
+  friend class route_scope;
+  using route_scope::route_scope;
+};
+
+template <class... Layers>
+route_group route_scope::group(std::string_view prefix, Layers&&... layers) {
+  route_group g = make_group(prefix);
+  (g.use(middleware(std::forward<Layers>(layers))), ...);
+  return g;
+}
+
+class application : public route_scope {
+ public:
+  using router_type = basic_router<const detail::endpoint*>;
+
+  explicit application(application_options options = {});
+  application(const application&) = delete;
+  application& operator=(const application&) = delete;
+  ~application();
+
+  // Answers `req` into `res` (expected fresh: 200, empty body, the request's version, as
+  // waypoint::beast::server passes it). Never throws: an exception no layer handled
+  // becomes its problem document (http_error) or a logged 500. For HEAD, the body is
+  // dropped and Content-Length says its size. Safe to call from many threads.
+  void respond(const request& req, response& res) noexcept;
+  // The same into a new response.
+  response respond(const request& req);
+
+  // Fixes routes and layers; later registrations throw std::logic_error. respond() calls
+  // it on first use; call it yourself before sharing the application between threads.
+  void freeze();
+  bool frozen() const noexcept { return frozen_.load(std::memory_order_acquire); }
+
+  // Replaces the 404 answer for requests no route serves (application layers still wrap it).
+  void not_found(handler fn);
+
+  const application_options& options() const noexcept { return options_; }
+  // Writes one line to the options' logger, or to stderr.
+  void log(std::string_view line) const noexcept;
+
+  const router_type& router() const noexcept { return router_; }
+
+ private:
+  friend class route_scope;
+
+  // The endpoint of requests that no route serves: 404, 405 (or the automatic OPTIONS),
+  // redirect, 400.
+  void answer_unrouted(context& ctx) const;
+  void route(context& ctx) const noexcept;
+  void finish(context& ctx) const noexcept;
+
+  application_options options_;
+  router_type router_;
+  std::deque<detail::group_node> groups_;  // deque: nodes are referenced by address
+  std::deque<detail::endpoint> endpoints_;
+  std::vector<const middleware*> root_chain_;  // the application's layers, once frozen
+  handler unrouted_;                           // calls answer_unrouted()
+  handler not_found_;
+  std::atomic<bool> frozen_{false};
+  std::mutex freeze_mutex_;
+};
+
+// Inside a catch block: answers the exception being handled as recover() does (an
+// http_error's problem document, or a 500 whose exception text goes to the log).
+void answer_current_exception(context& ctx) noexcept;
+// Inside a catch block: the status answer_current_exception() would answer with.
+int current_exception_status() noexcept;
+
+}  // namespace waypoint::app

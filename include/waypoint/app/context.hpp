@@ -1,0 +1,410 @@
+// The per-request context of waypoint::app: one object, built on the stack of
+// application::respond(), handed by reference to every middleware layer and to the handler.
+// It carries the request, a response builder, the route's path values (raw or typed), the
+// query (parsed on first use, percent-decoded), request headers, a request id and typed
+// request-scoped values that middleware sets and handlers read.
+//
+//   app.get("/users/{id}", [](waypoint::app::context& ctx) {
+//     auto id = ctx.path_value<std::int64_t>("id");       // 400 problem when not a number
+//     auto verbose = ctx.query("verbose");                  // std::optional<std::string_view>
+//     const user& who = ctx.get<user>();                    // set by an auth middleware
+//     ctx.response().status(200).json({{"id", id}, {"by", who.name}});
+//   });
+//
+// Nothing here allocates per middleware layer: `next` is a chain index, not a closure, and
+// the context's storage (match result, query index, value slots) is fixed-size. Allocations
+// come from what a handler asks for (header fields, long bodies) and from the cold spill
+// paths named below.
+#pragma once
+
+#include "waypoint/app/http_error.hpp"
+#include "waypoint/router.hpp"
+
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <nlohmann/json_fwd.hpp>
+
+#include <array>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <new>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace waypoint::app {
+
+namespace http = boost::beast::http;
+
+using request = http::request<http::string_body>;
+using response = http::response<http::string_body>;
+
+class application;
+class context;
+
+// The rest of the chain, as seen by one middleware layer: calling it runs the inner layers
+// and the handler, and exceptions they throw come out of the call. Two words, copied
+// freely; it never allocates.
+class next {
+ public:
+  void operator()() const;
+
+ private:
+  friend class context;
+  next(context& ctx, std::uint32_t index) noexcept : ctx_(&ctx), index_(index) {}
+
+  context* ctx_;
+  std::uint32_t index_;  // the chain position this call runs
+};
+
+using handler = std::function<void(context&)>;
+using middleware = std::function<void(context&, next)>;
+
+// One decoded query parameter: "a+b=c%26d" gives name "a b", value "c&d".
+struct query_param {
+  std::string_view name;
+  std::string_view value;
+};
+
+// Builds the response in place. Every setter returns *this so calls chain:
+//   ctx.response().status(201).header("Location", url).json(order);
+class response_builder {
+ public:
+  explicit response_builder(app::response& message) noexcept : message_(&message) {}
+
+  // Throws std::invalid_argument outside 100..999.
+  response_builder& status(int code);
+  response_builder& status(http::status code) noexcept;
+  int status() const noexcept { return static_cast<int>(message_->result_int()); }
+
+  // Sets a header field, replacing any with the same name.
+  response_builder& header(std::string_view name, std::string_view value);
+  response_builder& header(http::field name, std::string_view value);
+  // Adds a header field, keeping those with the same name (Set-Cookie, Vary).
+  response_builder& append_header(std::string_view name, std::string_view value);
+  // The first value set for `name`, empty when none.
+  std::string_view header(std::string_view name) const noexcept;
+
+  response_builder& body(std::string text,
+                         std::string_view content_type = "text/plain; charset=utf-8");
+  std::string& body() noexcept { return message_->body(); }
+  // `value` serialized, with Content-Type: application/json. A template only so that the
+  // caller's nlohmann/json (and its JSON_DIAGNOSTICS setting) does the serializing.
+  template <class Json = nlohmann::json>
+  response_builder& json(const std::type_identity_t<Json>& value) {
+    return json_text(value.dump());
+  }
+  // `text`, already serialized JSON, with Content-Type: application/json.
+  response_builder& json_text(std::string text);
+  // 204 and no body.
+  response_builder& no_content() noexcept;
+  // `code` (a 3xx) with Location: `location`.
+  response_builder& redirect(int code, std::string_view location);
+  // An RFC 9457 problem document: {"type","title","status","detail"[,"pointer"]} with
+  // Content-Type: application/problem+json. Other headers already set are kept, so a
+  // request id or CORS fields survive an error.
+  response_builder& problem(int code, std::string_view detail,
+                            std::optional<std::string_view> pointer = std::nullopt);
+
+  app::response& message() noexcept { return *message_; }
+  const app::response& message() const noexcept { return *message_; }
+
+ private:
+  app::response* message_;
+};
+
+namespace detail {
+
+struct endpoint;  // a registered route: handler and middleware chain (application.hpp)
+
+// One address per type, used as the key of a request-scoped value.
+template <class T>
+struct value_key {
+  static constexpr char id = 0;
+};
+
+// Request-scoped values keyed by type: a fixed array of slots, each with inline storage,
+// searched linearly. Middleware sets a handful of values at most, so a scan of a few
+// pointers beats any map and nothing is allocated for values that fit a slot.
+class value_slots {
+ public:
+  // Eight values and 48 bytes each hold a user record, a tenant, a deadline, a trace span
+  // and a few flags; a larger or over-aligned value is heap-allocated (the cold path).
+  static constexpr std::size_t capacity = 8;
+  static constexpr std::size_t inline_bytes = 48;
+
+  value_slots() noexcept = default;
+  value_slots(const value_slots&) = delete;
+  value_slots& operator=(const value_slots&) = delete;
+  ~value_slots() { clear(); }
+
+  template <class T, class... Args>
+  T& emplace(Args&&... args) {
+    static_assert(std::is_object_v<T> && !std::is_const_v<T>, "request values are objects");
+    slot& s = vacate(&value_key<T>::id);
+    T* object;
+    if constexpr (fits_inline<T>) {
+      object = ::new (static_cast<void*>(s.storage)) T(std::forward<Args>(args)...);
+      s.destroy = [](void* p) noexcept { static_cast<T*>(p)->~T(); };
+    } else {
+      object = new T(std::forward<Args>(args)...);
+      s.destroy = [](void* p) noexcept { delete static_cast<T*>(p); };
+    }
+    s.object = object;
+    s.key = &value_key<T>::id;  // last: a throwing constructor leaves the slot free
+    return *object;
+  }
+
+  template <class T>
+  T* find() const noexcept {
+    for (std::size_t i = 0; i < used_; ++i)
+      if (slots_[i].key == &value_key<T>::id) return static_cast<T*>(slots_[i].object);
+    return nullptr;
+  }
+
+  void clear() noexcept {
+    for (std::size_t i = 0; i < used_; ++i)
+      if (slots_[i].key) slots_[i].destroy(slots_[i].object);
+    used_ = 0;
+  }
+
+ private:
+  template <class T>
+  static constexpr bool fits_inline = sizeof(T) <= inline_bytes &&
+                                      alignof(T) <= alignof(std::max_align_t);
+
+  // Invariant: a slot below used_ holds a value exactly when key is non-null.
+  struct slot {
+    const void* key;
+    void* object;
+    void (*destroy)(void*) noexcept;
+    alignas(std::max_align_t) unsigned char storage[inline_bytes];
+  };
+
+  // The slot for `key`, emptied: the one holding the key (its value destroyed), else a
+  // free one. Throws std::length_error when all are taken.
+  slot& vacate(const void* key);
+
+  std::array<slot, capacity> slots_;
+  std::size_t used_ = 0;
+};
+
+// The query split into decoded parameters on first use. Decoded text is never longer than
+// the raw query, so one buffer of the query's size holds all of it.
+class query_index {
+ public:
+  // Sixteen parameters and 512 bytes cover API queries (filters, paging, sort); longer
+  // queries spill to the heap once per request.
+  static constexpr std::size_t inline_params = 16;
+  static constexpr std::size_t inline_bytes = 512;
+
+  std::span<const query_param> params(std::string_view raw);
+
+ private:
+  void parse(std::string_view raw);
+  void push(query_param p);
+
+  // Left unconstructed until parse() fills it: a context is built per request and most
+  // requests never read their query.
+  union inline_storage {
+    inline_storage() noexcept {}
+    query_param items[inline_params];
+  };
+
+  bool parsed_ = false;
+  std::size_t count_ = 0;
+  inline_storage params_;
+  std::vector<query_param> spilled_params_;  // every parameter, once there are too many
+  char bytes_[inline_bytes];
+  std::unique_ptr<char[]> spilled_bytes_;
+};
+
+// Parses `text` as a T (integers and floating-point numbers in full, "true"/"false",
+// strings as they are); false when it is not one.
+template <class T>
+bool parse_text(std::string_view text, T& out) noexcept {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (text == "true") return out = true, true;
+    if (text == "false") return out = false, true;
+    return false;
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    if (text.empty()) return false;
+    const char* end = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), end, out);
+    return ec == std::errc() && ptr == end;
+  } else if constexpr (std::is_constructible_v<T, std::string_view>) {
+    out = T(text);
+    return true;
+  } else {
+    static_assert(std::is_arithmetic_v<T>,
+                  "path and query values convert to numbers, "
+                  "bool, std::string or std::string_view");
+    return false;
+  }
+}
+
+// Throws the 400 http_error for a path or query value that is not a `T`.
+[[noreturn]] void throw_bad_value(std::string_view where, std::string_view name,
+                                  std::string_view text, std::string_view expected);
+
+template <class T>
+constexpr std::string_view expected_name() noexcept {
+  if constexpr (std::is_same_v<T, bool>)
+    return "true or false";
+  else if constexpr (std::is_integral_v<T>)
+    return "an integer in range";
+  else if constexpr (std::is_floating_point_v<T>)
+    return "a number";
+  else
+    return "text";
+}
+
+}  // namespace detail
+
+// Longest request id kept; a longer X-Request-Id is replaced by a generated one.
+inline constexpr std::size_t max_request_id_length = 64;
+
+class context {
+ public:
+  context(application& app, const app::request& req, app::response& res) noexcept
+      : app_(&app), request_(&req), response_(res) {}
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+
+  application& app() const noexcept { return *app_; }
+
+  // --- the request -------------------------------------------------------------------
+  const app::request& request() const noexcept { return *request_; }
+  std::string_view method() const noexcept { return request_->method_string(); }
+  // The escaped path as on the request line, without the query.
+  std::string_view path() const noexcept { return path_; }
+  // The host routed on (from the target or the Host field); may carry a port.
+  std::string_view host() const noexcept { return host_; }
+  // The first value of a request header field, empty when absent.
+  std::string_view header(std::string_view name) const noexcept;
+  std::string_view header(http::field name) const noexcept;
+  const std::string& body() const noexcept { return request_->body(); }
+
+  // --- routing -----------------------------------------------------------------------
+  // matched when a route's handler runs; otherwise what the app answers.
+  match_status route_status() const noexcept { return status_; }
+  // The matched route's pattern as registered (group prefix included), e.g.
+  // "GET api.example.com/v1/users/{id}"; empty when no route matched.
+  std::string_view route_pattern() const noexcept;
+  // route_status() == method_not_allowed: the methods the path serves (GET implies HEAD).
+  method_set allowed_methods() const noexcept { return match_.allowed(); }
+  // Why the request could not be routed, when route_status() == bad_request.
+  std::string_view route_error() const noexcept { return route_error_; }
+
+  // --- path values -------------------------------------------------------------------
+  bool has_path_value(std::string_view name) const noexcept;
+  // The percent-decoded value of wildcard `name`; throws std::logic_error (a 500: a
+  // programming error) when the matched route has no such wildcard.
+  std::string_view path_value(std::string_view name) const;
+  // The value converted to T; throws a 400 http_error naming the value when it does not
+  // convert ("/users/abc" for path_value<std::int64_t>("id")).
+  template <class T>
+  T path_value(std::string_view name) const {
+    std::string_view text = path_value(name);
+    T value{};
+    if (!detail::parse_text(text, value))
+      detail::throw_bad_value("path value", name, text, detail::expected_name<T>());
+    return value;
+  }
+
+  // --- query -------------------------------------------------------------------------
+  // The raw query (after '?'), empty when none.
+  std::string_view raw_query() const noexcept { return query_; }
+  // Every parameter in order, names and values percent-decoded ('+' is a space).
+  std::span<const query_param> query_params() { return query_index_.params(query_); }
+  // The first value of `name`; nullopt when absent ("?flag" gives an empty value).
+  std::optional<std::string_view> query(std::string_view name);
+  // The first value of `name` converted to T; nullopt when absent, a 400 http_error when
+  // present but not a T.
+  template <class T>
+  std::optional<T> query_value(std::string_view name) {
+    std::optional<std::string_view> text = query(name);
+    if (!text) return std::nullopt;
+    T value{};
+    if (!detail::parse_text(*text, value))
+      detail::throw_bad_value("query parameter", name, *text, detail::expected_name<T>());
+    return value;
+  }
+
+  // --- the response ------------------------------------------------------------------
+  response_builder& response() noexcept { return response_; }
+
+  // --- request-scoped values ----------------------------------------------------------
+  // Stores a value of type T, replacing any earlier one; lives until the response is done.
+  template <class T, class... Args>
+  T& emplace(Args&&... args) {
+    return values_.emplace<T>(std::forward<Args>(args)...);
+  }
+  template <class T>
+  std::decay_t<T>& set(T&& value) {
+    return values_.emplace<std::decay_t<T>>(std::forward<T>(value));
+  }
+  // The value of type T, or nullptr when no layer set one.
+  template <class T>
+  T* find() const noexcept {
+    return values_.find<T>();
+  }
+  // The value of type T; throws std::logic_error (a 500) when none was set.
+  template <class T>
+  T& get() const {
+    if (T* value = values_.find<T>()) return *value;
+    throw_missing_value();
+  }
+
+  // --- request id --------------------------------------------------------------------
+  // This request's id: the one set by set_request_id() (request_id middleware), else one
+  // generated on first use, unique within the process.
+  std::string_view request_id();
+  // Adopts `id` when it is 1..max_request_id_length bytes of [A-Za-z0-9._:+/=-]; false
+  // (and nothing changed) otherwise.
+  bool set_request_id(std::string_view id) noexcept;
+
+ private:
+  friend class application;
+  friend class next;
+
+  // Runs chain position `index`: a middleware layer, or past the last one the endpoint.
+  void run(std::uint32_t index) {
+    if (index < chain_.size())
+      (*chain_[index])(*this, next(*this, index + 1));
+    else
+      (*endpoint_)(*this);
+  }
+
+  [[noreturn]] static void throw_missing_value();
+
+  application* app_;
+  const app::request* request_;
+  response_builder response_;
+  std::string_view path_;
+  std::string_view query_;
+  std::string_view host_;
+  match_status status_ = match_status::not_found;
+  std::string_view route_error_;
+  std::span<const middleware* const> chain_;
+  const handler* endpoint_ = nullptr;
+  basic_match_result<const detail::endpoint*> match_;
+  detail::query_index query_index_;
+  detail::value_slots values_;
+  std::uint8_t request_id_length_ = 0;
+  std::array<char, max_request_id_length> request_id_;
+};
+
+inline void next::operator()() const { ctx_->run(index_); }
+
+}  // namespace waypoint::app

@@ -1,0 +1,337 @@
+// Typed JSON routes and the decoding rules behind them. Include this header to register
+// post<In, Out>, put, patch, get<Out> and del<Out> routes; conversions are nlohmann/json's
+// to_json/from_json, found by argument-dependent lookup.
+//
+//   struct order_request { std::string sku; std::int64_t quantity = 0; };
+//   WAYPOINT_JSON_OBJECT(order_request, sku, quantity)   // to_json/from_json with pointers
+//   std::optional<std::string> validate(const order_request& o) {   // optional, by ADL
+//     if (o.quantity < 1) return "quantity must be at least 1";
+//     return std::nullopt;
+//   }
+//   app.post<order_request, order>("/orders", [](context& ctx, order_request in) {
+//     return place(in);                                   // 201 application/json
+//   });
+//
+// A request body goes through, in order (each failure is an application/problem+json
+// document, thrown as an http_error so that middleware can observe it):
+//   413  longer than application_options::json_body_limit
+//   415  Content-Type not application/json or application/<anything>+json
+//   400  not well-formed JSON; "detail" names the byte position
+//   422  a member missing or of the wrong type; "pointer" names it (RFC 6901)
+//   422  the validate() hook refused the value: its message, and a pointer if it threw
+//        validation_error with one
+// json_field() (used by WAYPOINT_JSON_OBJECT) reports exact pointers for nested members,
+// and is strict where nlohmann/json is lenient: an integer member refuses 1.5 and values
+// out of its type's range. A from_json written with plain j.at(...) works too; its errors
+// carry a pointer when nlohmann/json is built with JSON_DIAGNOSTICS=1, else only the
+// message.
+#pragma once
+
+#include "waypoint/app/application.hpp"
+#include "waypoint/app/http_error.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <concepts>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace waypoint::app {
+
+template <class T>
+void json_field(const nlohmann::json& object, std::string_view name, T& out);
+template <class T>
+T read_json(context& ctx);
+
+namespace detail {
+
+// Non-template parts, compiled once in src/app/json.cpp. They take no nlohmann/json type:
+// a translation unit built with JSON_DIAGNOSTICS=1 uses another nlohmann ABI (another
+// inline namespace), and must link against the same library as one built without.
+
+// The 413 and 415 checks of a JSON request body.
+void check_json_request(context& ctx);
+// The 400 for a body that is not JSON; `byte` as nlohmann/json counts it (1-based).
+[[noreturn]] void throw_malformed_json(std::size_t byte, std::string_view message);
+// A conversion error from nlohmann/json (`id` and what()) as a 422. `pointer` names the
+// value at fault when the caller knows it; otherwise a JSON_DIAGNOSTICS prefix in the
+// message is used when present.
+[[noreturn]] void throw_conversion_error(int id, std::string_view message,
+                                         std::optional<std::string> pointer = std::nullopt);
+// 422s naming the value itself (pointer ""); json_field() prefixes the member.
+[[noreturn]] void throw_wrong_type(std::string_view type_name, std::string_view expected);
+[[noreturn]] void throw_out_of_range(std::string_view value, std::string_view range);
+[[noreturn]] void throw_missing_member(std::string_view name);
+// "/" + name with '~' and '/' escaped (RFC 6901).
+std::string pointer_token(std::string_view name);
+
+// The request body as a JSON document, after the 413, 415 and 400 checks. An out
+// parameter, so that its mangled name carries the nlohmann ABI of the caller.
+inline void parse_json_body(context& ctx, nlohmann::json& out) {
+  check_json_request(ctx);
+  try {
+    out = nlohmann::json::parse(ctx.body());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw_malformed_json(e.byte, e.what());
+  }
+}
+
+template <class T>
+struct is_optional : std::false_type {};
+template <class T>
+struct is_optional<std::optional<T>> : std::true_type {};
+template <class T>
+struct is_vector : std::false_type {};
+template <class T, class A>
+struct is_vector<std::vector<T, A>> : std::true_type {};
+
+template <class T>
+[[noreturn]] void throw_integer_out_of_range(const nlohmann::json& value) {
+  throw_out_of_range(value.dump(), std::to_string(std::numeric_limits<T>::min()) + " to " +
+                                       std::to_string(std::numeric_limits<T>::max()));
+}
+
+template <class T>
+void read_integer(const nlohmann::json& value, T& out) {
+  if (!value.is_number_integer()) throw_wrong_type(value.type_name(), "an integer");
+  if (value.is_number_unsigned()) {
+    auto v = value.get<std::uint64_t>();
+    if (!std::in_range<T>(v)) throw_integer_out_of_range<T>(value);
+    out = static_cast<T>(v);
+  } else {
+    auto v = value.get<std::int64_t>();
+    if (!std::in_range<T>(v)) throw_integer_out_of_range<T>(value);
+    out = static_cast<T>(v);
+  }
+}
+
+// Reads `value` into `out`: strictly for the standard types, through from_json (ADL)
+// otherwise. Errors are validation_errors whose pointer is relative to `value`.
+template <class T>
+void read_value(const nlohmann::json& value, T& out) {
+  if constexpr (is_optional<T>::value) {
+    if (value.is_null()) {
+      out.reset();
+      return;
+    }
+    typename T::value_type inner{};
+    read_value(value, inner);
+    out = std::move(inner);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (!value.is_boolean()) throw_wrong_type(value.type_name(), "a boolean");
+    out = value.get<bool>();
+  } else if constexpr (std::is_integral_v<T>) {
+    read_integer(value, out);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!value.is_number()) throw_wrong_type(value.type_name(), "a number");
+    out = value.get<T>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!value.is_string()) throw_wrong_type(value.type_name(), "a string");
+    out = value.get_ref<const std::string&>();
+  } else if constexpr (is_vector<T>::value) {
+    if (!value.is_array()) throw_wrong_type(value.type_name(), "an array");
+    out.clear();
+    out.reserve(value.size());
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      typename T::value_type element{};
+      try {
+        read_value(value[i], element);
+      } catch (validation_error& e) {
+        e.prefix_pointer("/" + std::to_string(i));
+        throw;
+      }
+      out.push_back(std::move(element));
+    }
+  } else {
+    value.get_to(out);
+  }
+}
+
+// `value` as JSON; std::optional (empty: null) and std::vector of them included, which
+// nlohmann/json 3.11 does not convert by itself.
+template <class T>
+nlohmann::json write_value(const T& value) {
+  if constexpr (is_optional<T>::value) {
+    return value ? write_value(*value) : nlohmann::json(nullptr);
+  } else if constexpr (is_vector<T>::value) {
+    nlohmann::json array = nlohmann::json::array();
+    for (const auto& element : value) array.push_back(write_value(element));
+    return array;
+  } else {
+    return nlohmann::json(value);
+  }
+}
+
+// The body converted to T, as a 422 when it does not convert.
+template <class T>
+T convert_body(const nlohmann::json& document) {
+  try {
+    if constexpr (std::is_default_constructible_v<T>) {
+      T value{};
+      read_value(document, value);
+      return value;
+    } else {
+      return document.get<T>();
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw_conversion_error(e.id, e.what());
+  }
+}
+
+// The validation hook, found only by argument-dependent lookup: the deleted overload
+// hides any `validate` of enclosing namespaces.
+namespace hook {
+void validate() = delete;
+
+template <class T>
+concept has_validate = requires(const T& value) {
+  validate(value);
+};
+
+// validate(value) may return void (and throw validation_error), or something optional-like
+// (std::optional<std::string>, or std::optional<validation_error> to carry a pointer)
+// whose presence means the value is refused.
+template <class T>
+void run_validate(const T& value) {
+  if constexpr (has_validate<T>) {
+    using result = decltype(validate(value));
+    if constexpr (std::is_void_v<result>) {
+      validate(value);
+    } else {
+      auto problem = validate(value);
+      if (!problem) return;
+      using reason = std::decay_t<decltype(*problem)>;
+      if constexpr (std::is_base_of_v<http_error, reason>)
+        throw *problem;
+      else
+        throw validation_error(std::string(*problem));
+    }
+  }
+}
+}  // namespace hook
+
+// Calls fn with the context when it takes one.
+template <class F, class... Args>
+decltype(auto) call_handler(F& fn, context& ctx, Args&&... args) {
+  if constexpr (std::is_invocable_v<F&, context&, Args&&...>)
+    return std::invoke(fn, ctx, std::forward<Args>(args)...);
+  else
+    return std::invoke(fn, std::forward<Args>(args)...);
+}
+
+// Runs `produce` and writes its result with `default_status`; void results answer 204.
+template <class Out, class Produce>
+void write_result(context& ctx, int default_status, Produce&& produce) {
+  using produced = decltype(produce());
+  using result = std::conditional_t<std::is_same_v<Out, deduced_output>, produced, Out>;
+  if constexpr (std::is_void_v<result>) {
+    ctx.response().status(204);
+    produce();
+  } else {
+    ctx.response().status(default_status);
+    result out = produce();
+    ctx.response().json(nlohmann::json(out));
+  }
+}
+
+template <class In, class Out, class F>
+class json_route {
+ public:
+  json_route(F fn, int default_status) : fn_(std::move(fn)), default_status_(default_status) {}
+
+  void operator()(context& ctx) {
+    In input = read_json<In>(ctx);
+    write_result<Out>(ctx, default_status_,
+                      [&]() -> decltype(auto) { return call_handler(fn_, ctx, std::move(input)); });
+  }
+
+ private:
+  F fn_;
+  int default_status_;
+};
+
+template <class Out, class F>
+class json_output_route {
+ public:
+  json_output_route(F fn, int default_status)
+      : fn_(std::move(fn)), default_status_(default_status) {}
+
+  void operator()(context& ctx) {
+    write_result<Out>(ctx, default_status_,
+                      [&]() -> decltype(auto) { return call_handler(fn_, ctx); });
+  }
+
+ private:
+  F fn_;
+  int default_status_;
+};
+
+}  // namespace detail
+
+// Reads member `name` of `object` into `out`, for from_json functions. A missing member is
+// a 422 naming it, unless `out` is a std::optional (then left empty, as for null); a
+// wrong type is a 422 naming the member, or the nested value at fault.
+template <class T>
+void json_field(const nlohmann::json& object, std::string_view name, T& out) {
+  if (!object.is_object()) detail::throw_wrong_type(object.type_name(), "an object");
+  auto it = object.find(name);
+  if (it == object.end()) {
+    if constexpr (detail::is_optional<T>::value) {
+      out.reset();
+      return;
+    } else {
+      detail::throw_missing_member(name);
+    }
+  }
+  try {
+    detail::read_value(*it, out);
+  } catch (validation_error& e) {
+    e.prefix_pointer(detail::pointer_token(name));
+    throw;
+  } catch (const nlohmann::json::exception& e) {
+    detail::throw_conversion_error(e.id, e.what(), detail::pointer_token(name));
+  }
+}
+
+// Sets member `name` of `object` to `value`, for to_json functions; an empty std::optional
+// is written as null.
+template <class T>
+void json_put(nlohmann::json& object, std::string_view name, const T& value) {
+  object[name] = detail::write_value(value);
+}
+
+// The request body decoded as T with the typed routes' rules (413, 415, 400, 422 and the
+// validate() hook), for hand-written handlers.
+template <class T>
+T read_json(context& ctx) {
+  nlohmann::json document;
+  detail::parse_json_body(ctx, document);
+  T value = detail::convert_body<T>(document);
+  detail::hook::run_validate(value);
+  return value;
+}
+
+}  // namespace waypoint::app
+
+// Defines to_json and from_json for a struct's members, like nlohmann/json's
+// NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE, with from_json going through json_field() so that
+// errors name members as JSON Pointers. Use it at namespace scope, next to the type.
+#define WAYPOINT_JSON_FROM_MEMBER(member) \
+  ::waypoint::app::json_field(nlohmann_json_j, #member, nlohmann_json_t.member);
+#define WAYPOINT_JSON_TO_MEMBER(member) \
+  ::waypoint::app::json_put(nlohmann_json_j, #member, nlohmann_json_t.member);
+#define WAYPOINT_JSON_OBJECT(Type, ...)                                                 \
+  inline void to_json(nlohmann::json& nlohmann_json_j, const Type& nlohmann_json_t) {   \
+    nlohmann_json_j = nlohmann::json::object();                                         \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_TO_MEMBER, __VA_ARGS__))     \
+  }                                                                                     \
+  inline void from_json(const nlohmann::json& nlohmann_json_j, Type& nlohmann_json_t) { \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_FROM_MEMBER, __VA_ARGS__))   \
+  }

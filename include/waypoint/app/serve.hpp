@@ -1,0 +1,30 @@
+// Serving an application with waypoint::beast::server: the application is the server's
+// dispatch.
+//
+//   waypoint::app::application app;
+//   ...routes...
+//   waypoint::beast::server_options options;
+//   options.listen = {{"0.0.0.0", 8080}};
+//   waypoint::app::serve(app, options);            // until SIGINT/SIGTERM, then drains
+//
+// or, to own the server (tests, several apps, custom stop):
+//   waypoint::beast::server s(options, waypoint::app::dispatch_to(app));
+//   s.start(); ... s.stop(); s.wait();
+//
+// Keep json_body_limit at or below server_options::max_body_bytes, so that the 413 a
+// client gets is the app's problem document rather than the server's.
+#pragma once
+
+#include "waypoint/app/application.hpp"
+#include "waypoint/beast/server.hpp"
+
+namespace waypoint::app {
+
+// The server dispatch that answers with `app` (frozen here); `app` must outlive the server.
+beast::dispatch_function dispatch_to(application& app);
+
+// Freezes `app`, runs a server with `options` until it stops (SIGINT/SIGTERM unless
+// options.handle_signals is false), and returns after the graceful drain.
+void serve(application& app, const beast::server_options& options);
+
+}  // namespace waypoint::app

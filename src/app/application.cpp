@@ -1,0 +1,393 @@
+// The application: registration with prefix composition, freezing the middleware chains,
+// and respond(), the one entry point per request.
+#include "waypoint/app/application.hpp"
+
+#include "waypoint/beast/target.hpp"
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace waypoint::app {
+namespace {
+
+// A pattern's text split per the core grammar "[METHOD ][HOST]/[PATH]".
+struct pattern_parts {
+  std::string_view method;
+  std::string_view host;
+  std::string_view path;  // from the first '/', or empty
+};
+
+pattern_parts split_pattern(std::string_view text) noexcept {
+  pattern_parts parts;
+  std::string_view rest = text;
+  if (std::size_t blank = text.find_first_of(" \t"); blank != std::string_view::npos) {
+    parts.method = text.substr(0, blank);
+    std::size_t after = text.find_first_not_of(" \t", blank);
+    rest = after == std::string_view::npos ? std::string_view() : text.substr(after);
+  }
+  std::size_t slash = rest.find('/');
+  parts.host = rest.substr(0, slash);
+  if (slash != std::string_view::npos) parts.path = rest.substr(slash);
+  return parts;
+}
+
+[[noreturn]] void refuse(pattern_errc code, std::string_view pattern, std::string problem) {
+  throw pattern_error(code, 0, pattern, problem);
+}
+
+// The one method of two (either may be empty: any method), or a pattern_error.
+std::string_view combine_method(std::string_view outer, std::string_view inner,
+                                std::string_view pattern, std::string_view what) {
+  if (outer.empty() || outer == inner) return inner;
+  if (inner.empty()) return outer;
+  refuse(pattern_errc::bad_method, pattern,
+         std::string(what) + " names method " + std::string(inner) + " inside a scope of method " +
+             std::string(outer));
+}
+
+std::string_view combine_host(std::string_view outer, std::string_view inner,
+                              std::string_view pattern) {
+  if (outer.empty() || outer == inner) return inner;
+  if (inner.empty()) return outer;
+  refuse(pattern_errc::missing_slash, pattern,
+         "the pattern names host " + std::string(inner) + " inside a group of host " +
+             std::string(outer) + " (is the leading '/' of the path missing?)");
+}
+
+std::string join_pattern(std::string_view method, std::string_view host, std::string_view path) {
+  std::string text;
+  text.reserve(method.size() + 1 + host.size() + path.size());
+  if (!method.empty()) {
+    text.append(method);
+    text += ' ';
+  }
+  text.append(host);
+  text.append(path);
+  return text;
+}
+
+// The Allow value of a path with the automatic OPTIONS added, in the router's byte order.
+std::string allow_with_options(const method_set& methods) {
+  std::string allow;
+  bool placed = false;
+  auto add = [&](std::string_view m) {
+    if (!allow.empty()) allow += ", ";
+    allow.append(m);
+  };
+  methods.for_each([&](std::string_view m) {
+    if (m == "OPTIONS") {
+      placed = true;
+    } else if (!placed && m > "OPTIONS") {
+      add("OPTIONS");
+      placed = true;
+    }
+    add(m);
+  });
+  if (!placed) add("OPTIONS");
+  return allow;
+}
+
+constexpr std::string_view generic_500 =
+    "the server could not complete the request; the error is logged with the request id";
+
+void log_failure(context& ctx, std::string_view what) noexcept {
+  try {
+    std::string line = "waypoint: 500 for ";
+    line.append(ctx.method());
+    line += ' ';
+    line.append(ctx.path());
+    line += " (route \"";
+    line.append(ctx.route_pattern());
+    line += "\", request id ";
+    line.append(ctx.request_id());
+    line += "): ";
+    line.append(what);
+    ctx.app().log(line);
+  } catch (...) {
+    ctx.app().log("waypoint: 500, and no memory to describe it");
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+std::string compose_pattern(const group_node& group, std::string_view method,
+                            std::string_view pattern) {
+  pattern_parts parts = split_pattern(pattern);
+  // "users" would read as a host; only an empty pattern (the prefix itself) has no '/'.
+  if (parts.path.empty() && !parts.host.empty())
+    refuse(pattern_errc::missing_slash, pattern, "the path must begin with '/'");
+  std::string_view route_method = combine_method(method, parts.method, pattern, "the pattern");
+  std::string_view final_method = combine_method(group.method, route_method, pattern, "the route");
+  std::string_view host = combine_host(group.host, parts.host, pattern);
+  std::string path = group.path;
+  path.append(parts.path);
+  return join_pattern(final_method, host, path);
+}
+
+}  // namespace detail
+
+// --- registration -------------------------------------------------------------------
+
+route_scope& route_scope::add(std::string_view method, std::string_view pattern, handler fn,
+                              const std::source_location& where) {
+  application& app = *app_;
+  if (app.frozen()) throw std::logic_error("waypoint::app: route added after freeze()");
+  if (!fn) throw std::invalid_argument("waypoint::app: empty handler");
+  std::string text = detail::compose_pattern(*node_, method, pattern);
+  detail::endpoint& ep = app.endpoints_.emplace_back();
+  ep.fn = std::move(fn);
+  ep.group = node_;
+  try {
+    app.router_.add(text, &ep, where);
+  } catch (...) {
+    app.endpoints_.pop_back();
+    throw;
+  }
+  return *this;
+}
+
+route_scope& route_scope::handle(std::string_view pattern, handler fn, std::source_location where) {
+  return add({}, pattern, std::move(fn), where);
+}
+route_scope& route_scope::get(std::string_view pattern, handler fn, std::source_location where) {
+  return add("GET", pattern, std::move(fn), where);
+}
+route_scope& route_scope::post(std::string_view pattern, handler fn, std::source_location where) {
+  return add("POST", pattern, std::move(fn), where);
+}
+route_scope& route_scope::put(std::string_view pattern, handler fn, std::source_location where) {
+  return add("PUT", pattern, std::move(fn), where);
+}
+route_scope& route_scope::patch(std::string_view pattern, handler fn, std::source_location where) {
+  return add("PATCH", pattern, std::move(fn), where);
+}
+route_scope& route_scope::del(std::string_view pattern, handler fn, std::source_location where) {
+  return add("DELETE", pattern, std::move(fn), where);
+}
+
+route_scope& route_scope::use(middleware layer) {
+  if (app_->frozen()) throw std::logic_error("waypoint::app: use() after freeze()");
+  if (!layer) throw std::invalid_argument("waypoint::app: empty middleware");
+  node_->layers.push_back(std::move(layer));
+  return *this;
+}
+
+route_group route_scope::make_group(std::string_view prefix) {
+  application& app = *app_;
+  if (app.frozen()) throw std::logic_error("waypoint::app: group() after freeze()");
+  pattern_parts parts = split_pattern(prefix);
+  std::string_view method = combine_method(node_->method, parts.method, prefix, "the group");
+  std::string_view host = combine_host(node_->host, parts.host, prefix);
+  std::string path = node_->path;
+  path.append(parts.path);
+  while (!path.empty() && path.back() == '/') path.pop_back();  // routes bring their own '/'
+  // The prefix must parse as the start of a pattern: "/v1/{id" fails here, not later.
+  (void)parse_pattern(join_pattern(method, host, path + "/"));
+  detail::group_node& child = app.groups_.emplace_back();
+  child.method = std::string(method);
+  child.host = std::string(host);
+  child.path = std::move(path);
+  child.parent = node_;
+  return route_group(app, child);
+}
+
+// --- the application ----------------------------------------------------------------
+
+application::application(application_options options)
+    : route_scope(*this), options_(std::move(options)) {
+  node_ = &groups_.emplace_back();  // the root: members exist only now, after the base
+  unrouted_ = [this](context& ctx) { answer_unrouted(ctx); };
+}
+
+application::~application() = default;
+
+void application::not_found(handler fn) {
+  if (frozen()) throw std::logic_error("waypoint::app: not_found() after freeze()");
+  not_found_ = std::move(fn);
+}
+
+void application::freeze() {
+  std::lock_guard lock(freeze_mutex_);
+  if (frozen_.load(std::memory_order_relaxed)) return;
+  auto chain_of = [](const detail::group_node* node) {
+    std::vector<const detail::group_node*> path;
+    for (; node; node = node->parent) path.push_back(node);
+    std::vector<const middleware*> chain;
+    for (auto it = path.rbegin(); it != path.rend(); ++it)
+      for (const middleware& layer : (*it)->layers) chain.push_back(&layer);
+    return chain;
+  };
+  root_chain_ = chain_of(&groups_.front());
+  for (detail::endpoint& ep : endpoints_) ep.chain = chain_of(ep.group);
+  router_.freeze();
+  frozen_.store(true, std::memory_order_release);
+}
+
+void application::log(std::string_view line) const noexcept {
+  if (options_.logger) {
+    try {
+      options_.logger(line);
+      return;
+    } catch (...) {
+      // A failing logger must not fail the request; fall back to stderr.
+    }
+  }
+  std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+}
+
+response application::respond(const request& req) {
+  response res{http::status::ok, req.version()};
+  respond(req, res);
+  return res;
+}
+
+void application::respond(const request& req, response& res) noexcept {
+  try {
+    if (!frozen()) freeze();
+  } catch (...) {
+    res.result(http::status::internal_server_error);
+    log("waypoint: could not freeze the application (out of memory)");
+    return;
+  }
+  context ctx(*this, req, res);
+  route(ctx);
+  try {
+    ctx.run(0);
+  } catch (...) {
+    answer_current_exception(ctx);
+  }
+  finish(ctx);
+}
+
+void application::route(context& ctx) const noexcept {
+  const request& req = ctx.request();
+  beast::request_head head;
+  head.method = req.method_string();
+  head.target = req.target();
+  head.host_fields = req.count(http::field::host);
+  if (head.host_fields != 0) head.host = req.find(http::field::host)->value();
+  head.version = req.version();
+  ctx.chain_ = root_chain_;
+  ctx.endpoint_ = &unrouted_;
+  beast::request_target target;
+  if (const char* why = beast::resolve_target(head, target)) {
+    ctx.path_ = head.target;
+    ctx.status_ = match_status::bad_request;
+    ctx.route_error_ = why;
+    return;
+  }
+  ctx.path_ = target.path;
+  ctx.query_ = target.query;
+  ctx.host_ = target.host;
+  router_.match(head.method, target.path, target.host, ctx.match_);
+  ctx.status_ = ctx.match_.status();
+  if (ctx.status_ == match_status::matched) {
+    const detail::endpoint* ep = ctx.match_.handler();
+    ctx.chain_ = ep->chain;
+    ctx.endpoint_ = &ep->fn;
+  } else if (ctx.status_ == match_status::bad_request) {
+    ctx.route_error_ = ctx.match_.error();
+  }
+}
+
+void application::answer_unrouted(context& ctx) const {
+  response_builder& res = ctx.response();
+  switch (ctx.route_status()) {
+    case match_status::matched:
+      throw std::logic_error("waypoint::app: unrouted answer for a matched request");
+    case match_status::not_found:
+      if (not_found_)
+        not_found_(ctx);
+      else
+        res.problem(404, "no route serves this path");
+      return;
+    case match_status::method_not_allowed: {
+      std::string allow = allow_with_options(ctx.allowed_methods());
+      res.header(http::field::allow, allow);
+      if (ctx.method() == "OPTIONS") {
+        res.no_content();
+        return;
+      }
+      std::string detail = "the path does not serve ";
+      detail.append(ctx.method());
+      detail += "; it serves ";
+      detail += allow;
+      res.problem(405, detail);
+      return;
+    }
+    case match_status::redirect: {
+      std::string location(ctx.match_.location_path());
+      if (!ctx.raw_query().empty()) {
+        location += '?';
+        location.append(ctx.raw_query());
+      }
+      res.redirect(ctx.match_.redirect_status(), location);
+      return;
+    }
+    case match_status::bad_request:
+      res.problem(400, ctx.route_error());
+      return;
+  }
+}
+
+void application::finish(context& ctx) const noexcept {
+  response& res = ctx.response().message();
+  unsigned status = res.result_int();
+  if (status < 200 || status == 204 || status == 304) {
+    res.body().clear();  // these statuses never carry content (RFC 9110 6.4.1)
+    return;
+  }
+  if (ctx.method() == "HEAD") {
+    try {
+      res.content_length(res.body().size());
+    } catch (...) {
+      // Without memory for the field the server still sends a valid (empty) answer.
+    }
+    res.body().clear();
+  }
+}
+
+// --- exceptions ---------------------------------------------------------------------
+
+void answer_current_exception(context& ctx) noexcept {
+  try {
+    try {
+      throw;
+    } catch (const http_error& e) {
+      int status = e.status();
+      if (status < 400 || status > 599) {
+        log_failure(ctx, "http_error with status " + std::to_string(status) + ": " + e.detail());
+        ctx.response().problem(500, generic_500);
+        return;
+      }
+      std::optional<std::string_view> pointer;
+      if (e.pointer()) pointer = *e.pointer();
+      ctx.response().problem(status, e.detail(), pointer);
+    } catch (const std::exception& e) {
+      log_failure(ctx, e.what());
+      ctx.response().problem(500, generic_500);
+    } catch (...) {
+      log_failure(ctx, "an exception not derived from std::exception");
+      ctx.response().problem(500, generic_500);
+    }
+  } catch (...) {
+    // Writing the problem document failed (no memory): a bare 500 still answers.
+    response& res = ctx.response().message();
+    res.result(http::status::internal_server_error);
+    res.body().clear();
+  }
+}
+
+int current_exception_status() noexcept {
+  try {
+    throw;
+  } catch (const http_error& e) {
+    return e.status() >= 400 && e.status() <= 599 ? e.status() : 500;
+  } catch (...) {
+    return 500;
+  }
+}
+
+}  // namespace waypoint::app

@@ -1,0 +1,123 @@
+// The non-template half of typed JSON routes: the request checks (413, 415), and turning
+// parse and conversion failures into 400 and 422 problems. Nothing here names a
+// nlohmann/json type (see json.hpp), so it serves callers built with or without
+// JSON_DIAGNOSTICS.
+#include "waypoint/app/json.hpp"
+
+#include <cctype>
+
+namespace waypoint::app::detail {
+namespace {
+
+bool equals_lowercase(std::string_view text, std::string_view lower) noexcept {
+  if (text.size() != lower.size()) return false;
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(text[i])) != lower[i]) return false;
+  return true;
+}
+
+std::string_view trim(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// application/json or application/<anything>+json (RFC 6839), parameters ignored, case
+// ignored as media types are case-insensitive.
+bool is_json_media_type(std::string_view content_type) noexcept {
+  std::string_view type = trim(content_type.substr(0, content_type.find(';')));
+  constexpr std::string_view application = "application/";
+  if (type.size() <= application.size()) return false;
+  if (!equals_lowercase(type.substr(0, application.size()), application)) return false;
+  std::string_view subtype = type.substr(application.size());
+  if (equals_lowercase(subtype, "json")) return true;
+  return subtype.size() > 5 && equals_lowercase(subtype.substr(subtype.size() - 5), "+json");
+}
+
+// nlohmann/json's what() without its "[json.exception.type_error.302] " prefix.
+std::string_view without_id(std::string_view what) noexcept {
+  if (what.starts_with("[json.exception.")) {
+    std::size_t close = what.find("] ");
+    if (close != std::string_view::npos) what.remove_prefix(close + 2);
+  }
+  return what;
+}
+
+// JSON_DIAGNOSTICS builds prefix messages with "(/pointer) "; splits that off.
+std::optional<std::string> take_diagnostics_pointer(std::string_view& message) {
+  if (!message.starts_with("(/")) return std::nullopt;
+  std::size_t close = message.find(") ");
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string pointer(message.substr(1, close - 1));
+  message.remove_prefix(close + 2);
+  return pointer;
+}
+
+std::string with_article(std::string_view type_name) {
+  if (type_name == "null") return "null";
+  if (type_name == "object" || type_name == "array") return "an " + std::string(type_name);
+  return "a " + std::string(type_name);
+}
+
+}  // namespace
+
+void check_json_request(context& ctx) {
+  std::size_t limit = ctx.app().options().json_body_limit;
+  if (ctx.body().size() > limit)
+    throw http_error(413, "the body is " + std::to_string(ctx.body().size()) +
+                              " bytes; this endpoint accepts at most " + std::to_string(limit));
+  std::string_view content_type = ctx.header(http::field::content_type);
+  if (content_type.empty()) throw http_error(415, "the body needs Content-Type: application/json");
+  if (!is_json_media_type(content_type))
+    throw http_error(415, "Content-Type \"" + std::string(content_type) +
+                              "\" is not JSON; send application/json");
+}
+
+void throw_malformed_json(std::size_t byte, std::string_view message) {
+  throw http_error(400, "malformed JSON at byte " + std::to_string(byte) + ": " +
+                            std::string(without_id(message)));
+}
+
+void throw_conversion_error(int id, std::string_view message, std::optional<std::string> pointer) {
+  std::string_view text = without_id(message);
+  std::optional<std::string> diagnosed = take_diagnostics_pointer(text);
+  // out_of_range.403 is "key 'name' not found": the pointer names the object, the key
+  // is the member.
+  constexpr int missing_key = 403;
+  if (id == missing_key && text.starts_with("key '") && text.ends_with("' not found")) {
+    std::string_view key = text.substr(5, text.size() - 5 - 11);
+    if (!pointer && diagnosed) pointer = *diagnosed + pointer_token(key);
+    throw validation_error("missing member \"" + std::string(key) + "\"", std::move(pointer));
+  }
+  if (!pointer) pointer = std::move(diagnosed);
+  throw validation_error(std::string(text), std::move(pointer));
+}
+
+void throw_wrong_type(std::string_view type_name, std::string_view expected) {
+  throw validation_error("must be " + std::string(expected) + ", not " + with_article(type_name),
+                         std::string());
+}
+
+void throw_out_of_range(std::string_view value, std::string_view range) {
+  throw validation_error(std::string(value) + " is out of range (" + std::string(range) + ")",
+                         std::string());
+}
+
+void throw_missing_member(std::string_view name) {
+  throw validation_error("missing member \"" + std::string(name) + "\"", pointer_token(name));
+}
+
+std::string pointer_token(std::string_view name) {
+  std::string token = "/";
+  for (char c : name) {
+    if (c == '~')
+      token += "~0";
+    else if (c == '/')
+      token += "~1";
+    else
+      token += c;
+  }
+  return token;
+}
+
+}  // namespace waypoint::app::detail

@@ -1,0 +1,117 @@
+// The response builder, and the RFC 9457 problem documents every error answer uses.
+#include "waypoint/app/context.hpp"
+
+#include "json_text.hpp"
+
+#include <stdexcept>
+
+namespace waypoint::app {
+namespace {
+
+// RFC 9110's reason phrases for the statuses errors use ("Content Too Large" and
+// "Unprocessable Content" where Beast still has the RFC 7231 names); Beast's otherwise.
+std::string_view title_of(int status) noexcept {
+  switch (status) {
+    case 413:
+      return "Content Too Large";
+    case 422:
+      return "Unprocessable Content";
+    default:
+      break;
+  }
+  auto reason = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
+  std::string_view text(reason.data(), reason.size());
+  return text == "<unknown-status>" ? std::string_view("Error") : text;
+}
+
+}  // namespace
+
+response_builder& response_builder::status(int code) {
+  if (code < 100 || code > 999)
+    throw std::invalid_argument("waypoint::app: status " + std::to_string(code) +
+                                " is not a three-digit HTTP status");
+  message_->result(static_cast<unsigned>(code));
+  return *this;
+}
+
+response_builder& response_builder::status(http::status code) noexcept {
+  message_->result(code);
+  return *this;
+}
+
+response_builder& response_builder::header(std::string_view name, std::string_view value) {
+  message_->set(name, value);
+  return *this;
+}
+
+response_builder& response_builder::header(http::field name, std::string_view value) {
+  message_->set(name, value);
+  return *this;
+}
+
+response_builder& response_builder::append_header(std::string_view name, std::string_view value) {
+  message_->insert(name, value);
+  return *this;
+}
+
+std::string_view response_builder::header(std::string_view name) const noexcept {
+  auto it = message_->find(name);
+  return it == message_->end() ? std::string_view() : std::string_view(it->value());
+}
+
+response_builder& response_builder::body(std::string text, std::string_view content_type) {
+  message_->body() = std::move(text);
+  message_->set(http::field::content_type, content_type);
+  return *this;
+}
+
+response_builder& response_builder::json_text(std::string text) {
+  message_->body() = std::move(text);
+  message_->set(http::field::content_type, "application/json");
+  return *this;
+}
+
+response_builder& response_builder::no_content() noexcept {
+  message_->result(http::status::no_content);
+  message_->body().clear();
+  return *this;
+}
+
+response_builder& response_builder::redirect(int code, std::string_view location) {
+  if (code < 300 || code > 399)
+    throw std::invalid_argument("waypoint::app: redirect status " + std::to_string(code) +
+                                " is not a 3xx");
+  status(code);
+  message_->set(http::field::location, location);
+  message_->body().clear();
+  return *this;
+}
+
+response_builder& response_builder::problem(int code, std::string_view text,
+                                            std::optional<std::string_view> pointer) {
+  status(code);
+  // The fields that described a body the handler may have started are not this body's.
+  message_->erase(http::field::content_encoding);
+  message_->erase(http::field::content_language);
+  message_->erase(http::field::etag);
+  message_->erase(http::field::last_modified);
+  message_->set(http::field::content_type, "application/problem+json");
+  // Written by hand: one string, sized once, instead of a JSON object per error.
+  std::string& out = message_->body();
+  out.clear();
+  out.reserve(96 + text.size() + (pointer ? pointer->size() : 0));
+  out += R"({"type":"about:blank","title":)";
+  detail::append_json_string(out, title_of(code));
+  out += R"(,"status":)";
+  out += std::to_string(code);
+  out += R"(,"detail":)";
+  detail::append_json_string(out, text);
+  if (pointer) {
+    out += R"(,"pointer":)";
+    detail::append_json_string(out, *pointer);
+  }
+  out += '}';
+  return *this;
+}
+
+}  // namespace waypoint::app

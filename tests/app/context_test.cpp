@@ -1,0 +1,407 @@
+// context.hpp: path values (raw and typed), query decoding, request headers,
+// request-scoped values, request ids and the response builder.
+#include "app_test_support.hpp"
+
+#include <waypoint/app/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace waypoint::app;
+using namespace waypoint::app::testing;
+
+// --- typed path values --------------------------------------------------------------
+
+struct path_value_row {
+  const char* rule;
+  const char* target;
+  int status;
+  const char* body;  // the value as the handler printed it, or a substring of the detail
+};
+
+class TypedPathValue : public ::testing::TestWithParam<path_value_row> {};
+
+TEST_P(TypedPathValue, ConvertsOrAnswers400) {
+  const path_value_row& row = GetParam();
+  application app;
+  app.get("/i64/{v}", [](context& ctx) {
+    ctx.response().body(std::to_string(ctx.path_value<std::int64_t>("v")));
+  });
+  app.get("/u8/{v}", [](context& ctx) {
+    ctx.response().body(std::to_string(ctx.path_value<std::uint8_t>("v")));
+  });
+  app.get("/f64/{v}",
+          [](context& ctx) { ctx.response().body(std::to_string(ctx.path_value<double>("v"))); });
+  app.get("/bool/{v}",
+          [](context& ctx) { ctx.response().body(ctx.path_value<bool>("v") ? "yes" : "no"); });
+  app.get("/str/{v}", [](context& ctx) { ctx.response().body(ctx.path_value<std::string>("v")); });
+  app.get("/raw/{rest...}",
+          [](context& ctx) { ctx.response().body(std::string(ctx.path_value("rest"))); });
+  response res = answer(app, "GET", row.target);
+  EXPECT_EQ(res.result_int(), static_cast<unsigned>(row.status)) << row.rule;
+  if (row.status == 200) {
+    EXPECT_EQ(res.body(), row.body) << row.rule;
+  } else {
+    nlohmann::json doc = body_json(res);
+    EXPECT_EQ(doc.value("status", 0), 400);
+    EXPECT_NE(doc.value("detail", "").find(row.body), std::string::npos) << doc.dump();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, TypedPathValue,
+    ::testing::Values(
+        path_value_row{"integer", "/i64/42", 200, "42"},
+        path_value_row{"negative integer", "/i64/-7", 200, "-7"},
+        path_value_row{"not an integer names value and name", "/i64/abc", 400, "path value \"v\""},
+        path_value_row{"detail quotes the text", "/i64/abc", 400, "\"abc\""},
+        path_value_row{"trailing garbage", "/i64/42x", 400, "42x"},
+        path_value_row{"leading plus is not a number", "/i64/+1", 400, "+1"},
+        path_value_row{"overflow", "/i64/99999999999999999999", 400, "integer in range"},
+        path_value_row{"out of a small type's range", "/u8/256", 400, "256"},
+        path_value_row{"negative for unsigned", "/u8/-1", 400, "-1"},
+        path_value_row{"small type in range", "/u8/255", 200, "255"},
+        path_value_row{"floating point", "/f64/1.5", 200, "1.500000"},
+        path_value_row{"floating point refuses text", "/f64/one", 400, "a number"},
+        path_value_row{"bool", "/bool/true", 200, "yes"},
+        path_value_row{"bool refuses 1", "/bool/1", 400, "true or false"},
+        path_value_row{"percent-decoded before conversion", "/i64/%34%32", 200, "42"},
+        path_value_row{"string values are decoded", "/str/a%20b", 200, "a b"},
+        path_value_row{"rest wildcard", "/raw/a/b/c", 200, "a/b/c"}));
+
+TEST(PathValue, UnknownNameIsA500) {
+  std::vector<std::string> log;
+  application app({.logger = [&](std::string_view l) { log.emplace_back(l); }});
+  app.get("/x/{id}",
+          [](context& ctx) { ctx.response().body(std::string(ctx.path_value("nope"))); });
+  response res = answer(app, "GET", "/x/1");
+  EXPECT_EQ(res.result_int(), 500u);
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("no such wildcard"), std::string::npos) << log[0];
+}
+
+TEST(PathValue, HasPathValueAndRoutePattern) {
+  application app;
+  app.group("/v1").get("/users/{id}", [](context& ctx) {
+    ctx.response().body(std::string(ctx.route_pattern()) + (ctx.has_path_value("id") ? " id" : "") +
+                        (ctx.has_path_value("other") ? " other" : ""));
+  });
+  EXPECT_EQ(answer(app, "GET", "/v1/users/1").body(), "GET /v1/users/{id} id");
+}
+
+// --- query --------------------------------------------------------------------------
+
+struct query_row {
+  const char* rule;
+  const char* query;
+  const char* name;
+  std::optional<std::string> value;
+};
+
+class Query : public ::testing::TestWithParam<query_row> {};
+
+TEST_P(Query, DecodesFirstValueOfName) {
+  const query_row& row = GetParam();
+  application app;
+  std::optional<std::string> seen;
+  app.get("/q", [&](context& ctx) {
+    auto v = ctx.query(row.name);
+    seen = v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
+  });
+  std::string target = "/q";
+  if (*row.query) target += std::string("?") + row.query;
+  answer(app, "GET", target);
+  EXPECT_EQ(seen, row.value) << row.rule;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, Query,
+    ::testing::Values(query_row{"simple", "a=1&b=2", "b", "2"},
+                      query_row{"absent", "a=1", "b", std::nullopt},
+                      query_row{"no query", "", "a", std::nullopt},
+                      query_row{"plus is a space", "q=hello+world", "q", "hello world"},
+                      query_row{"percent escapes", "q=a%26b%3Dc", "q", "a&b=c"},
+                      query_row{"escaped plus stays a plus", "q=1%2B1", "q", "1+1"},
+                      query_row{"invalid escape kept as is", "q=100%zz", "q", "100%zz"},
+                      query_row{"truncated escape kept as is", "q=a%2", "q", "a%2"},
+                      query_row{"name without value", "flag&x=1", "flag", ""},
+                      query_row{"empty value", "x=", "x", ""},
+                      query_row{"first of repeated names", "a=1&a=2", "a", "1"},
+                      query_row{"names are decoded", "na%6De=v", "name", "v"},
+                      query_row{"empty pieces skipped", "&&a=1&", "a", "1"},
+                      query_row{"value holds '='", "a=b=c", "a", "b=c"},
+                      query_row{"UTF-8 escapes", "city=K%C3%B6ln", "city", "K\xc3\xb6ln"}));
+
+TEST(Query, ParamsInOrderAndSpillBeyondInlineCapacity) {
+  application app;
+  std::vector<std::pair<std::string, std::string>> seen;
+  app.get("/q", [&](context& ctx) {
+    for (const query_param& p : ctx.query_params()) seen.emplace_back(p.name, p.value);
+  });
+  std::string target = "/q?";
+  std::vector<std::pair<std::string, std::string>> expected;
+  for (int i = 0; i < 40; ++i) {  // more than inline_params, and longer than inline_bytes
+    std::string name = "name" + std::to_string(i);
+    std::string value = std::string(20, static_cast<char>('a' + i % 26));
+    target += (i ? "&" : "") + name + "=" + value;
+    expected.emplace_back(name, value);
+  }
+  ASSERT_GT(target.size(), detail::query_index::inline_bytes);
+  answer(app, "GET", target);
+  EXPECT_EQ(seen, expected);
+}
+
+TEST(Query, TypedValueConvertsOrAnswers400) {
+  application app;
+  app.get("/q", [](context& ctx) {
+    auto limit = ctx.query_value<int>("limit");
+    ctx.response().body(limit ? std::to_string(*limit) : "none");
+  });
+  EXPECT_EQ(answer(app, "GET", "/q?limit=10").body(), "10");
+  EXPECT_EQ(answer(app, "GET", "/q").body(), "none");
+  response bad = answer(app, "GET", "/q?limit=ten");
+  EXPECT_EQ(bad.result_int(), 400u);
+  EXPECT_NE(body_json(bad).value("detail", "").find("query parameter \"limit\""),
+            std::string::npos);
+}
+
+// --- headers and body ---------------------------------------------------------------
+
+TEST(Request, HeadersByNameAndField) {
+  application app;
+  app.post("/h", [](context& ctx) {
+    ctx.response().body(std::string(ctx.header("X-Custom")) + "|" +
+                        std::string(ctx.header(http::field::user_agent)) + "|" +
+                        std::string(ctx.header("X-Absent")) + "|" + ctx.body() + "|" +
+                        std::string(ctx.method()) + "|" + std::string(ctx.path()) + "|" +
+                        std::string(ctx.host()) + "|" + std::string(ctx.raw_query()));
+  });
+  response res = app.respond(make_request(
+      "POST", "/h?z=1", {{"x-custom", "v1"}, {"User-Agent", "t/1"}, {"Host", "h:81"}}, "payload"));
+  EXPECT_EQ(res.body(), "v1|t/1||payload|POST|/h|h:81|z=1");
+}
+
+// --- request-scoped values ----------------------------------------------------------
+
+struct user {
+  std::string name;
+};
+struct tenant {
+  int id;
+};
+struct big_value {
+  char bytes[200];
+};
+
+TEST(Values, MiddlewareSetsHandlerReads) {
+  application app;
+  app.use([](context& ctx, next n) {
+    ctx.set(user{"ada"});
+    ctx.emplace<tenant>(7);
+    n();
+  });
+  app.get("/v", [](context& ctx) {
+    ctx.response().body(ctx.get<user>().name + "/" + std::to_string(ctx.get<tenant>().id) +
+                        (ctx.find<big_value>() ? " big" : " no big"));
+  });
+  EXPECT_EQ(answer(app, "GET", "/v").body(), "ada/7 no big");
+}
+
+TEST(Values, SetReplacesAndLargeValuesWork) {
+  application app;
+  app.get("/v", [](context& ctx) {
+    ctx.set(user{"first"});
+    ctx.set(user{"second"});
+    big_value& b = ctx.emplace<big_value>();
+    b.bytes[199] = 'z';
+    ctx.response().body(ctx.get<user>().name + ctx.get<big_value>().bytes[199]);
+  });
+  EXPECT_EQ(answer(app, "GET", "/v").body(), "secondz");
+}
+
+TEST(Values, GetWithoutSetIsA500) {
+  application app({.logger = [](std::string_view) {}});
+  app.get("/v", [](context& ctx) { ctx.response().body(ctx.get<user>().name); });
+  EXPECT_EQ(answer(app, "GET", "/v").result_int(), 500u);
+}
+
+template <int N>
+struct distinct {
+  int v = N;
+};
+
+TEST(Values, MoreTypesThanSlotsIsA500) {
+  application app({.logger = [](std::string_view) {}});
+  app.get("/v", [](context& ctx) {
+    ctx.set(distinct<0>{});
+    ctx.set(distinct<1>{});
+    ctx.set(distinct<2>{});
+    ctx.set(distinct<3>{});
+    ctx.set(distinct<4>{});
+    ctx.set(distinct<5>{});
+    ctx.set(distinct<6>{});
+    ctx.set(distinct<7>{});
+    ctx.response().body("eight fit");
+    ctx.set(distinct<8>{});
+  });
+  EXPECT_EQ(answer(app, "GET", "/v").result_int(), 500u);
+}
+
+struct counted {
+  static inline int alive = 0;
+  counted() { ++alive; }
+  counted(const counted&) { ++alive; }
+  ~counted() { --alive; }
+};
+
+TEST(Values, DestroyedWhenTheRequestEnds) {
+  application app;
+  app.get("/v", [](context& ctx) { ctx.emplace<counted>(); });
+  answer(app, "GET", "/v");
+  EXPECT_EQ(counted::alive, 0);
+}
+
+// --- request id ---------------------------------------------------------------------
+
+TEST(RequestId, GeneratedIdsAreSixteenHexDigitsAndDistinct) {
+  application app;
+  std::vector<std::string> ids;
+  app.get("/id", [&](context& ctx) { ids.emplace_back(ctx.request_id()); });
+  for (int i = 0; i < 100; ++i) answer(app, "GET", "/id");
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end());
+  for (const std::string& id : ids) {
+    EXPECT_EQ(id.size(), 16u);
+    EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+  }
+}
+
+struct request_id_row {
+  const char* rule;
+  std::string id;
+  bool accepted;
+};
+
+class RequestIdValidation : public ::testing::TestWithParam<request_id_row> {};
+
+TEST_P(RequestIdValidation, AcceptsOnlySafeIds) {
+  const request_id_row& row = GetParam();
+  application app;
+  bool accepted = false;
+  std::string kept;
+  app.get("/id", [&](context& ctx) {
+    accepted = ctx.set_request_id(row.id);
+    kept = ctx.request_id();
+  });
+  answer(app, "GET", "/id");
+  EXPECT_EQ(accepted, row.accepted) << row.rule;
+  if (row.accepted) {
+    EXPECT_EQ(kept, row.id);
+  } else {
+    EXPECT_NE(kept, row.id);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, RequestIdValidation,
+    ::testing::Values(request_id_row{"uuid", "3f2504e0-4f89-11d3-9a0c-0305e82c3301", true},
+                      request_id_row{"base64 bytes", "ab+/cd==", true},
+                      request_id_row{"dots colons underscores", "svc.a:b_c", true},
+                      request_id_row{"64 bytes", std::string(64, 'x'), true},
+                      request_id_row{"65 bytes", std::string(65, 'x'), false},
+                      request_id_row{"empty", "", false}, request_id_row{"space", "a b", false},
+                      request_id_row{"quote", "a\"b", false},
+                      request_id_row{"CRLF", "a\r\nSet-Cookie: x", false},
+                      request_id_row{"non-ASCII", "caf\xc3\xa9", false}));
+
+// --- response builder ---------------------------------------------------------------
+
+TEST(ResponseBuilder, SettersChain) {
+  application app;
+  app.get("/r", [](context& ctx) {
+    ctx.response()
+        .status(201)
+        .header("X-A", "1")
+        .append_header("Vary", "A")
+        .append_header("Vary", "B")
+        .json({{"ok", true}});
+  });
+  response res = answer(app, "GET", "/r");
+  EXPECT_EQ(res.result_int(), 201u);
+  EXPECT_EQ(field(res, "Content-Type"), "application/json");
+  EXPECT_EQ(res.body(), R"({"ok":true})");
+  EXPECT_EQ(std::distance(res.equal_range("Vary").first, res.equal_range("Vary").second), 2);
+}
+
+TEST(ResponseBuilder, RedirectAndStatusValidation) {
+  application app({.logger = [](std::string_view) {}});
+  app.get("/r", [](context& ctx) { ctx.response().redirect(308, "/elsewhere"); });
+  app.get("/bad-status", [](context& ctx) { ctx.response().status(42); });
+  app.get("/bad-redirect", [](context& ctx) { ctx.response().redirect(200, "/x"); });
+  response r = answer(app, "GET", "/r");
+  EXPECT_EQ(r.result_int(), 308u);
+  EXPECT_EQ(field(r, "Location"), "/elsewhere");
+  EXPECT_EQ(answer(app, "GET", "/bad-status").result_int(), 500u);
+  EXPECT_EQ(answer(app, "GET", "/bad-redirect").result_int(), 500u);
+}
+
+TEST(ResponseBuilder, ProblemEscapesInvalidUtf8InDetail) {
+  application app;
+  app.get("/p", [](context& ctx) { ctx.response().problem(400, "bad byte \xff here"); });
+  response res = answer(app, "GET", "/p");
+  nlohmann::json doc = body_json(res);
+  ASSERT_FALSE(doc.is_discarded()) << res.body();
+  EXPECT_EQ(doc.value("status", 0), 400);
+  EXPECT_EQ(doc.value("title", ""), "Bad Request");
+}
+
+}  // namespace
+
+namespace {
+
+using namespace waypoint::app;
+using namespace waypoint::app::testing;
+
+struct escape_row {
+  const char* rule;
+  std::string detail;
+  std::string decoded;  // what a JSON parser reads back
+};
+
+class ProblemText : public ::testing::TestWithParam<escape_row> {};
+
+TEST_P(ProblemText, DetailIsValidJsonWhateverTheBytes) {
+  application app;
+  std::string detail = GetParam().detail;
+  app.get("/p", [&](context& ctx) { ctx.response().problem(400, detail, "/a~1b"); });
+  response res = answer(app, "GET", "/p");
+  nlohmann::json doc = body_json(res);
+  ASSERT_TRUE(doc.is_object()) << GetParam().rule << ": " << res.body();
+  EXPECT_EQ(doc["detail"], GetParam().decoded) << GetParam().rule;
+  EXPECT_EQ(doc["pointer"], "/a~1b");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, ProblemText,
+    ::testing::Values(
+        escape_row{"quotes and backslashes", "say \"hi\" \\o/", "say \"hi\" \\o/"},
+        escape_row{"control bytes", std::string("a\n\t\x01\x1f", 5), "a\n\t\x01\x1f"},
+        escape_row{"NUL", std::string("a\0b", 3), std::string("a\0b", 3)},
+        escape_row{"valid UTF-8 kept", "K\xc3\xb6ln \xe2\x82\xac \xf0\x9f\x98\x80",
+                   "K\xc3\xb6ln \xe2\x82\xac \xf0\x9f\x98\x80"},
+        escape_row{"invalid byte replaced",
+                   "a\xff"
+                   "b",
+                   "a\xef\xbf\xbd"
+                   "b"},
+        escape_row{"truncated sequence replaced", "a\xe2\x82", "a\xef\xbf\xbd\xef\xbf\xbd"},
+        escape_row{"overlong encoding replaced", "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},
+        escape_row{"surrogate replaced", "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}));
+
+}  // namespace

@@ -1,0 +1,80 @@
+// Typed routes in a translation unit built with JSON_DIAGNOSTICS=1 (another nlohmann/json
+// ABI): it links against the same waypoint::app, and plain from_json functions get exact
+// pointers from nlohmann/json's diagnostics.
+#if !defined(JSON_DIAGNOSTICS) || JSON_DIAGNOSTICS != 1
+#error "this test must be compiled with JSON_DIAGNOSTICS=1"
+#endif
+
+#include "app_test_support.hpp"
+
+#include <waypoint/app/json.hpp>
+
+#include <gtest/gtest.h>
+
+namespace diag {
+
+struct inner {
+  int a = 0;
+};
+inline void from_json(const nlohmann::json& j, inner& i) { j.at("a").get_to(i.a); }
+
+struct outer {
+  std::string name;
+  inner nested;
+};
+inline void from_json(const nlohmann::json& j, outer& o) {
+  j.at("name").get_to(o.name);
+  j.at("nested").get_to(o.nested);
+}
+
+struct pointed {
+  int x = 0;
+};
+WAYPOINT_JSON_OBJECT(pointed, x)
+
+}  // namespace diag
+
+namespace {
+
+using namespace waypoint::app;
+using namespace waypoint::app::testing;
+
+struct diagnostics_row {
+  const char* rule;
+  const char* target;
+  const char* body;
+  std::string pointer;
+};
+
+class Diagnostics : public ::testing::TestWithParam<diagnostics_row> {};
+
+TEST_P(Diagnostics, PlainFromJsonGetsPointers) {
+  const diagnostics_row& row = GetParam();
+  application app;
+  app.post<diag::outer>("/outer", [](diag::outer o) { return nlohmann::json{{"name", o.name}}; });
+  app.post<diag::pointed>("/pointed", [](diag::pointed p) { return nlohmann::json{{"x", p.x}}; });
+  response res = app.respond(json_request("POST", row.target, row.body));
+  EXPECT_EQ(res.result_int(), 422u) << row.rule << ": " << res.body();
+  EXPECT_EQ(body_json(res).value("pointer", "<none>"), row.pointer)
+      << row.rule << ": " << res.body();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, Diagnostics,
+    ::testing::Values(diagnostics_row{"nested wrong type", "/outer",
+                                      R"({"name":"n","nested":{"a":"x"}})", "/nested/a"},
+                      diagnostics_row{"nested missing key", "/outer", R"({"name":"n","nested":{}})",
+                                      "/nested/a"},
+                      diagnostics_row{"top-level wrong type", "/outer",
+                                      R"({"name":1,"nested":{"a":1}})", "/name"},
+                      diagnostics_row{"json_field still exact", "/pointed", R"({"x":"1"})", "/x"}));
+
+TEST(Diagnostics, SuccessPathWorksUnderTheOtherAbi) {
+  application app;
+  app.post<diag::outer>("/outer", [](diag::outer o) { return nlohmann::json{{"a", o.nested.a}}; });
+  response res = app.respond(json_request("POST", "/outer", R"({"name":"n","nested":{"a":4}})"));
+  EXPECT_EQ(res.result_int(), 201u);
+  EXPECT_EQ(res.body(), R"({"a":4})");
+}
+
+}  // namespace

@@ -1,0 +1,329 @@
+// json.hpp: typed routes (post/put/patch<In, Out>, get/del<Out>), every error status with
+// its problem document, json_field's strictness and pointers, the validate() hook, and
+// read_json for hand-written handlers.
+#include "app_test_support.hpp"
+
+#include <waypoint/app/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace shop {
+
+struct line_item {
+  std::string sku;
+  std::int32_t quantity = 0;
+};
+WAYPOINT_JSON_OBJECT(line_item, sku, quantity)
+
+struct order_in {
+  std::string customer;
+  std::vector<line_item> items;
+  std::optional<std::string> note;
+  std::optional<bool> gift;
+  std::optional<std::uint8_t> priority;
+  std::optional<double> discount;
+};
+WAYPOINT_JSON_OBJECT(order_in, customer, items, note, gift, priority, discount)
+
+std::optional<std::string> validate(const order_in& o) {
+  if (o.items.empty()) return "an order needs at least one item";
+  return std::nullopt;
+}
+
+struct order_out {
+  std::string id;
+  std::size_t lines = 0;
+};
+WAYPOINT_JSON_OBJECT(order_out, id, lines)
+
+// A type whose hook throws, naming a pointer.
+struct renamed {
+  std::string name;
+};
+WAYPOINT_JSON_OBJECT(renamed, name)
+void validate(const renamed& r) {
+  if (r.name.size() > 5) throw waypoint::app::validation_error("name is longer than 5", "/name");
+}
+
+// A from_json written with plain nlohmann/json calls.
+struct plain {
+  std::string a;
+  int b = 0;
+};
+inline void from_json(const nlohmann::json& j, plain& p) {
+  j.at("a").get_to(p.a);
+  j.at("b").get_to(p.b);
+}
+inline void to_json(nlohmann::json& j, const plain& p) { j = {{"a", p.a}, {"b", p.b}}; }
+
+struct odd_name {
+  std::string value;
+};
+inline void from_json(const nlohmann::json& j, odd_name& o) {
+  waypoint::app::json_field(j, "a/b~c", o.value);
+}
+
+}  // namespace shop
+
+namespace {
+
+using namespace waypoint::app;
+using namespace waypoint::app::testing;
+
+// One application with a route of each kind, shared by the tables.
+class Typed : public ::testing::Test {
+ protected:
+  Typed() {
+    app.post<shop::order_in, shop::order_out>("/orders", [](context& ctx, shop::order_in in) {
+      if (in.customer == "conflict") throw waypoint::http_error(409, "duplicate order");
+      if (in.customer == "crash") throw std::runtime_error("secret backend detail");
+      ctx.response().header("Location", "/orders/1");
+      return shop::order_out{"o-1", in.items.size()};
+    });
+    app.put<shop::renamed>("/names/{id}", [](shop::renamed in) { return in; });  // Out deduced
+    app.patch<shop::plain, shop::plain>("/plain", [](shop::plain in) {
+      in.b += 1;
+      return in;
+    });
+    app.get<shop::order_out>("/orders/{id}", [](context& ctx) {
+      return shop::order_out{std::string(ctx.path_value("id")), 0};
+    });
+    app.del<void>("/orders/{id}", [](context&) {});
+    app.post<shop::odd_name, std::string>("/odd", [](shop::odd_name in) { return in.value; });
+    app.post("/manual", [](context& ctx) {
+      auto in = read_json<shop::plain>(ctx);
+      ctx.response().status(200).json({{"a", in.a}});
+    });
+  }
+
+  response post(std::string_view target, std::string body,
+                std::string_view content_type = "application/json",
+                std::string_view method = "POST") {
+    return app.respond(json_request(method, target, std::move(body), content_type));
+  }
+
+  std::vector<std::string> log;
+  application app{
+      {.json_body_limit = 256, .logger = [this](std::string_view l) { log.emplace_back(l); }}};
+};
+
+TEST_F(Typed, PostDecodesRunsAndEncodesWith201) {
+  response res =
+      post("/orders",
+           R"({"customer":"ada","items":[{"sku":"a","quantity":1},{"sku":"b","quantity":2}]})");
+  EXPECT_EQ(res.result_int(), 201u);
+  EXPECT_EQ(field(res, "Content-Type"), "application/json");
+  EXPECT_EQ(field(res, "Location"), "/orders/1");
+  EXPECT_EQ(body_json(res), (nlohmann::json{{"id", "o-1"}, {"lines", 2}}));
+}
+
+TEST_F(Typed, OtherMethodsAnswer200And204) {
+  response put = post("/names/1", R"({"name":"bob"})", "application/json", "PUT");
+  EXPECT_EQ(put.result_int(), 200u);
+  EXPECT_EQ(body_json(put), (nlohmann::json{{"name", "bob"}}));
+  response patch = post("/plain", R"({"a":"x","b":1})", "application/json", "PATCH");
+  EXPECT_EQ(patch.result_int(), 200u);
+  EXPECT_EQ(body_json(patch)["b"], 2);
+  response get = answer(app, "GET", "/orders/o-9");
+  EXPECT_EQ(get.result_int(), 200u);
+  EXPECT_EQ(body_json(get)["id"], "o-9");
+  response del = answer(app, "DELETE", "/orders/o-9");
+  EXPECT_EQ(del.result_int(), 204u);
+  EXPECT_TRUE(del.body().empty());
+  response manual = post("/manual", R"({"a":"m","b":0})");
+  EXPECT_EQ(body_json(manual), (nlohmann::json{{"a", "m"}}));
+}
+
+TEST_F(Typed, OptionalMembersMayBeAbsentOrNull) {
+  EXPECT_EQ(post("/orders", R"({"customer":"a","items":[{"sku":"a","quantity":1}],"note":null})")
+                .result_int(),
+            201u);
+  EXPECT_EQ(post("/orders", R"({"customer":"a","items":[{"sku":"a","quantity":1}],"note":"hi"})")
+                .result_int(),
+            201u);
+}
+
+struct error_row {
+  const char* rule;
+  const char* target;
+  std::string body;
+  const char* content_type;
+  int status;
+  std::optional<std::string> pointer;  // nullopt: the document has no "pointer"
+  const char* detail;                  // a substring of "detail"
+};
+
+class TypedErrors : public Typed, public ::testing::WithParamInterface<error_row> {};
+
+TEST_P(TypedErrors, AnswerProblemDocuments) {
+  const error_row& row = GetParam();
+  response res = post(row.target, row.body, row.content_type);
+  EXPECT_EQ(res.result_int(), static_cast<unsigned>(row.status)) << row.rule << "\n" << res.body();
+  EXPECT_EQ(field(res, "Content-Type"), "application/problem+json") << row.rule;
+  nlohmann::json doc = body_json(res);
+  ASSERT_TRUE(doc.is_object()) << res.body();
+  EXPECT_EQ(doc["type"], "about:blank");
+  EXPECT_EQ(doc["status"], row.status) << row.rule;
+  EXPECT_TRUE(doc["title"].is_string());
+  EXPECT_NE(doc["detail"].get<std::string>().find(row.detail), std::string::npos)
+      << row.rule << ": " << doc["detail"];
+  if (row.pointer) {
+    EXPECT_EQ(doc.value("pointer", "<none>"), *row.pointer) << row.rule;
+  } else {
+    EXPECT_FALSE(doc.contains("pointer")) << row.rule << ": " << doc.dump();
+  }
+}
+
+const std::string good_items = R"("items":[{"sku":"a","quantity":1}])";
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, TypedErrors,
+    ::testing::Values(
+        error_row{"malformed JSON names the byte", "/orders", R"({"customer": "a",)",
+                  "application/json", 400, std::nullopt, "malformed JSON at byte 18"},
+        error_row{"empty body is malformed", "/orders", "", "application/json", 400, std::nullopt,
+                  "malformed JSON at byte 1"},
+        error_row{"trailing garbage is malformed", "/orders", R"({"customer":"a"} x)",
+                  "application/json", 400, std::nullopt, "byte"},
+        error_row{"missing member", "/orders", "{" + good_items + "}", "application/json", 422,
+                  "/customer", "missing member \"customer\""},
+        error_row{"wrong type", "/orders", R"({"customer":7,)" + good_items + "}",
+                  "application/json", 422, "/customer", "must be a string, not a number"},
+        error_row{
+            "nested wrong type in an array", "/orders",
+            R"({"customer":"a","items":[{"sku":"a","quantity":1},{"sku":"b","quantity":"2"}]})",
+            "application/json", 422, "/items/1/quantity", "must be an integer, not a string"},
+        error_row{"nested missing member", "/orders",
+                  R"({"customer":"a","items":[{"quantity":1}]})", "application/json", 422,
+                  "/items/0/sku", "missing member \"sku\""},
+        error_row{"fraction for an integer", "/orders",
+                  R"({"customer":"a","items":[{"sku":"a","quantity":1.5}]})", "application/json",
+                  422, "/items/0/quantity", "must be an integer"},
+        error_row{"integer out of the member type's range", "/orders",
+                  R"({"customer":"a","priority":300,)" + good_items + "}", "application/json", 422,
+                  "/priority", "300 is out of range (0 to 255)"},
+        error_row{"negative for unsigned", "/orders",
+                  R"({"customer":"a","priority":-1,)" + good_items + "}", "application/json", 422,
+                  "/priority", "out of range"},
+        error_row{"bool refuses a number", "/orders",
+                  R"({"customer":"a","gift":1,)" + good_items + "}", "application/json", 422,
+                  "/gift", "must be a boolean"},
+        error_row{"array refuses an object", "/orders", R"({"customer":"a","items":{}})",
+                  "application/json", 422, "/items", "must be an array, not an object"},
+        error_row{"null for a required string", "/orders",
+                  R"({"customer":null,)" + good_items + "}", "application/json", 422, "/customer",
+                  "not null"},
+        error_row{"root not an object", "/orders", "[1,2]", "application/json", 422, "",
+                  "must be an object, not an array"},
+        error_row{"validate() returning a message", "/orders", R"({"customer":"a","items":[]})",
+                  "application/json", 422, std::nullopt, "an order needs at least one item"},
+        error_row{"pointer escapes ~ and /", "/odd", R"({})", "application/json", 422, "/a~1b~0c",
+                  "missing member"},
+        error_row{"text/plain is 415", "/orders", "{}", "text/plain", 415, std::nullopt,
+                  "text/plain"},
+        error_row{"form encoding (curl -d) is 415", "/orders", "a=1",
+                  "application/x-www-form-urlencoded", 415, std::nullopt,
+                  "application/x-www-form-urlencoded"},
+        error_row{"no Content-Type is 415", "/orders", "{}", "", 415, std::nullopt, "Content-Type"},
+        error_row{"application/jsonx is not JSON", "/orders", "{}", "application/jsonx", 415,
+                  std::nullopt, "not JSON"},
+        error_row{"body over the limit is 413", "/orders", std::string(257, ' '),
+                  "application/json", 413, std::nullopt, "257 bytes"},
+        error_row{"http_error from the handler", "/orders",
+                  R"({"customer":"conflict",)" + good_items + "}", "application/json", 409,
+                  std::nullopt, "duplicate order"},
+        error_row{"any other exception is a generic 500", "/orders",
+                  R"({"customer":"crash",)" + good_items + "}", "application/json", 500,
+                  std::nullopt, "request id"}));
+
+TEST_P(TypedErrors, NeverLeakExceptionText) {
+  response res = post(GetParam().target, GetParam().body, GetParam().content_type);
+  EXPECT_EQ(res.body().find("secret"), std::string::npos);
+}
+
+struct accepted_type_row {
+  const char* content_type;
+};
+
+class AcceptedContentType : public Typed,
+                            public ::testing::WithParamInterface<accepted_type_row> {};
+
+TEST_P(AcceptedContentType, JsonAndPlusJsonWithParameters) {
+  response res = post("/names/1", R"({"name":"x"})", GetParam().content_type, "PUT");
+  EXPECT_EQ(res.result_int(), 200u) << GetParam().content_type << ": " << res.body();
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, AcceptedContentType,
+                         ::testing::Values(accepted_type_row{"application/json"},
+                                           accepted_type_row{"application/json; charset=utf-8"},
+                                           accepted_type_row{"APPLICATION/JSON"},
+                                           accepted_type_row{" application/json ;charset=UTF-8"},
+                                           accepted_type_row{"application/merge-patch+json"},
+                                           accepted_type_row{"application/vnd.api+json"}));
+
+TEST_F(Typed, ValidateHookThrowingValidationErrorGivesItsPointer) {
+  response res = post("/names/1", R"({"name":"too long"})", "application/json", "PUT");
+  EXPECT_EQ(res.result_int(), 422u);
+  nlohmann::json doc = body_json(res);
+  EXPECT_EQ(doc["pointer"], "/name");
+  EXPECT_EQ(doc["detail"], "name is longer than 5");
+}
+
+TEST_F(Typed, PlainFromJsonErrorsAre422WithoutPointerUnlessDiagnostics) {
+  response missing = post("/plain", R"({"a":"x"})", "application/json", "PATCH");
+  EXPECT_EQ(missing.result_int(), 422u);
+  EXPECT_EQ(body_json(missing)["detail"], "missing member \"b\"");
+  response wrong = post("/plain", R"({"a":"x","b":"y"})", "application/json", "PATCH");
+  EXPECT_EQ(wrong.result_int(), 422u);
+  EXPECT_NE(body_json(wrong)["detail"].get<std::string>().find("type must be number"),
+            std::string::npos);
+#if !defined(JSON_DIAGNOSTICS) || JSON_DIAGNOSTICS == 0
+  EXPECT_FALSE(body_json(wrong).contains("pointer"));
+#endif
+}
+
+TEST_F(Typed, ServerErrorIsLoggedWithItsText) {
+  post("/orders", R"({"customer":"crash",)" + good_items + "}");
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("secret backend detail"), std::string::npos) << log[0];
+  EXPECT_NE(log[0].find("POST /orders"), std::string::npos) << log[0];
+}
+
+TEST_F(Typed, TypedErrorsPassThroughMiddlewareAsHttpErrors) {
+  application observed;
+  std::vector<int> statuses;
+  observed.use([&](context&, next inner) {
+    try {
+      inner();
+    } catch (const waypoint::http_error& e) {
+      statuses.push_back(e.status());
+      throw;
+    }
+  });
+  observed.post<shop::plain, shop::plain>("/p", [](shop::plain p) { return p; });
+  observed.respond(json_request("POST", "/p", "{", "application/json"));
+  observed.respond(json_request("POST", "/p", "{}", "text/plain"));
+  observed.respond(json_request("POST", "/p", "{}", "application/json"));
+  EXPECT_EQ(statuses, (std::vector<int>{400, 415, 422}));
+}
+
+TEST(JsonField, ReadsStrictlyWithoutARoute) {
+  shop::line_item item;
+  EXPECT_NO_THROW(from_json(nlohmann::json{{"sku", "a"}, {"quantity", 3}}, item));
+  EXPECT_EQ(item.quantity, 3);
+  try {
+    from_json(nlohmann::json{{"sku", "a"}, {"quantity", 5000000000}}, item);
+    FAIL() << "expected an out-of-range error";
+  } catch (const validation_error& e) {
+    EXPECT_EQ(e.status(), 422);
+    EXPECT_EQ(e.pointer(), "/quantity");
+  }
+}
+
+}  // namespace

@@ -1,0 +1,415 @@
+// Middleware: the onion order of application and group layers, short-circuits, work after
+// the handler, exceptions seen through next(), and the built-in layers (recover,
+// request_id, access_log, cors).
+#include "app_test_support.hpp"
+
+#include <waypoint/app/middleware.hpp>
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace waypoint::app;
+using namespace waypoint::app::testing;
+
+using trace = std::vector<std::string>;
+
+middleware tracing(trace& t, std::string name) {
+  return [&t, name](context&, next inner) {
+    t.push_back(name + ">");
+    inner();
+    t.push_back("<" + name);
+  };
+}
+
+handler traced_handler(trace& t) {
+  return [&t](context& ctx) {
+    t.push_back("handler");
+    ctx.response().body("ok");
+  };
+}
+
+// --- order --------------------------------------------------------------------------
+
+TEST(Order, ApplicationThenGroupLayersWrapTheHandlerLikeAnOnion) {
+  trace t;
+  application app;
+  app.use(tracing(t, "a1"));
+  auto g = app.group("/g", tracing(t, "g1"), tracing(t, "g2"));
+  g.get("/x", traced_handler(t));
+  g.group("/inner", tracing(t, "i1")).get("/y", traced_handler(t));
+  app.use(tracing(t, "a2"));  // after the routes: still wraps them (fixed at freeze)
+
+  answer(app, "GET", "/g/x");
+  EXPECT_EQ(t, (trace{"a1>", "a2>", "g1>", "g2>", "handler", "<g2", "<g1", "<a2", "<a1"}));
+  t.clear();
+  answer(app, "GET", "/g/inner/y");
+  EXPECT_EQ(
+      t, (trace{"a1>", "a2>", "g1>", "g2>", "i1>", "handler", "<i1", "<g2", "<g1", "<a2", "<a1"}));
+}
+
+TEST(Order, GroupLayersDoNotWrapOtherRoutes) {
+  trace t;
+  application app;
+  app.group("/g", tracing(t, "g"));
+  app.get("/plain", traced_handler(t));
+  answer(app, "GET", "/plain");
+  EXPECT_EQ(t, (trace{"handler"}));
+}
+
+struct unrouted_trace_row {
+  const char* rule;
+  const char* method;
+  const char* target;
+  unsigned status;
+};
+
+class UnroutedLayers : public ::testing::TestWithParam<unrouted_trace_row> {};
+
+TEST_P(UnroutedLayers, ApplicationLayersWrapRequestsNoRouteServes) {
+  trace t;
+  application app;
+  app.use(tracing(t, "a"));
+  app.group("/g", tracing(t, "g")).get("/x", traced_handler(t));
+  response res = answer(app, GetParam().method, GetParam().target);
+  EXPECT_EQ(res.result_int(), GetParam().status) << GetParam().rule;
+  EXPECT_EQ(t, (trace{"a>", "<a"})) << GetParam().rule;
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, UnroutedLayers,
+                         ::testing::Values(unrouted_trace_row{"404", "GET", "/nothing", 404},
+                                           unrouted_trace_row{"405", "POST", "/g/x", 405},
+                                           unrouted_trace_row{"automatic OPTIONS", "OPTIONS",
+                                                              "/g/x", 204},
+                                           unrouted_trace_row{"redirect", "GET", "/g//x", 307},
+                                           unrouted_trace_row{"400", "GET", "/g/%zz", 400}));
+
+// --- short-circuit, after, errors -----------------------------------------------------
+
+TEST(ShortCircuit, LayerAnswersWithoutCallingNext) {
+  trace t;
+  application app;
+  app.use(tracing(t, "outer"));
+  app.use([&t](context& ctx, next inner) {
+    if (ctx.header("Authorization").empty()) {
+      t.push_back("refused");
+      ctx.response().problem(401, "missing credentials");
+      return;
+    }
+    inner();
+  });
+  app.use(tracing(t, "inner"));
+  app.get("/x", traced_handler(t));
+  response res = answer(app, "GET", "/x");
+  EXPECT_EQ(res.result_int(), 401u);
+  EXPECT_EQ(t, (trace{"outer>", "refused", "<outer"}));
+  t.clear();
+  res = app.respond(make_request("GET", "/x", {{"Authorization", "Bearer t"}}));
+  EXPECT_EQ(res.result_int(), 200u);
+  EXPECT_EQ(t, (trace{"outer>", "inner>", "handler", "<inner", "<outer"}));
+}
+
+TEST(After, LayerSeesAndChangesTheHandlersResponse) {
+  application app;
+  app.use([](context& ctx, next inner) {
+    inner();
+    ctx.response().header("X-Status-Seen", std::to_string(ctx.response().status()));
+    ctx.response().body() += " (wrapped)";
+  });
+  app.get("/x", [](context& ctx) { ctx.response().status(202).body("accepted"); });
+  response res = answer(app, "GET", "/x");
+  EXPECT_EQ(field(res, "X-Status-Seen"), "202");
+  EXPECT_EQ(res.body(), "accepted (wrapped)");
+}
+
+TEST(Errors, ExceptionsComeOutOfNextSoALayerCanHandleThem) {
+  trace t;
+  application app;
+  app.use(tracing(t, "outer"));  // never sees "<outer": the exception passes through it
+  app.use([&t](context& ctx, next inner) {
+    try {
+      inner();
+    } catch (const waypoint::http_error& e) {
+      t.push_back("caught " + std::to_string(e.status()));
+      ctx.response().status(200).body("handled");
+    }
+  });
+  app.get("/x", [](context&) -> void { throw waypoint::http_error(418, "teapot"); });
+  response res = answer(app, "GET", "/x");
+  EXPECT_EQ(res.result_int(), 200u);
+  EXPECT_EQ(res.body(), "handled");
+  EXPECT_EQ(t, (trace{"outer>", "caught 418", "<outer"}));
+}
+
+TEST(Errors, ExceptionFromALayerBeforeNextIsAnswered) {
+  trace t;
+  application app({.logger = [](std::string_view) {}});
+  app.use([](context&, next) { throw std::runtime_error("layer failed"); });
+  app.get("/x", traced_handler(t));
+  EXPECT_EQ(answer(app, "GET", "/x").result_int(), 500u);
+  EXPECT_TRUE(t.empty());
+}
+
+TEST(Errors, RecoverTurnsInnerExceptionsIntoResponsesForOuterLayers) {
+  std::vector<int> seen_by_outer;
+  std::vector<std::string> log;
+  application app({.logger = [&](std::string_view l) { log.emplace_back(l); }});
+  app.use([&](context& ctx, next inner) {
+    inner();  // no exception reaches here: recover answered it
+    seen_by_outer.push_back(ctx.response().status());
+  });
+  app.use(recover());
+  app.get("/boom", [](context&) { throw std::runtime_error("secret cause"); });
+  app.get("/gone", [](context&) { throw waypoint::http_error(410, "gone"); });
+  response boom = answer(app, "GET", "/boom");
+  response gone = answer(app, "GET", "/gone");
+  EXPECT_EQ(seen_by_outer, (std::vector<int>{500, 410}));
+  EXPECT_EQ(boom.body().find("secret"), std::string::npos);
+  EXPECT_EQ(body_json(gone).value("detail", ""), "gone");
+  ASSERT_EQ(log.size(), 1u);
+  EXPECT_NE(log[0].find("secret cause"), std::string::npos);
+}
+
+TEST(Errors, NextIsCopyableAndCallableLater) {
+  application app;
+  app.use([](context& ctx, next inner) {
+    next copy = inner;
+    ctx.response().header("X-Before", "1");
+    copy();
+  });
+  app.get("/x", [](context& ctx) { ctx.response().body("ran"); });
+  EXPECT_EQ(answer(app, "GET", "/x").body(), "ran");
+}
+
+// --- request_id ---------------------------------------------------------------------
+
+struct request_id_row {
+  const char* rule;
+  const char* incoming;  // "" for none
+  const char* target;
+  bool kept;
+};
+
+class RequestIdLayer : public ::testing::TestWithParam<request_id_row> {};
+
+TEST_P(RequestIdLayer, KeepsValidIdsGeneratesOthersAndEchoes) {
+  const request_id_row& row = GetParam();
+  application app;
+  app.use(request_id());
+  std::string handler_saw;
+  app.get("/x", [&](context& ctx) { handler_saw = ctx.request_id(); });
+  app.get("/fail", [&](context&) { throw waypoint::http_error(400, "bad"); });
+  request req = *row.incoming ? make_request("GET", row.target, {{"X-Request-Id", row.incoming}})
+                              : make_request("GET", row.target);
+  response res = app.respond(req);
+  std::string echoed = field(res, "X-Request-Id");
+  EXPECT_FALSE(echoed.empty()) << row.rule;
+  if (row.kept) {
+    EXPECT_EQ(echoed, row.incoming) << row.rule;
+  } else {
+    EXPECT_NE(echoed, row.incoming) << row.rule;
+  }
+  if (!handler_saw.empty()) {
+    EXPECT_EQ(handler_saw, echoed);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, RequestIdLayer,
+    ::testing::Values(request_id_row{"valid incoming id kept", "abc-123", "/x", true},
+                      request_id_row{"none: generated", "", "/x", false},
+                      request_id_row{"invalid incoming replaced", "bad id!", "/x", false},
+                      request_id_row{"echoed on a 404", "id-404", "/nothing", true},
+                      request_id_row{"echoed on a handler error", "id-err", "/fail", true}));
+
+// --- access_log ---------------------------------------------------------------------
+
+struct access_row {
+  const char* rule;
+  const char* method;
+  const char* target;
+  int status;
+  const char* path;
+  const char* route;  // nullptr: JSON null
+};
+
+class AccessLog : public ::testing::TestWithParam<access_row> {};
+
+TEST_P(AccessLog, OneJsonLinePerRequest) {
+  const access_row& row = GetParam();
+  std::vector<std::string> lines;
+  application app({.logger = [](std::string_view) {}});
+  app.use(access_log({.sink = [&](std::string_view l) { lines.emplace_back(l); }}));
+  app.use(request_id());
+  app.get("/users/{id}", [](context& ctx) { ctx.response().body("u"); });
+  app.get("/boom", [](context&) { throw std::runtime_error("x"); });
+  answer(app, row.method, row.target);
+  ASSERT_EQ(lines.size(), 1u) << row.rule;
+  EXPECT_EQ(lines[0].find('\n'), std::string::npos);
+  nlohmann::json entry = nlohmann::json::parse(lines[0], nullptr, false);
+  ASSERT_TRUE(entry.is_object()) << lines[0];
+  EXPECT_EQ(entry["method"], row.method) << row.rule;
+  EXPECT_EQ(entry["path"], row.path) << row.rule;
+  if (row.route) {
+    EXPECT_EQ(entry["route"], row.route) << row.rule;
+  } else {
+    EXPECT_TRUE(entry["route"].is_null()) << row.rule;
+  }
+  EXPECT_EQ(entry["status"], row.status) << row.rule;
+  EXPECT_TRUE(entry["duration_us"].is_number_integer());
+  EXPECT_EQ(entry["request_id"].get<std::string>().size(), 16u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, AccessLog,
+    ::testing::Values(access_row{"matched route, query left out", "GET", "/users/42?token=secret",
+                                 200, "/users/42", "GET /users/{id}"},
+                      access_row{"404 has no route", "GET", "/nothing", 404, "/nothing", nullptr},
+                      access_row{"405", "DELETE", "/users/1", 405, "/users/1", nullptr},
+                      access_row{"exception logged with the status it gets", "GET", "/boom", 500,
+                                 "/boom", "GET /boom"},
+                      access_row{"escaped path kept escaped", "GET", "/users/a%20b", 200,
+                                 "/users/a%20b", "GET /users/{id}"}));
+
+TEST(AccessLog, DefaultSinkIsTheApplicationLogger) {
+  std::vector<std::string> lines;
+  application app({.logger = [&](std::string_view l) { lines.emplace_back(l); }});
+  app.use(access_log());
+  app.get("/x", [](context&) {});
+  answer(app, "GET", "/x");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("\"status\":200"), std::string::npos);
+}
+
+// --- cors ---------------------------------------------------------------------------
+
+struct cors_row {
+  const char* rule;
+  const char* method;
+  const char* target;
+  std::vector<header_field> headers;
+  unsigned status;
+  const char* allow_origin;   // "" when absent
+  const char* allow_methods;  // "" when absent
+  const char* allow_headers;  // "" when absent
+};
+
+class Cors : public ::testing::TestWithParam<cors_row> {};
+
+TEST_P(Cors, AnswersPreflightsAndMarksResponses) {
+  const cors_row& row = GetParam();
+  application app;
+  app.use(cors({.origins = {"https://app.example.com"}, .max_age = std::chrono::seconds(60)}));
+  app.get("/items/{id}", [](context& ctx) { ctx.response().body("item"); });
+  app.put("/items/{id}", [](context& ctx) { ctx.response().body("put"); });
+  app.get("/fail", [](context&) { throw waypoint::http_error(403, "no"); });
+  request req = make_request(row.method, row.target);
+  for (const header_field& h : row.headers) req.set(h.name, h.value);
+  response res = app.respond(req);
+  EXPECT_EQ(res.result_int(), row.status) << row.rule;
+  EXPECT_EQ(field(res, "Access-Control-Allow-Origin"), row.allow_origin) << row.rule;
+  EXPECT_EQ(field(res, "Access-Control-Allow-Methods"), row.allow_methods) << row.rule;
+  EXPECT_EQ(field(res, "Access-Control-Allow-Headers"), row.allow_headers) << row.rule;
+  if (*row.allow_origin) {
+    EXPECT_EQ(field(res, "Vary"), "Origin") << row.rule;
+  }
+  if (*row.allow_methods) {
+    EXPECT_EQ(field(res, "Access-Control-Max-Age"), "60") << row.rule;
+  }
+}
+
+const std::string app_origin = "https://app.example.com";
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, Cors,
+    ::testing::Values(cors_row{"preflight without an OPTIONS route is answered",
+                               "OPTIONS",
+                               "/items/1",
+                               {{"Origin", app_origin},
+                                {"Access-Control-Request-Method", "PUT"},
+                                {"Access-Control-Request-Headers", "content-type"}},
+                               204,
+                               "https://app.example.com",
+                               "GET, HEAD, PUT",
+                               "content-type"},
+                      cors_row{"preflight from another origin is a plain OPTIONS",
+                               "OPTIONS",
+                               "/items/1",
+                               {{"Origin", "https://evil.example"},
+                                {"Access-Control-Request-Method", "PUT"}},
+                               204,
+                               "",
+                               "",
+                               ""},
+                      cors_row{"preflight to a path without routes is a 404",
+                               "OPTIONS",
+                               "/nothing",
+                               {{"Origin", app_origin}, {"Access-Control-Request-Method", "GET"}},
+                               404,
+                               "",
+                               "",
+                               ""},
+                      cors_row{"simple request gets the origin",
+                               "GET",
+                               "/items/1",
+                               {{"Origin", app_origin}},
+                               200,
+                               "https://app.example.com",
+                               "",
+                               ""},
+                      cors_row{"error responses keep the origin",
+                               "GET",
+                               "/fail",
+                               {{"Origin", app_origin}},
+                               403,
+                               "https://app.example.com",
+                               "",
+                               ""},
+                      cors_row{"no Origin: not CORS", "GET", "/items/1", {}, 200, "", "", ""},
+                      cors_row{"plain OPTIONS (no request method) is not a preflight",
+                               "OPTIONS",
+                               "/items/1",
+                               {{"Origin", app_origin}},
+                               204,
+                               "https://app.example.com",
+                               "",
+                               ""}));
+
+TEST(Cors, AnyOriginWithoutCredentialsAnswersStar) {
+  application app;
+  app.use(cors());
+  app.post("/x", [](context&) {});
+  request req =
+      make_request("OPTIONS", "/x",
+                   {{"Origin", "https://a.example"}, {"Access-Control-Request-Method", "POST"}});
+  response res = app.respond(req);
+  EXPECT_EQ(res.result_int(), 204u);
+  EXPECT_EQ(field(res, "Access-Control-Allow-Origin"), "*");
+  EXPECT_EQ(field(res, "Access-Control-Allow-Methods"), "POST");
+}
+
+TEST(Cors, ConfiguredMethodsHeadersAndCredentials) {
+  application app;
+  app.use(cors({.origins = {"*"},
+                .methods = {"GET", "POST"},
+                .headers = {"Authorization", "Content-Type"},
+                .expose_headers = {"X-Request-Id"},
+                .credentials = true}));
+  app.get("/x", [](context&) {});
+  response pre = app.respond(
+      make_request("OPTIONS", "/x",
+                   {{"Origin", "https://a.example"}, {"Access-Control-Request-Method", "GET"}}));
+  EXPECT_EQ(field(pre, "Access-Control-Allow-Origin"),
+            "https://a.example");  // never * with credentials
+  EXPECT_EQ(field(pre, "Access-Control-Allow-Credentials"), "true");
+  EXPECT_EQ(field(pre, "Access-Control-Allow-Methods"), "GET, POST");
+  EXPECT_EQ(field(pre, "Access-Control-Allow-Headers"), "Authorization, Content-Type");
+  response simple = app.respond(make_request("GET", "/x", {{"Origin", "https://a.example"}}));
+  EXPECT_EQ(field(simple, "Access-Control-Expose-Headers"), "X-Request-Id");
+}
+
+}  // namespace

@@ -1,0 +1,85 @@
+// examples/orders.hpp: the gateway's typed route POST /v1/commerce/orders answers 201 and
+// every error a typed route has, as curl would see them.
+#include "app_test_support.hpp"
+
+#include "orders.hpp"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+namespace {
+
+using namespace waypoint::app;
+using namespace waypoint::app::testing;
+
+struct orders_row {
+  const char* rule;
+  const char* method;
+  std::string body;
+  const char* content_type;
+  int status;
+  std::optional<std::string> pointer;
+};
+
+class Orders : public ::testing::TestWithParam<orders_row> {};
+
+TEST_P(Orders, AnswersAsDocumented) {
+  const orders_row& row = GetParam();
+  application app({.json_body_limit = 64 * 1024, .logger = [](std::string_view) {}});
+  waypoint::examples::add_order_routes(app);
+  response res =
+      app.respond(json_request(row.method, "/v1/commerce/orders", row.body, row.content_type));
+  EXPECT_EQ(res.result_int(), static_cast<unsigned>(row.status)) << row.rule << ": " << res.body();
+  nlohmann::json doc = body_json(res);
+  if (row.status == 201) {
+    EXPECT_EQ(field(res, "Content-Type"), "application/json");
+    EXPECT_EQ(doc["id"], "ord-1");
+    EXPECT_EQ(doc["sku"], "KB-101");
+    EXPECT_EQ(doc["quantity"], 2);
+    EXPECT_EQ(field(res, "Location"), "/v1/commerce/orders/ord-1");
+  } else if (row.status != 204) {
+    EXPECT_EQ(field(res, "Content-Type"), "application/problem+json") << row.rule;
+    EXPECT_EQ(doc["status"], row.status) << row.rule;
+  }
+  if (row.pointer) {
+    EXPECT_EQ(doc.value("pointer", "<none>"), *row.pointer) << row.rule;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, Orders,
+    ::testing::Values(
+        orders_row{"created", "POST", R"({"sku":"KB-101","quantity":2})", "application/json", 201,
+                   std::nullopt},
+        orders_row{"malformed", "POST", R"({"sku":"KB-101","quantity":2)", "application/json", 400,
+                   std::nullopt},
+        orders_row{"missing sku", "POST", R"({"quantity":2})", "application/json", 422, "/sku"},
+        orders_row{"quantity as a string", "POST", R"({"sku":"KB-101","quantity":"2"})",
+                   "application/json", 422, "/quantity"},
+        orders_row{"quantity below 1", "POST", R"({"sku":"KB-101","quantity":0})",
+                   "application/json", 422, "/quantity"},
+        orders_row{"empty sku", "POST", R"({"sku":"","quantity":1})", "application/json", 422,
+                   "/sku"},
+        orders_row{"not JSON", "POST", "x", "text/plain", 415, std::nullopt},
+        orders_row{"too large", "POST", std::string(64 * 1024 + 1, ' '), "application/json", 413,
+                   std::nullopt},
+        orders_row{"sold out", "POST", R"({"sku":"SOLD-OUT","quantity":1})", "application/json",
+                   409, std::nullopt},
+        orders_row{"inventory failure", "POST", R"({"sku":"FAULTY","quantity":1})",
+                   "application/json", 500, std::nullopt},
+        orders_row{"wrong method", "GET", "", "application/json", 405, std::nullopt},
+        orders_row{"OPTIONS", "OPTIONS", "", "application/json", 204, std::nullopt}));
+
+TEST(Orders, IdsAreDistinct) {
+  application app;
+  waypoint::examples::add_order_routes(app);
+  auto first = body_json(
+      app.respond(json_request("POST", "/v1/commerce/orders", R"({"sku":"a","quantity":1})")));
+  auto second = body_json(
+      app.respond(json_request("POST", "/v1/commerce/orders", R"({"sku":"a","quantity":1})")));
+  EXPECT_NE(first["id"], second["id"]);
+}
+
+}  // namespace
