@@ -9,6 +9,7 @@
 #include "orders.hpp"
 
 #include <waypoint/beast/router_dispatch.hpp>
+#include <waypoint/detail/json_string.hpp>
 #include <waypoint/beast/server.hpp>
 
 #include <cstdio>
@@ -27,88 +28,9 @@ namespace {
 using namespace std::string_view_literals;
 namespace wb = waypoint::beast;
 
-// The same table as examples/gateway-routes.txt.
-constexpr std::string_view builtin_routes = R"(
-# service-wide
-GET /v1/health
-GET /v1/version
-GET /v1/docs/
-# iam
-GET /v1/iam/oauth/userinfo
-POST /v1/iam/oauth/token
-POST /v1/iam/oauth/revoke
-GET /v1/iam/oauth/.well-known/jwks.json
-GET /v1/iam/users
-POST /v1/iam/users
-GET /v1/iam/users/me
-GET /v1/iam/users/{userId}
-PATCH /v1/iam/users/{userId}
-DELETE /v1/iam/users/{userId}
-GET /v1/iam/organizations
-POST /v1/iam/organizations
-GET /v1/iam/organizations/{orgId}
-GET /v1/iam/organizations/{orgId}/members
-POST /v1/iam/organizations/{orgId}/members
-DELETE /v1/iam/organizations/{orgId}/members/{userId}
-GET /v1/iam/organizations/{orgId}/roles/{roleId}/permissions
-# tracker
-GET /v1/tracker/events
-POST /v1/tracker/events
-GET /v1/tracker/{id}
-PUT /v1/tracker/{id}
-GET /v1/tracker/{id}/timeline
-GET /v1/tracker/sessions/{sessionId}/events/{eventId}
-# commerce
-GET /v1/commerce/products
-GET /v1/commerce/products/{productId}
-GET /v1/commerce/products/{productId}/reviews
-POST /v1/commerce/products/{productId}/reviews
-GET /v1/commerce/orders
-POST /v1/commerce/orders
-GET /v1/commerce/orders/{orderId}
-POST /v1/commerce/orders/{orderId}/cancel
-GET /v1/commerce/orders/{orderId}/items
-GET /v1/commerce/orders/{orderId}/items/{itemId}
-PATCH /v1/commerce/orders/{orderId}/items/{itemId}
-GET /v1/commerce/carts/{cartId}
-PUT /v1/commerce/carts/{cartId}/items/{sku}
-# kms
-GET /v1/kms/keys
-POST /v1/kms/keys
-GET /v1/kms/keys/{keyId}
-POST /v1/kms/keys/{keyId}/encrypt
-POST /v1/kms/keys/{keyId}/decrypt
-POST /v1/kms/keys/{keyId}/rotate
-GET /v1/kms/keys/{keyId}/versions/{version}
-# cloud
-GET /v1/cloud/projects
-POST /v1/cloud/projects
-GET /v1/cloud/projects/{project}
-GET /v1/cloud/projects/{project}/zones/{zone}/instances
-POST /v1/cloud/projects/{project}/zones/{zone}/instances
-GET /v1/cloud/projects/{project}/zones/{zone}/instances/{instance}
-DELETE /v1/cloud/projects/{project}/zones/{zone}/instances/{instance}
-POST /v1/cloud/projects/{project}/zones/{zone}/instances/{instance}/start
-POST /v1/cloud/projects/{project}/zones/{zone}/instances/{instance}/stop
-GET /v1/cloud/storage/{bucket}/{object...}
-PUT /v1/cloud/storage/{bucket}/{object...}
-# registry
-GET /v1/registry/images
-GET /v1/registry/images/{name}
-GET /v1/registry/images/{name}/tags
-DELETE /v1/registry/images/{name}/tags/{tag}
-GET /v1/registry/{path...}
-PUT /v1/registry/{path...}
-# o11y
-GET /v1/o11y/metrics
-POST /v1/o11y/metrics
-GET /v1/o11y/metrics/{name}
-GET /v1/o11y/traces/{traceId}
-GET /v1/o11y/traces/{traceId}/spans/{spanId}
-POST /v1/o11y/logs/query
-GET /v1/o11y/logs/{stream...}
-GET /v1/o11y/dashboards/{dashboardId}/panels/{panelId}
-)"sv;
+// The built-in table: examples/gateway-routes.txt, embedded at build time
+// (examples/CMakeLists.txt) as `builtin_routes`.
+#include "gateway_routes.hpp"
 
 struct options {
   std::vector<std::string> addresses;
@@ -121,6 +43,7 @@ constexpr std::string_view usage = R"(usage: waypoint-gateway [options]
 
 Serves an API-gateway route table; every route answers 200 with
 {"route":"<pattern>","values":{"<name>":"<value>",...}}.
+The built-in table's POST /v1/commerce/orders is a typed JSON route instead.
 
   --address ADDR   listen on ADDR (IPv4 or IPv6; repeat for several), default 127.0.0.1
   --port N         listen on port N (0: any free port), default 8080
@@ -158,7 +81,7 @@ options parse_arguments(int argc, char** argv) {
       std::cout << usage;
       std::exit(0);
     } else if (arg == "--print-routes") {
-      std::cout << builtin_routes.substr(1);  // the literal opens with a line break
+      std::cout << builtin_routes;
       std::exit(0);
     } else if (arg == "--address") {
       o.addresses.push_back(value());
@@ -176,59 +99,18 @@ options parse_arguments(int argc, char** argv) {
   return o;
 }
 
-// JSON string contents: quotes, backslashes and control bytes escaped; bytes that are not
-// valid UTF-8 (a percent-decoded value can hold any byte) become U+FFFD.
-std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = byte(i);
-  std::size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  unsigned char c1 = byte(i + 1);
-  if (n == 3 && ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)))
-    return 0;  // overlong, surrogate
-  if (n == 4 && ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90)))
-    return 0;  // overlong, > U+10FFFF
-  return n;
-}
-
-void append_json_string(std::string& out, std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
-  out += '"';
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7F) {
-      out += "\\u00";
-      out += hex[c >> 4];
-      out += hex[c & 0xF];
-    } else if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else if (std::size_t n = utf8_sequence_length(s, i); n != 0) {
-      out.append(s.substr(i, n));
-      i += n - 1;
-    } else {
-      out += "\\ufffd";
-    }
-  }
-  out += '"';
-}
-
 // Every route's handler: the winning pattern as written and its values by name.
 void echo(const wb::request&, wb::response& res, const wb::route_match& m) {
   std::string& body = res.body();
   body += R"({"route":)";
-  append_json_string(body, m.route()->pattern.text());
+  waypoint::detail::append_json_string(body, m.route()->pattern.text());
   body += R"(,"values":{)";
   const auto& names = m.route()->pattern.wildcard_names();
   for (std::size_t i = 0; i < m.value_count(); ++i) {
     if (i) body += ',';
-    append_json_string(body, names[i]);
+    waypoint::detail::append_json_string(body, names[i]);
     body += ':';
-    append_json_string(body, m.value(i));
+    waypoint::detail::append_json_string(body, m.value(i));
   }
   body += "}}\n";
   res.set(wb::http::field::content_type, "application/json");

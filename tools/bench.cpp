@@ -1,7 +1,7 @@
 // `waypoint-route bench FILE REQUESTS [--reference] [--min-time SECONDS]`: the cost of
 // registering a route table, and of matching each named request against it, as JSON lines.
 // Timings are medians of repeated runs after a warm-up; allocations are counted exactly by
-// the binary's own operator new (alloc_counter.cpp).
+// the counting operator new linked into the binary (tests/support/alloc_counter.cpp).
 #include "alloc_counter.hpp"
 #include "commands.hpp"
 #include "json.hpp"
@@ -107,9 +107,9 @@ double median_ns_per_call(Body& body, double min_time) {
 
 template <class Body>
 double allocations_per_call(Body& body) {
-  std::uint64_t before = allocation_count();
+  std::uint64_t before = testing::allocation_count();
   for (std::size_t i = 0; i < allocation_sample; ++i) body();
-  return static_cast<double>(allocation_count() - before) / allocation_sample;
+  return static_cast<double>(testing::allocation_count() - before) / allocation_sample;
 }
 
 std::string allocation_figure(double allocations) {
