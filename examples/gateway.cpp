@@ -9,8 +9,8 @@
 #include "orders.hpp"
 
 #include <waypoint/beast/router_dispatch.hpp>
-#include <waypoint/detail/json_string.hpp>
 #include <waypoint/beast/server.hpp>
+#include <waypoint/detail/json_string.hpp>
 
 #include <cstdio>
 #include <cstdlib>

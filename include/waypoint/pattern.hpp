@@ -33,27 +33,27 @@ namespace waypoint {
 
 // Why a pattern was rejected. Stable: tools and tests switch on it.
 enum class pattern_errc : std::uint8_t {
-  empty,                  // ""
-  bad_method,             // "G@T /"
-  missing_slash,          // "GET example.com" (no path)
-  brace_in_host,          // "{host}/a"
-  unclosed_brace,         // "/{id"
-  unmatched_brace,        // "/a}"
-  partial_segment,        // "/b_{bucket}": a wildcard must be a whole segment
-  empty_wildcard,         // "/{}" or "/{...}"
-  bad_wildcard_name,      // "/{1x}"
-  duplicate_name,         // "/{x}/{x}"
-  rest_not_last,          // "/{x...}/a"
-  end_not_last,           // "/{$}/a"
-  invalid_escape,         // "/a%zz"
-  unclean_path,           // "/a//b", "/a/./b", "/a/../b"
-  too_many_wildcards,     // more wildcards than a match result can hold
+  empty,               // ""
+  bad_method,          // "G@T /"
+  missing_slash,       // "GET example.com" (no path)
+  brace_in_host,       // "{host}/a"
+  unclosed_brace,      // "/{id"
+  unmatched_brace,     // "/a}"
+  partial_segment,     // "/b_{bucket}": a wildcard must be a whole segment
+  empty_wildcard,      // "/{}" or "/{...}"
+  bad_wildcard_name,   // "/{1x}"
+  duplicate_name,      // "/{x}/{x}"
+  rest_not_last,       // "/{x...}/a"
+  end_not_last,        // "/{$}/a"
+  invalid_escape,      // "/a%zz"
+  unclean_path,        // "/a//b", "/a/./b", "/a/../b"
+  too_many_wildcards,  // more wildcards than a match result can hold
 };
 
 // A pattern that failed to parse: the code, the byte offset in the pattern text, and a
 // message that quotes the pattern and names the problem.
 class pattern_error : public std::invalid_argument {
-public:
+ public:
   pattern_error(pattern_errc code, std::size_t offset, std::string_view pattern,
                 std::string_view problem)
       : std::invalid_argument(format(offset, pattern, problem)), code_(code), offset_(offset) {}
@@ -61,7 +61,7 @@ public:
   pattern_errc code() const noexcept { return code_; }
   std::size_t offset() const noexcept { return offset_; }
 
-private:
+ private:
   static std::string format(std::size_t offset, std::string_view pattern,
                             std::string_view problem) {
     std::string m = "\"";
@@ -92,7 +92,7 @@ struct segment {
 // A parsed pattern. Invariant: segments is non-empty, and a rest or end segment can only
 // be the last one.
 class pattern {
-public:
+ public:
   // The text as written, e.g. "GET example.com/v1/{id}".
   std::string_view text() const noexcept { return text_; }
   // Empty when the pattern serves every method.
@@ -107,7 +107,7 @@ public:
 
   friend pattern parse_pattern(std::string_view text);
 
-private:
+ private:
   std::string text_;
   std::string method_;
   std::string host_;
@@ -135,7 +135,7 @@ constexpr bool is_identifier(std::string_view s) noexcept {
 
 // Parses the path part of `text`, which starts at byte `start`, into segments.
 class path_parser {
-public:
+ public:
   path_parser(std::string_view text, std::size_t start) : text_(text), pos_(start) {}
 
   std::vector<segment> parse(std::vector<std::string>& names) {
@@ -169,7 +169,7 @@ public:
     return segments;
   }
 
-private:
+ private:
   [[noreturn]] void fail(pattern_errc code, std::size_t offset, std::string_view problem) const {
     throw pattern_error(code, offset, text_, problem);
   }
@@ -187,8 +187,10 @@ private:
   segment wildcard(std::string_view raw, std::size_t begin, std::vector<std::string>& names) const {
     std::size_t open = raw.find('{');
     std::size_t close = raw.find('}');
-    if (open != 0) fail(pattern_errc::partial_segment, begin + open, "a wildcard must be a whole path segment");
-    if (close == std::string_view::npos) fail(pattern_errc::unclosed_brace, begin, "'{' is never closed");
+    if (open != 0)
+      fail(pattern_errc::partial_segment, begin + open, "a wildcard must be a whole path segment");
+    if (close == std::string_view::npos)
+      fail(pattern_errc::unclosed_brace, begin, "'{' is never closed");
     if (close != raw.size() - 1)
       fail(pattern_errc::partial_segment, begin, "a wildcard must be a whole path segment");
     std::string_view name = raw.substr(1, raw.size() - 2);
@@ -212,7 +214,7 @@ private:
   std::size_t pos_;
 };
 
-} // namespace detail
+}  // namespace detail
 
 // Parses `text`; throws pattern_error naming the problem and its offset.
 inline pattern parse_pattern(std::string_view text) {
@@ -233,7 +235,8 @@ inline pattern parse_pattern(std::string_view text) {
         fail(pattern_errc::bad_method, i, "the method is not an HTTP token");
     p.method_ = std::string(method);
     std::size_t after = text.find_first_not_of(" \t", space);
-    if (after == std::string_view::npos) fail(pattern_errc::missing_slash, text.size(), "the path is missing");
+    if (after == std::string_view::npos)
+      fail(pattern_errc::missing_slash, text.size(), "the path is missing");
     path_start = after;
     host_and_path = text.substr(after);
   }
@@ -245,7 +248,8 @@ inline pattern parse_pattern(std::string_view text) {
     fail(pattern_errc::brace_in_host, path_start + brace,
          "the host holds a brace (is the leading '/' of the path missing?)");
   if (std::size_t blank = host.find_first_of(" \t"); blank != std::string_view::npos)
-    fail(pattern_errc::missing_slash, path_start + blank, "the host holds a space (is '/' missing?)");
+    fail(pattern_errc::missing_slash, path_start + blank,
+         "the host holds a space (is '/' missing?)");
   p.host_ = std::string(host);
   p.segments_ = detail::path_parser(text, path_start + slash).parse(p.names_);
   return p;
@@ -262,19 +266,27 @@ enum class relation : std::uint8_t {
 
 constexpr relation inverse(relation r) noexcept {
   switch (r) {
-    case relation::more_specific: return relation::more_general;
-    case relation::more_general: return relation::more_specific;
-    default: return r;
+    case relation::more_specific:
+      return relation::more_general;
+    case relation::more_general:
+      return relation::more_specific;
+    default:
+      return r;
   }
 }
 
 constexpr std::string_view to_string(relation r) noexcept {
   switch (r) {
-    case relation::equivalent: return "equivalent";
-    case relation::more_specific: return "more specific";
-    case relation::more_general: return "more general";
-    case relation::disjoint: return "disjoint";
-    case relation::overlaps: return "overlaps";
+    case relation::equivalent:
+      return "equivalent";
+    case relation::more_specific:
+      return "more specific";
+    case relation::more_general:
+      return "more general";
+    case relation::disjoint:
+      return "disjoint";
+    case relation::overlaps:
+      return "overlaps";
   }
   return "?";
 }
@@ -323,7 +335,7 @@ inline relation compare_segments(const segment& a, const segment& b) noexcept {
   return a.text == b.text ? relation::equivalent : relation::disjoint;
 }
 
-} // namespace detail
+}  // namespace detail
 
 // The path dimension alone, segment by segment; a rest wildcard covers every segment
 // that the other pattern has beyond it.
@@ -395,7 +407,7 @@ inline void append_segment_example(std::string& out, const segment& s) {
   if (s.type == segment::kind::wildcard) out += s.text;
 }
 
-} // namespace detail
+}  // namespace detail
 
 // A request path that both patterns match; only meaningful when their paths are not
 // disjoint. Used in conflict messages.
@@ -450,15 +462,19 @@ namespace detail {
 
 inline std::string describe(const segment& s) {
   switch (s.type) {
-    case segment::kind::literal: return "literal \"" + s.text + "\"";
-    case segment::kind::wildcard: return "wildcard {" + s.text + "}";
-    case segment::kind::rest: return s.text.empty() ? "a trailing slash" : "wildcard {" + s.text + "...}";
-    case segment::kind::end: return "{$}";
+    case segment::kind::literal:
+      return "literal \"" + s.text + "\"";
+    case segment::kind::wildcard:
+      return "wildcard {" + s.text + "}";
+    case segment::kind::rest:
+      return s.text.empty() ? "a trailing slash" : "wildcard {" + s.text + "...}";
+    case segment::kind::end:
+      return "{$}";
   }
   return "?";
 }
 
-} // namespace detail
+}  // namespace detail
 
 // Why `winner` takes precedence over `loser`, for people: each dimension in which it is
 // more specific. Both must match some request and not conflict.
@@ -484,4 +500,4 @@ inline std::string describe_precedence(const pattern& winner, const pattern& los
   return out;
 }
 
-} // namespace waypoint
+}  // namespace waypoint

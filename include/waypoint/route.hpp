@@ -33,7 +33,7 @@ struct basic_route {
 
 // A pattern refused because it conflicts with (or repeats) a registered one.
 class conflict_error : public std::invalid_argument {
-public:
+ public:
   conflict_error(const pattern& added, const registration_site& added_at, const pattern& existing,
                  const registration_site& existing_at)
       : std::invalid_argument(format(added, added_at, existing, existing_at)),
@@ -48,7 +48,7 @@ public:
   const std::string& example() const noexcept { return example_; }
   bool equivalent() const noexcept { return equivalent_; }
 
-private:
+ private:
   static std::string format(const pattern& added, const registration_site& added_at,
                             const pattern& existing, const registration_site& existing_at) {
     bool same = compare(added, existing) == relation::equivalent;
@@ -60,7 +60,8 @@ private:
     m.append(existing.text());
     m += "\" (registered at " + existing_at.to_string() + "): ";
     if (same) {
-      m += "both match exactly the same requests, e.g. path \"" + example_path(added, existing) + "\"";
+      m += "both match exactly the same requests, e.g. path \"" + example_path(added, existing) +
+           "\"";
     } else {
       m += "both match some requests, e.g. path \"" + example_path(added, existing) +
            "\", and neither is more specific";
@@ -74,4 +75,4 @@ private:
   bool equivalent_;
 };
 
-} // namespace waypoint
+}  // namespace waypoint

@@ -51,18 +51,23 @@ enum class match_status : std::uint8_t {
 
 constexpr std::string_view to_string(match_status s) noexcept {
   switch (s) {
-    case match_status::matched: return "match";
-    case match_status::not_found: return "not_found";
-    case match_status::method_not_allowed: return "method_not_allowed";
-    case match_status::redirect: return "redirect";
-    case match_status::bad_request: return "bad_request";
+    case match_status::matched:
+      return "match";
+    case match_status::not_found:
+      return "not_found";
+    case match_status::method_not_allowed:
+      return "method_not_allowed";
+    case match_status::redirect:
+      return "redirect";
+    case match_status::bad_request:
+      return "bad_request";
   }
   return "?";
 }
 
 // The methods a 405 allows, in byte order, GET implying HEAD.
 class method_set {
-public:
+ public:
   method_set() = default;
   method_set(std::uint64_t mask, const detail::method_table* table) noexcept
       : mask_(mask), table_(table) {}
@@ -90,7 +95,7 @@ public:
     return out;
   }
 
-private:
+ private:
   std::uint64_t mask_ = 0;
   const detail::method_table* table_ = nullptr;
 };
@@ -103,7 +108,7 @@ class basic_router;
 // them. Copying a result is allowed but its views then point into the original.
 template <class Handler>
 class basic_match_result {
-public:
+ public:
   using route_type = basic_route<Handler>;
 
   match_status status() const noexcept { return status_; }
@@ -115,7 +120,9 @@ public:
 
   std::size_t value_count() const noexcept { return value_count_; }
   // The i-th wildcard's value, in pattern order, percent-decoded.
-  std::string_view value(std::size_t i) const noexcept { return i < value_count_ ? values_[i] : std::string_view(); }
+  std::string_view value(std::size_t i) const noexcept {
+    return i < value_count_ ? values_[i] : std::string_view();
+  }
   // The value of the wildcard called `name`; empty when the route has no such wildcard.
   std::string_view value(std::string_view name) const noexcept {
     if (!route_) return {};
@@ -142,7 +149,7 @@ public:
   // status() == bad_request: why.
   std::string_view error() const noexcept { return error_; }
 
-private:
+ private:
   friend class basic_router<Handler>;
 
   match_status status_ = match_status::not_found;
@@ -168,15 +175,15 @@ struct basic_explanation {
     std::string reason;  // empty for the winner
   };
   match_status status = match_status::not_found;
-  std::string allow;     // method_not_allowed
-  std::string location;  // redirect
-  std::string error;     // bad_request
+  std::string allow;                  // method_not_allowed
+  std::string location;               // redirect
+  std::string error;                  // bad_request
   std::vector<candidate> candidates;  // every route that matches, winner first
 };
 
 template <class Handler>
 class basic_router {
-public:
+ public:
   using handler_type = Handler;
   using route_type = basic_route<Handler>;
   using match_result = basic_match_result<Handler>;
@@ -239,7 +246,7 @@ public:
   basic_explanation<Handler> explain(std::string_view method, std::string_view path,
                                      std::string_view host = {}) const;
 
-private:
+ private:
   struct walk;
 
   std::uint32_t new_node() {
@@ -270,6 +277,6 @@ private:
 
 using router = basic_router<std::function<void()>>;
 
-} // namespace waypoint
+}  // namespace waypoint
 
 #include "waypoint/detail/router_impl.hpp"

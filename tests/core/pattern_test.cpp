@@ -24,10 +24,18 @@ std::string shape(const pattern& p) {
   for (const segment& s : p.segments()) {
     if (!out.empty()) out += ' ';
     switch (s.type) {
-      case segment::kind::literal: out += "'" + s.text + "'"; break;
-      case segment::kind::wildcard: out += "{" + s.text + "}"; break;
-      case segment::kind::rest: out += "{" + s.text + "...}"; break;
-      case segment::kind::end: out += "{$}"; break;
+      case segment::kind::literal:
+        out += "'" + s.text + "'";
+        break;
+      case segment::kind::wildcard:
+        out += "{" + s.text + "}";
+        break;
+      case segment::kind::rest:
+        out += "{" + s.text + "...}";
+        break;
+      case segment::kind::end:
+        out += "{$}";
+        break;
     }
   }
   return out;
@@ -143,7 +151,8 @@ TEST_P(PatternRejects, WithCodeOffsetAndQuotedMessage) {
   } catch (const waypoint::pattern_error& e) {
     EXPECT_EQ(e.code(), c.code) << e.what();
     EXPECT_EQ(e.offset(), c.offset) << e.what();
-    std::string prefix = "\"" + std::string(c.text) + "\": at offset " + std::to_string(c.offset) + ": ";
+    std::string prefix =
+        "\"" + std::string(c.text) + "\": at offset " + std::to_string(c.offset) + ": ";
     EXPECT_EQ(std::string(e.what()).substr(0, prefix.size()), prefix);
     EXPECT_GT(std::string(e.what()).size(), prefix.size()) << "the message names no problem";
   }
@@ -490,11 +499,11 @@ TEST(RelationProperty, AgreesWithBruteForceOverRequestSets) {
     for (std::size_t j = 0; j < patterns.size(); ++j) {
       const request_set& a = sets[i];
       const request_set& b = sets[j];
-      relation expected = a == b                 ? equivalent
-                           : (a & b).none()       ? disjoint
-                           : (a & ~b).none()      ? more_specific
-                           : (b & ~a).none()      ? more_general
-                                                  : overlaps;
+      relation expected = a == b            ? equivalent
+                          : (a & b).none()  ? disjoint
+                          : (a & ~b).none() ? more_specific
+                          : (b & ~a).none() ? more_general
+                                            : overlaps;
       ASSERT_EQ(waypoint::compare(patterns[i], patterns[j]), expected)
           << patterns[i].text() << " vs " << patterns[j].text();
       ++checked;
@@ -503,4 +512,4 @@ TEST(RelationProperty, AgreesWithBruteForceOverRequestSets) {
   EXPECT_EQ(checked, 160 * 160);
 }
 
-} // namespace
+}  // namespace

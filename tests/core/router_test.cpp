@@ -27,11 +27,14 @@ std::string describe(const router_type::match_result& m) {
         out += " " + names[i] + "=" + std::string(m.value(i));
       return out;
     }
-    case match_status::not_found: return "404";
-    case match_status::method_not_allowed: return "405 " + m.allowed().to_string();
+    case match_status::not_found:
+      return "404";
+    case match_status::method_not_allowed:
+      return "405 " + m.allowed().to_string();
     case match_status::redirect:
       return std::to_string(m.redirect_status()) + " " + std::string(m.location_path());
-    case match_status::bad_request: return "400";
+    case match_status::bad_request:
+      return "400";
   }
   return "?";
 }
@@ -127,7 +130,8 @@ const behaviour_case behaviour_cases[] = {
     {"UnknownMethodReachesMethodlessRoute", "BREW", "/static/x", "", "match /static/"},
     {"NamedRestCapturesPath", "GET", "/files/a/b/c", "", "match GET /files/{path...} path=a/b/c"},
     {"NamedRestCapturesEmpty", "GET", "/files/", "", "match GET /files/{path...} path="},
-    {"NamedRestDecodesEscapedSlash", "GET", "/files/a%2Fb", "", "match GET /files/{path...} path=a/b"},
+    {"NamedRestDecodesEscapedSlash", "GET", "/files/a%2Fb", "",
+     "match GET /files/{path...} path=a/b"},
     {"RestRedirectsBareDirectory", "GET", "/files", "", "307 /files/"},
     {"RestWithOtherMethod", "PUT", "/files/x", "", "match PUT /files/{path...} path=x"},
     {"RestMethodNotAllowed", "POST", "/files/x", "", "405 GET, HEAD, PUT"},
@@ -144,8 +148,10 @@ const behaviour_case behaviour_cases[] = {
     {"EndNeverMatchesEscapedSlash", "GET", "/exact/%2F", "", "404"},
     {"NoRedirectForOtherMethod", "POST", "/exact", "", "405 GET, HEAD"},
     // Several wildcards and backtracking.
-    {"TwoWildcards", "GET", "/posts/2024/hello", "", "match GET /posts/{year}/{slug} year=2024 slug=hello"},
-    {"LiteralThenWildcardBeatsTwoWildcards", "GET", "/posts/latest/hello", "", "match GET /posts/latest/{slug} slug=hello"},
+    {"TwoWildcards", "GET", "/posts/2024/hello", "",
+     "match GET /posts/{year}/{slug} year=2024 slug=hello"},
+    {"LiteralThenWildcardBeatsTwoWildcards", "GET", "/posts/latest/hello", "",
+     "match GET /posts/latest/{slug} slug=hello"},
     {"TooShortForTwoWildcards", "GET", "/posts/2024", "", "404"},
     {"BacktrackFromLiteralToWildcard", "GET", "/a/b/d", "", "match GET /a/{x}/d x=b"},
     {"DeepLiteralMatch", "GET", "/a/b/c", "", "match GET /a/b/c"},
@@ -161,13 +167,17 @@ const behaviour_case behaviour_cases[] = {
     {"AllowInByteOrderWithCustom", "DELETE", "/m", "", "405 CUSTOM, GET, HEAD, POST, PUT"},
     {"PostOnSharedPath", "POST", "/m", "", "match POST /m"},
     // Hosts.
-    {"HostRouteBeatsHostless", "GET", "/users/42", "example.com", "match GET example.com/users/{id} id=42"},
-    {"HostRouteBeatsMoreSpecificHostless", "GET", "/users/me", "example.com", "match GET example.com/users/{id} id=me"},
+    {"HostRouteBeatsHostless", "GET", "/users/42", "example.com",
+     "match GET example.com/users/{id} id=42"},
+    {"HostRouteBeatsMoreSpecificHostless", "GET", "/users/me", "example.com",
+     "match GET example.com/users/{id} id=me"},
     {"PortIsIgnored", "GET", "/anything", "example.com:8080", "match example.com/"},
     {"HostCatchAllServesAnyMethod", "POST", "/users", "example.com", "match example.com/"},
     {"OtherHostUsesHostless", "GET", "/users/me", "other.com", "match GET /users/me"},
-    {"HostRestCaptures", "GET", "/v1/a/b", "api.example.com", "match api.example.com/v1/{rest...} rest=a/b"},
-    {"HostWithoutMatchFallsBackToHostless", "GET", "/users/me", "api.example.com", "match GET /users/me"},
+    {"HostRestCaptures", "GET", "/v1/a/b", "api.example.com",
+     "match api.example.com/v1/{rest...} rest=a/b"},
+    {"HostWithoutMatchFallsBackToHostless", "GET", "/users/me", "api.example.com",
+     "match GET /users/me"},
     {"HostRedirectsBareDirectory", "GET", "/v1", "api.example.com", "307 /v1/"},
     {"HostIsCaseSensitiveAsInGo", "GET", "/users/me", "EXAMPLE.COM", "match GET /users/me"},
     {"IPv6HostWithPort", "GET", "/users/me", "[::1]:8080", "match GET /users/me"},
@@ -239,12 +249,22 @@ const table_case table_cases[] = {
     {"CatchAllAfterRootEnd", {"/{$}", "/"}, "GET", "/x", "", "match /"},
     {"SlashRedirectBeatsInexactCatchAll", {"/", "/a/"}, "GET", "/a", "", "307 /a/"},
     {"NoSlashRedirectForOtherMethod", {"/", "GET /a/"}, "POST", "/a", "", "match /"},
-    {"CatchAllBeatsMethodSpecificSubtreeForOtherMethod", {"/", "GET /static/"}, "POST", "/static/x", "", "match /"},
+    {"CatchAllBeatsMethodSpecificSubtreeForOtherMethod",
+     {"/", "GET /static/"},
+     "POST",
+     "/static/x",
+     "",
+     "match /"},
     {"ExactBeatsSubtree", {"/a", "/a/"}, "GET", "/a", "", "match /a"},
     {"SubtreeWithoutExact", {"/a", "/a/"}, "GET", "/a/", "", "match /a/"},
     {"SubtreeTakesDeeper", {"/a", "/a/"}, "GET", "/a/b", "", "match /a/"},
     {"EndBeatsRest", {"GET /b/{$}", "GET /b/{x...}"}, "GET", "/b/", "", "match GET /b/{$}"},
-    {"RestTakesDeeper", {"GET /b/{$}", "GET /b/{x...}"}, "GET", "/b/c", "", "match GET /b/{x...} x=c"},
+    {"RestTakesDeeper",
+     {"GET /b/{$}", "GET /b/{x...}"},
+     "GET",
+     "/b/c",
+     "",
+     "match GET /b/{x...} x=c"},
     {"RedirectPrefersEnd", {"GET /b/{$}", "GET /b/{x...}"}, "GET", "/b", "", "307 /b/"},
     {"MethodOnlyUnderSlashIs405", {"POST /p/"}, "GET", "/p", "", "405 POST"},
     {"SameMethodUnderSlashRedirects", {"POST /p/"}, "POST", "/p", "", "307 /p/"},
@@ -252,22 +272,77 @@ const table_case table_cases[] = {
     {"HostSubtreeServesDeeper", {"h.com/x/", "/x"}, "GET", "/x/y", "h.com", "match h.com/x/"},
     {"HostSlashRedirectWithoutHostlessMatch", {"h.com/x/"}, "GET", "/x", "h.com", "307 /x/"},
     {"OtherHostIgnoresHostRoutes", {"h.com/x/"}, "GET", "/x/y", "o.com", "404"},
-    {"AllowMergesHostAndHostless", {"GET h.com/r", "POST /r"}, "PUT", "/r", "h.com", "405 GET, HEAD, POST"},
+    {"AllowMergesHostAndHostless",
+     {"GET h.com/r", "POST /r"},
+     "PUT",
+     "/r",
+     "h.com",
+     "405 GET, HEAD, POST"},
     {"AllowIgnoresOtherHosts", {"GET h.com/r", "POST /r"}, "PUT", "/r", "o.com", "405 POST"},
-    {"MethodlessWildcardAfterMethodLiteral", {"POST /a/b", "/a/{x}"}, "GET", "/a/b", "", "match /a/{x} x=b"},
+    {"MethodlessWildcardAfterMethodLiteral",
+     {"POST /a/b", "/a/{x}"},
+     "GET",
+     "/a/b",
+     "",
+     "match /a/{x} x=b"},
     {"MethodLiteralForItsMethod", {"POST /a/b", "/a/{x}"}, "POST", "/a/b", "", "match POST /a/b"},
-    {"DisjointMethodsShareTree", {"GET /a/{x}", "POST /{y}/b"}, "POST", "/a/b", "", "match POST /{y}/b y=a"},
-    {"DisjointMethodsShareTreeGet", {"GET /a/{x}", "POST /{y}/b"}, "GET", "/a/b", "", "match GET /a/{x} x=b"},
-    {"DisjointMethodsShareTree405", {"GET /a/{x}", "POST /{y}/b"}, "PUT", "/a/b", "", "405 GET, HEAD, POST"},
+    {"DisjointMethodsShareTree",
+     {"GET /a/{x}", "POST /{y}/b"},
+     "POST",
+     "/a/b",
+     "",
+     "match POST /{y}/b y=a"},
+    {"DisjointMethodsShareTreeGet",
+     {"GET /a/{x}", "POST /{y}/b"},
+     "GET",
+     "/a/b",
+     "",
+     "match GET /a/{x} x=b"},
+    {"DisjointMethodsShareTree405",
+     {"GET /a/{x}", "POST /{y}/b"},
+     "PUT",
+     "/a/b",
+     "",
+     "405 GET, HEAD, POST"},
     {"HeadFallsBackToMethodlessAfterGet", {"GET /g", "/{x}"}, "HEAD", "/g", "", "match GET /g"},
     {"HeadPrefersExactHeadOverMethodless", {"HEAD /h", "/{x}"}, "HEAD", "/h", "", "match HEAD /h"},
-    {"DeepBacktrackingAcrossThreeLevels", {"/a/b/c/d", "/a/{x}/c/e", "/a/{x}/{y}/f", "/{w}/b/c/g"}, "GET", "/a/b/c/g", "", "match /{w}/b/c/g w=a"},
-    {"ManyLiteralChildrenUseIndex", {"/k0", "/k1", "/k2", "/k3", "/k4", "/k5", "/k6", "/k7", "/k8", "/k9", "/k10"}, "GET", "/k9", "", "match /k9"},
-    {"ManyLiteralChildrenMiss", {"/k0", "/k1", "/k2", "/k3", "/k4", "/k5", "/k6", "/k7", "/k8", "/k9", "/k10"}, "GET", "/k11", "", "404"},
-    {"EscapedSegmentAgainstIndexedChildren", {"/k0", "/k1", "/k2", "/k3", "/k4", "/k5", "/k6", "/k7", "/k8", "/a/b", "/a%2Fb"}, "GET", "/a%2Fb", "", "match /a%2Fb"},
+    {"DeepBacktrackingAcrossThreeLevels",
+     {"/a/b/c/d", "/a/{x}/c/e", "/a/{x}/{y}/f", "/{w}/b/c/g"},
+     "GET",
+     "/a/b/c/g",
+     "",
+     "match /{w}/b/c/g w=a"},
+    {"ManyLiteralChildrenUseIndex",
+     {"/k0", "/k1", "/k2", "/k3", "/k4", "/k5", "/k6", "/k7", "/k8", "/k9", "/k10"},
+     "GET",
+     "/k9",
+     "",
+     "match /k9"},
+    {"ManyLiteralChildrenMiss",
+     {"/k0", "/k1", "/k2", "/k3", "/k4", "/k5", "/k6", "/k7", "/k8", "/k9", "/k10"},
+     "GET",
+     "/k11",
+     "",
+     "404"},
+    {"EscapedSegmentAgainstIndexedChildren",
+     {"/k0", "/k1", "/k2", "/k3", "/k4", "/k5", "/k6", "/k7", "/k8", "/a/b", "/a%2Fb"},
+     "GET",
+     "/a%2Fb",
+     "",
+     "match /a%2Fb"},
     {"EmptyRouterIsNotFound", {}, "GET", "/", "", "404"},
-    {"BacktrackToRootWildcard", {"GET /a/b/c", "GET /a/{x}/d", "GET /{y}/b/e"}, "GET", "/a/b/e", "", "match GET /{y}/b/e y=a"},
-    {"WildcardValueIsTheRightSegment", {"GET /a/b/c", "GET /a/{x}/d", "GET /{y}/b/e"}, "GET", "/z/b/e", "", "match GET /{y}/b/e y=z"},
+    {"BacktrackToRootWildcard",
+     {"GET /a/b/c", "GET /a/{x}/d", "GET /{y}/b/e"},
+     "GET",
+     "/a/b/e",
+     "",
+     "match GET /{y}/b/e y=a"},
+    {"WildcardValueIsTheRightSegment",
+     {"GET /a/b/c", "GET /a/{x}/d", "GET /{y}/b/e"},
+     "GET",
+     "/z/b/e",
+     "",
+     "match GET /{y}/b/e y=z"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Tables, ServeMuxTables, ::testing::ValuesIn(table_cases),
@@ -372,8 +447,14 @@ const registration_case registration_cases[] = {
     {"HeadRestAfterDeeperGetConflicts", {"GET /a/b/c"}, "HEAD /a/{x...}", false},
     {"MethodlessRestAfterDeeperMethodRoute", {"GET /a/b"}, "/a/", true},
     {"DeeperMethodlessAfterMethodRestConflicts", {"GET /a/"}, "/a/b", false},
-    {"WildcardAfterManyLiteralsChecksEach", {"/k0/x", "/k1/x", "/k2/x", "/k3/x", "/k4/x", "/k5/x", "/k6/x", "/k7/x", "/k8/y", "GET /k9/z"}, "GET /{k}/y", false},
-    {"WildcardAfterManyLiteralsWithoutOverlap", {"/k0/x", "/k1/x", "/k2/x", "/k3/x", "/k4/x", "/k5/x", "/k6/x", "/k7/x", "/k8/y"}, "/{k}/z", true},
+    {"WildcardAfterManyLiteralsChecksEach",
+     {"/k0/x", "/k1/x", "/k2/x", "/k3/x", "/k4/x", "/k5/x", "/k6/x", "/k7/x", "/k8/y", "GET /k9/z"},
+     "GET /{k}/y",
+     false},
+    {"WildcardAfterManyLiteralsWithoutOverlap",
+     {"/k0/x", "/k1/x", "/k2/x", "/k3/x", "/k4/x", "/k5/x", "/k6/x", "/k7/x", "/k8/y"},
+     "/{k}/z",
+     true},
     {"EndAgainstRestAtSameDepth", {"GET /a/"}, "/a/{$}", false},
     {"EndAgainstSameMethodRest", {"GET /a/"}, "GET /a/{$}", true},
     {"HostRoutesDoNotConflictWithHostless", {"/a/{x}"}, "h.com/{y}/b", true},
@@ -469,9 +550,9 @@ TEST(Introspection, ExplainReportsOutcomeWithoutWinner) {
 // --- allocations -------------------------------------------------------------------
 
 TEST(Allocations, NoneOnAnyOutcome) {
-  router_type r = build({"GET /v1/static/deep/path", "GET /v1/users/{id}",
-                         "GET /v1/orgs/{org}/repos/{repo}", "GET /v1/files/{path...}",
-                         "POST /v1/only-post", "/v1/dir/", "h.com/v1/x"});
+  router_type r =
+      build({"GET /v1/static/deep/path", "GET /v1/users/{id}", "GET /v1/orgs/{org}/repos/{repo}",
+             "GET /v1/files/{path...}", "POST /v1/only-post", "/v1/dir/", "h.com/v1/x"});
   struct probe {
     const char* method;
     const char* path;
@@ -528,4 +609,4 @@ TEST(Concurrency, FrozenRouterMatchesFromManyThreads) {
   EXPECT_EQ(failures, std::vector<int>(4, 0));
 }
 
-} // namespace
+}  // namespace

@@ -23,22 +23,34 @@ void* counted_allocate_aligned(std::size_t size, std::align_val_t alignment) {
   if (void* p = std::aligned_alloc(align, size)) return p;
   throw std::bad_alloc();
 }
-} // namespace
+}  // namespace
 
 namespace waypoint::testing {
 std::uint64_t allocation_count() noexcept { return thread_allocations; }
-} // namespace waypoint::testing
+}  // namespace waypoint::testing
 
 void* operator new(std::size_t size) { return counted_allocate(size); }
 void* operator new[](std::size_t size) { return counted_allocate(size); }
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try { return counted_allocate(size); } catch (...) { return nullptr; }
+  try {
+    return counted_allocate(size);
+  } catch (...) {
+    return nullptr;
+  }
 }
 void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  try { return counted_allocate(size); } catch (...) { return nullptr; }
+  try {
+    return counted_allocate(size);
+  } catch (...) {
+    return nullptr;
+  }
 }
-void* operator new(std::size_t size, std::align_val_t a) { return counted_allocate_aligned(size, a); }
-void* operator new[](std::size_t size, std::align_val_t a) { return counted_allocate_aligned(size, a); }
+void* operator new(std::size_t size, std::align_val_t a) {
+  return counted_allocate_aligned(size, a);
+}
+void* operator new[](std::size_t size, std::align_val_t a) {
+  return counted_allocate_aligned(size, a);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }

@@ -12,12 +12,12 @@ std::uint64_t allocation_count() noexcept;
 
 // Counts the allocations made while it is alive, on the thread that made it.
 class allocation_scope {
-public:
+ public:
   allocation_scope() noexcept : start_(allocation_count()) {}
   std::uint64_t count() const noexcept { return allocation_count() - start_; }
 
-private:
+ private:
   std::uint64_t start_;
 };
 
-} // namespace waypoint::testing
+}  // namespace waypoint::testing

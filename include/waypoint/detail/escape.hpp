@@ -47,8 +47,7 @@ constexpr std::size_t find_invalid_escape(std::string_view s) noexcept {
 inline std::size_t percent_decode(std::string_view s, char* out) noexcept {
   std::size_t n = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 &&
-        hex_value(s[i + 2]) >= 0) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
       out[n++] = static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
       i += 2;
     } else {
@@ -108,7 +107,8 @@ constexpr path_scan scan_path(std::string_view path) noexcept {
       continue;
     }
     if (cls == 2) {
-      if (segment_length == 0 || (segment_length <= 2 && dots == segment_length)) scan.clean = false;
+      if (segment_length == 0 || (segment_length <= 2 && dots == segment_length))
+        scan.clean = false;
       segment_length = dots = 0;
     } else if (cls == 4) {
       ++dots;
@@ -161,7 +161,7 @@ inline std::size_t clean_path(std::string_view path, char* out) noexcept {
     if (segment.empty() || segment == ".") continue;
     if (segment == "..") {
       while (n > 1 && out[n - 1] != '/') --n;  // drop the last segment's bytes
-      if (n > 1) --n;                           // and the slash before it
+      if (n > 1) --n;                          // and the slash before it
       continue;
     }
     if (n > 1) out[n++] = '/';
@@ -187,4 +187,4 @@ constexpr std::string_view strip_port(std::string_view host) noexcept {
   return host.substr(0, colon);
 }
 
-} // namespace waypoint::detail
+}  // namespace waypoint::detail

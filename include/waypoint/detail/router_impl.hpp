@@ -20,9 +20,9 @@ struct basic_router<Handler>::walk {
   std::string_view path;  // clean, escaped, begins with '/'
   std::uint8_t method;
   bool head;
-  bool want_slash;        // path does not end in '/': a trailing-slash redirect is possible
-  bool escaped;           // some segment holds a %XX escape
-  char* scratch;          // room to decode one segment
+  bool want_slash;  // path does not end in '/': a trailing-slash redirect is possible
+  bool escaped;     // some segment holds a %XX escape
+  char* scratch;    // room to decode one segment
   std::array<std::string_view, max_wildcards>& values;
   std::uint8_t count = 0;
   std::uint32_t found = detail::no_index;
@@ -141,8 +141,14 @@ void basic_router<Handler>::match(std::string_view method, std::string_view path
   if (!clean) walked = {storage, detail::clean_path(path, storage)};
 
   std::uint8_t method_bit = methods_.find(method);
-  walk w{*this,         walked,         method_bit, method_bit == detail::method_table::head,
-         walked.back() != '/', scan.escaped, storage + walked.size() + 1, out.values_};
+  walk w{*this,
+         walked,
+         method_bit,
+         method_bit == detail::method_table::head,
+         walked.back() != '/',
+         scan.escaped,
+         storage + walked.size() + 1,
+         out.values_};
   std::string_view bare_host = detail::strip_port(host);
   std::uint32_t host_root = detail::no_index;
   if (!bare_host.empty() && !host_roots_.empty()) host_root = root_for(bare_host);
@@ -180,7 +186,8 @@ void basic_router<Handler>::match(std::string_view method, std::string_view path
     return finish(match_status::redirect);
   }
   if (w.found == detail::no_index) {
-    if (w.allowed >> detail::method_table::get & 1u) w.allowed |= std::uint64_t{1} << detail::method_table::head;
+    if (w.allowed >> detail::method_table::get & 1u)
+      w.allowed |= std::uint64_t{1} << detail::method_table::head;
     out.allowed_ = w.allowed;
     return finish(w.allowed ? match_status::method_not_allowed : match_status::not_found);
   }
@@ -221,19 +228,35 @@ void basic_router<Handler>::attach(std::uint32_t index, std::uint8_t method) {
   for (const segment& s : p.segments()) {
     std::uint32_t child = detail::no_index;
     switch (s.type) {
-      case segment::kind::literal: child = nodes_[id].literals.find(s.text); break;
-      case segment::kind::wildcard: child = nodes_[id].wildcard; break;
-      case segment::kind::end: child = nodes_[id].end; break;
-      case segment::kind::rest: child = nodes_[id].rest; break;
+      case segment::kind::literal:
+        child = nodes_[id].literals.find(s.text);
+        break;
+      case segment::kind::wildcard:
+        child = nodes_[id].wildcard;
+        break;
+      case segment::kind::end:
+        child = nodes_[id].end;
+        break;
+      case segment::kind::rest:
+        child = nodes_[id].rest;
+        break;
     }
     if (child == detail::no_index) {
       child = new_node();  // may reallocate nodes_: index again below
       detail::tree_node& parent = nodes_[id];
       switch (s.type) {
-        case segment::kind::literal: parent.literals.insert(s.text, child); break;
-        case segment::kind::wildcard: parent.wildcard = child; break;
-        case segment::kind::end: parent.end = child; break;
-        case segment::kind::rest: parent.rest = child; break;
+        case segment::kind::literal:
+          parent.literals.insert(s.text, child);
+          break;
+        case segment::kind::wildcard:
+          parent.wildcard = child;
+          break;
+        case segment::kind::end:
+          parent.end = child;
+          break;
+        case segment::kind::rest:
+          parent.rest = child;
+          break;
       }
     }
     id = child;
@@ -354,7 +377,8 @@ auto basic_router<Handler>::routes_by_precedence() const -> std::vector<const ro
     for (std::uint32_t child : {n.wildcard, n.end, n.rest})
       if (child != detail::no_index) self(self, child);
   };
-  std::vector<std::pair<std::string_view, std::uint32_t>> hosts(host_roots_.begin(), host_roots_.end());
+  std::vector<std::pair<std::string_view, std::uint32_t>> hosts(host_roots_.begin(),
+                                                                host_roots_.end());
   std::sort(hosts.begin(), hosts.end());
   for (auto [host, root] : hosts) visit(visit, root);
   visit(visit, 0);
@@ -369,10 +393,17 @@ auto basic_router<Handler>::explain(std::string_view method, std::string_view pa
   match(method, path, host, *result);
   e.status = result->status();
   switch (e.status) {
-    case match_status::method_not_allowed: e.allow = result->allowed().to_string(); break;
-    case match_status::redirect: e.location = std::string(result->location_path()); break;
-    case match_status::bad_request: e.error = std::string(result->error()); return e;
-    default: break;
+    case match_status::method_not_allowed:
+      e.allow = result->allowed().to_string();
+      break;
+    case match_status::redirect:
+      e.location = std::string(result->location_path());
+      break;
+    case match_status::bad_request:
+      e.error = std::string(result->error());
+      return e;
+    default:
+      break;
   }
   std::string clean(path.size() + 1, '\0');
   clean.resize(detail::clean_path(path, clean.data()));
@@ -387,4 +418,4 @@ auto basic_router<Handler>::explain(std::string_view method, std::string_view pa
   return e;
 }
 
-} // namespace waypoint
+}  // namespace waypoint

@@ -39,13 +39,13 @@ struct string_hash {
 // Every method name the router has seen gets a bit. GET and HEAD have fixed bits
 // because the match rules name them.
 class method_table {
-public:
+ public:
   static constexpr std::uint8_t get = 0;
   static constexpr std::uint8_t head = 1;
 
   method_table() {
-    for (std::string_view m : {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS",
-                               "CONNECT", "TRACE"})
+    for (std::string_view m :
+         {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"})
       intern(m);
   }
 
@@ -61,9 +61,10 @@ public:
     if (names_.size() == max_methods)
       throw std::length_error("waypoint: more than 64 distinct methods in one router");
     names_.emplace_back(method);
-    by_name_.insert(std::upper_bound(by_name_.begin(), by_name_.end(), method,
-                                     [&](std::string_view m, std::uint8_t i) { return m < names_[i]; }),
-                    static_cast<std::uint8_t>(names_.size() - 1));
+    by_name_.insert(
+        std::upper_bound(by_name_.begin(), by_name_.end(), method,
+                         [&](std::string_view m, std::uint8_t i) { return m < names_[i]; }),
+        static_cast<std::uint8_t>(names_.size() - 1));
     return static_cast<std::uint8_t>(names_.size() - 1);
   }
 
@@ -71,7 +72,7 @@ public:
   // Bits in byte order of their names, the order of an Allow header.
   const std::vector<std::uint8_t>& by_name() const noexcept { return by_name_; }
 
-private:
+ private:
   std::vector<std::string> names_;
   std::vector<std::uint8_t> by_name_;
 };
@@ -98,13 +99,14 @@ inline std::uint32_t segment_hash(std::string_view s) noexcept {
 
 // Equality for short strings: the first byte settles most mismatches without a call.
 inline bool same_segment(std::string_view a, std::string_view b) noexcept {
-  return a.size() == b.size() && (a.empty() || (a[0] == b[0] && std::memcmp(a.data(), b.data(), a.size()) == 0));
+  return a.size() == b.size() &&
+         (a.empty() || (a[0] == b[0] && std::memcmp(a.data(), b.data(), a.size()) == 0));
 }
 
 // Literal children of a node, keyed by the percent-decoded segment. A few are scanned;
 // more get an open-addressing index (linear probing, at most half full).
 class literal_children {
-public:
+ public:
   bool empty() const noexcept { return list_.empty(); }
 
   std::uint32_t find(std::string_view key) const noexcept {
@@ -117,7 +119,8 @@ public:
     for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
       const slot& s = slots_[i];
       if (s.entry == 0) return no_index;
-      if (s.hash == h && same_segment(list_[s.entry - 1].first, key)) return list_[s.entry - 1].second;
+      if (s.hash == h && same_segment(list_[s.entry - 1].first, key))
+        return list_[s.entry - 1].second;
     }
   }
 
@@ -131,9 +134,11 @@ public:
     }
   }
 
-  const std::vector<std::pair<std::string, std::uint32_t>>& entries() const noexcept { return list_; }
+  const std::vector<std::pair<std::string, std::uint32_t>>& entries() const noexcept {
+    return list_;
+  }
 
-private:
+ private:
   struct slot {
     std::uint32_t hash = 0;
     std::uint32_t entry = 0;  // index into list_ plus one; 0 marks an empty slot
@@ -188,5 +193,5 @@ inline std::uint32_t serving_route(const tree_node& n, std::uint8_t method, bool
   return n.any_route;
 }
 
-} // namespace detail
-} // namespace waypoint
+}  // namespace detail
+}  // namespace waypoint
