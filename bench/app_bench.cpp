@@ -1,0 +1,203 @@
+// What waypoint::app costs on top of the router it dispatches with: the framework tax for
+// a static and a param route (against waypoint::beast::dispatch_to, the raw router
+// dispatch with the same Beast messages and the same handler work), the cost of middleware
+// depth, and typed JSON routes against hand-written decoding and encoding of the same
+// payload, with one nlohmann/json encode as a ruler. Every row reports allocs/op, counted
+// exactly by the replacement operator new of tests/support.
+#include <waypoint/app/json.hpp>
+#include <waypoint/beast/router_dispatch.hpp>
+
+#include <benchmark/benchmark.h>
+#include <alloc_counter.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace app = waypoint::app;
+namespace wb = waypoint::beast;
+namespace http = boost::beast::http;
+
+// --- payloads: an 8-member request, a 5-member response -----------------------------
+
+struct create_session {
+  std::string user;
+  std::string device;
+  std::string locale;
+  std::int64_t ttl_seconds = 0;
+  bool remember = false;
+  double latitude = 0;
+  double longitude = 0;
+  std::vector<std::string> scopes;
+};
+WAYPOINT_JSON_OBJECT(create_session, user, device, locale, ttl_seconds, remember, latitude,
+                     longitude, scopes)
+
+struct session {
+  std::string id;
+  std::string user;
+  std::int64_t expires_at = 0;
+  bool remembered = false;
+  std::int64_t scope_count = 0;
+};
+WAYPOINT_JSON_OBJECT(session, id, user, expires_at, remembered, scope_count)
+
+constexpr std::string_view session_body =
+    R"({"user":"ada.lovelace","device":"ios-17.2-iphone15","locale":"en-GB","ttl_seconds":3600,)"
+    R"("remember":true,"latitude":51.5072,"longitude":-0.1276,"scopes":["read","write","admin"]})";
+
+session open_session(const create_session& in) {
+  return {"sess-0001", in.user, 1700000000 + in.ttl_seconds, in.remember,
+          static_cast<std::int64_t>(in.scopes.size())};
+}
+
+// --- requests -----------------------------------------------------------------------
+
+app::request make_request(http::verb method, std::string_view target, std::string body = {}) {
+  app::request req{method, target, 11};
+  req.set(http::field::host, "api.example.com");
+  if (!body.empty()) req.set(http::field::content_type, "application/json");
+  req.body() = std::move(body);
+  return req;
+}
+
+// Runs `dispatch` once per iteration on a fresh response, as the server does, and reports
+// allocations per request.
+template <class Dispatch>
+void run(benchmark::State& state, const app::request& req, Dispatch&& dispatch) {
+  std::uint64_t before = waypoint::testing::allocation_count();
+  for (auto _ : state) {
+    app::response res{http::status::ok, 11};
+    dispatch(req, res);
+    benchmark::DoNotOptimize(res.body().data());
+  }
+  state.counters["allocs/op"] =
+      benchmark::Counter(static_cast<double>(waypoint::testing::allocation_count() - before),
+                         benchmark::Counter::kAvgIterations);
+}
+
+// The handler work is the same everywhere: a short body, no header field.
+void write_ok(app::response& res) { res.body() = "ok"; }
+
+// A route table like the gateway's: a few services, statics and params side by side.
+template <class Add>
+void add_table(Add&& add) {
+  for (std::string service : {"iam", "tracker", "commerce", "kms", "cloud"}) {
+    add("GET /v1/" + service + "/health");
+    add("GET /v1/" + service + "/items");
+    add("POST /v1/" + service + "/items");
+    add("GET /v1/" + service + "/items/{id}");
+    add("DELETE /v1/" + service + "/items/{id}");
+    add("GET /v1/" + service + "/items/{id}/history/{version}");
+  }
+}
+
+const app::request static_request = make_request(http::verb::get, "/v1/commerce/health");
+const app::request param_request = make_request(http::verb::get, "/v1/commerce/items/12345");
+
+// --- framework tax ------------------------------------------------------------------
+
+void BM_RawDispatch(benchmark::State& state, const app::request& req) {
+  wb::router router;
+  add_table([&](const std::string& pattern) {
+    router.add(pattern, [](const wb::request&, wb::response& res, const wb::route_match&) {
+      write_ok(res);
+    });
+  });
+  router.freeze();
+  wb::dispatch_function dispatch = wb::dispatch_to(router);
+  run(state, req, dispatch);
+}
+
+void BM_AppDispatch(benchmark::State& state, const app::request& req) {
+  app::application application;
+  add_table([&](const std::string& pattern) {
+    application.handle(pattern, [](app::context& ctx) { write_ok(ctx.response().message()); });
+  });
+  application.freeze();
+  run(state, req, [&](const app::request& r, app::response& res) { application.respond(r, res); });
+}
+
+BENCHMARK_CAPTURE(BM_RawDispatch, static, static_request);
+BENCHMARK_CAPTURE(BM_AppDispatch, static, static_request);
+BENCHMARK_CAPTURE(BM_RawDispatch, param, param_request);
+BENCHMARK_CAPTURE(BM_AppDispatch, param, param_request);
+
+// --- middleware depth ---------------------------------------------------------------
+
+void BM_ChainDepth(benchmark::State& state) {
+  app::application application;
+  for (int i = 0; i < state.range(0); ++i)
+    application.use([](app::context&, app::next inner) { inner(); });
+  add_table([&](const std::string& pattern) {
+    application.handle(pattern, [](app::context& ctx) { write_ok(ctx.response().message()); });
+  });
+  application.freeze();
+  run(state, param_request,
+      [&](const app::request& r, app::response& res) { application.respond(r, res); });
+}
+BENCHMARK(BM_ChainDepth)->Arg(0)->Arg(1)->Arg(3)->Arg(5)->Arg(10);
+
+// --- typed JSON routes --------------------------------------------------------------
+
+const app::request session_request =
+    make_request(http::verb::post, "/v1/iam/sessions", std::string(session_body));
+
+void BM_TypedPost(benchmark::State& state) {
+  app::application application;
+  application.post<create_session, session>("/v1/iam/sessions",
+                                            [](create_session in) { return open_session(in); });
+  application.freeze();
+  run(state, session_request,
+      [&](const app::request& r, app::response& res) { application.respond(r, res); });
+}
+BENCHMARK(BM_TypedPost);
+
+// The same work written by hand in an untyped route: nlohmann/json's own conversions
+// (j.at(...).get_to), no strictness checks, no validation hook, no problem documents.
+void BM_HandWrittenPost(benchmark::State& state) {
+  app::application application;
+  application.post("/v1/iam/sessions", [](app::context& ctx) {
+    nlohmann::json j = nlohmann::json::parse(ctx.body());
+    create_session in;
+    j.at("user").get_to(in.user);
+    j.at("device").get_to(in.device);
+    j.at("locale").get_to(in.locale);
+    j.at("ttl_seconds").get_to(in.ttl_seconds);
+    j.at("remember").get_to(in.remember);
+    j.at("latitude").get_to(in.latitude);
+    j.at("longitude").get_to(in.longitude);
+    j.at("scopes").get_to(in.scopes);
+    session out = open_session(in);
+    nlohmann::json encoded = {{"id", out.id},
+                              {"user", out.user},
+                              {"expires_at", out.expires_at},
+                              {"remembered", out.remembered},
+                              {"scope_count", out.scope_count}};
+    ctx.response().status(201).json_text(encoded.dump());
+  });
+  application.freeze();
+  run(state, session_request,
+      [&](const app::request& r, app::response& res) { application.respond(r, res); });
+}
+BENCHMARK(BM_HandWrittenPost);
+
+// The ruler: one nlohmann/json encode (to_json and dump) of the 5-member response.
+void BM_Ruler_EncodeSession(benchmark::State& state) {
+  session s{"sess-0001", "ada.lovelace", 1700003600, true, 3};
+  std::uint64_t before = waypoint::testing::allocation_count();
+  for (auto _ : state) {
+    std::string text = nlohmann::json(s).dump();
+    benchmark::DoNotOptimize(text.data());
+  }
+  state.counters["allocs/op"] =
+      benchmark::Counter(static_cast<double>(waypoint::testing::allocation_count() - before),
+                         benchmark::Counter::kAvgIterations);
+}
+BENCHMARK(BM_Ruler_EncodeSession);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,746 @@
+#!/usr/bin/env python3
+"""Turns a bench/run results directory into BENCHMARKS.md's generated sections and plots.
+
+Every section between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in the
+output file is replaced; the text around them is left alone, so the prose that explains
+the method is written by hand and the numbers can never drift from the data. A section
+the results cannot fill (a suite that was not run) says so instead of keeping old numbers.
+
+Numbers: the median over repetitions of each benchmark's CPU time (registration: the
+thread CPU time the suite measures itself); the spread is half the min-max range of the
+repetitions, relative to the median. allocs are exact counts.
+
+    bench/report.py --results build/bench/results --output BENCHMARKS.md --plots bench/plots
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+ROUTERS = ["waypoint", "reference", "r3", "restinio"]
+ROUTER_TITLES = {"waypoint": "waypoint", "reference": "reference", "r3": "R3",
+                 "restinio": "RESTinio"}
+SIZES = [10, 100, 1000, 10000]
+
+# A miss and the hit that walks the same path up to where the miss fails: the fair pair
+# for "a miss costs no more than a hit".
+MISS_PAIRS = [("miss", "static_shallow", "gateway"), ("miss_deep", "multi_param", "gateway"),
+              ("miss", "static", "mix1000"), ("miss_deep", "param", "mix1000"),
+              ("miss", "static", "growth"), ("miss_deep", "multi_param", "growth")]
+GROWTH_LIMIT = 1.5
+REGISTRATION_LIMIT = 1.5
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# --- loading ---------------------------------------------------------------------------
+
+class Result:
+    """One benchmark's repetitions."""
+
+    def __init__(self, name):
+        self.name = name
+        self.times = []  # ns per iteration, one per repetition
+        self.counters = {}
+        self.label = ""
+        self.error = ""
+
+    @property
+    def median(self):
+        return statistics.median(self.times) if self.times else None
+
+    @property
+    def spread(self):
+        """Half the min-max range over the median, as a fraction."""
+        if len(self.times) < 2 or not self.median:
+            return 0.0
+        return (max(self.times) - min(self.times)) / 2 / self.median
+
+
+UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def load_results(path):
+    results = {}
+    if not os.path.exists(path):
+        return results, {}
+    with open(path) as f:
+        data = json.load(f)
+    for b in data.get("benchmarks", []):
+        if b.get("run_type") == "aggregate":
+            continue
+        name = b["run_name"].replace("/manual_time", "")
+        r = results.setdefault(name, Result(name))
+        if b.get("error_occurred"):
+            r.error = b.get("error_message", "error")
+            continue
+        scale = UNIT_NS[b.get("time_unit", "ns")]
+        manual = b["run_name"].endswith("/manual_time")
+        r.times.append((b["real_time"] if manual else b["cpu_time"]) * scale)
+        for key in ("allocs", "allocs_per_route", "requests", "routes"):
+            if key in b:
+                r.counters[key] = b[key]
+        r.label = b.get("label", "") or r.label
+    return results, data.get("context", {})
+
+
+def load_env(path):
+    env = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    env[k] = v
+    return env
+
+
+def scan_limit():
+    """detail::literal_scan_limit, read from the core header."""
+    path = os.path.join(HERE, "..", "include", "waypoint", "detail", "router_tree.hpp")
+    try:
+        with open(path) as f:
+            m = re.search(r"literal_scan_limit\s*=\s*(\d+)", f.read())
+        return int(m.group(1)) if m else None
+    except OSError:
+        return None
+
+
+def request_names(path):
+    names = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line and not line.startswith("#"):
+                    names.append(line.split()[0])
+    return names
+
+
+AGREEMENT_LINE = re.compile(r"\*\*(\w+)\*\*: refused (\d+) of (\d+) routes(?: \(the whole table\))?; disagrees on (\d+) "
+                            r"of (\d+) requests(?: \((.*)\))?\.")
+
+
+def load_agreement(path):
+    """{table: {router: (refused, routes, disagree, requests, kinds, file_order_text)}}."""
+    out = {}
+    if not os.path.exists(path):
+        return out
+    table = None
+    last = None
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"### ([\w\[\]]+): (\d+) routes", line)
+            if m:
+                table = m.group(1)
+                out[table] = {}
+                continue
+            m = AGREEMENT_LINE.match(line)
+            if m and table:
+                last = m.group(1)
+                out[table][last] = [int(m.group(2)), int(m.group(3)), int(m.group(4)),
+                                    int(m.group(5)), m.group(6) or "", ""]
+                continue
+            if line.startswith("Given the routes in table order") and table and last:
+                out[table][last][5] = line.strip()
+    return out
+
+
+# --- formatting --------------------------------------------------------------------------
+
+def ns(value):
+    if value is None:
+        return "—"
+    if value < 10:
+        return "%.2f" % value
+    if value < 100:
+        return "%.1f" % value
+    return "{:,.0f}".format(value)
+
+
+def duration(seconds_ns):
+    """A duration given in ns, in the unit that reads best."""
+    v = seconds_ns
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if v >= scale:
+            return "%.3g %s" % (v / scale, unit)
+    return "%.3g ns" % v
+
+
+def pct(fraction):
+    return "±%.0f%%" % (fraction * 100) if fraction >= 0.005 else "±0%"
+
+
+def allocs(value):
+    if value is None:
+        return "—"
+    if abs(value - round(value)) < 1e-9:
+        return "%d" % round(value)
+    return "%.2f" % value
+
+
+def cell(r, with_spread=True):
+    if r is None:
+        return "—"
+    if r.error:
+        return "refused¹"
+    text = ns(r.median)
+    if with_spread:
+        text += " " + pct(r.spread)
+    if r.label.startswith("disagrees"):
+        text += " ²"
+    return text
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+FOOTNOTES = ("¹ the router refused the table (see §6).  "
+             "² the router answers this request differently from waypoint (see §6); its time "
+             "is that of its own answer.")
+
+
+# --- sections ------------------------------------------------------------------------------
+
+class Report:
+    def __init__(self, results_dir):
+        self.dir = results_dir
+        self.match, self.match_context = load_results(os.path.join(results_dir, "match.json"))
+        self.scale, self.scale_context = load_results(os.path.join(results_dir, "scale.json"))
+        self.env = load_env(os.path.join(results_dir, "env.txt"))
+        self.agreement = load_agreement(os.path.join(results_dir, "agreement.md"))
+        self.all = dict(self.match)
+        self.all.update(self.scale)
+        self.routers = [r for r in ROUTERS if any(n.endswith("/" + r) for n in self.all)]
+
+    def get(self, name):
+        return self.all.get(name)
+
+    def requests_of(self, prefix):
+        """Request names of `prefix`/REQUEST/..., in the order of their requests file."""
+        seen = []
+        for name in self.all:
+            if name.startswith(prefix + "/"):
+                req = name[len(prefix) + 1:].split("/")[0]
+                if req not in seen:
+                    seen.append(req)
+        stem = prefix.split("/")[-1]
+        order = request_names(os.path.join(HERE, "tables", stem + ".requests"))
+        return [r for r in order if r in seen] + [r for r in seen if r not in order]
+
+    # environment and noise
+    def environment(self):
+        e = self.env
+        ctx = self.match_context or self.scale_context
+        rows = [
+            ("date (UTC)", e.get("date", "?")),
+            ("CPU", "%s, %s logical CPUs%s" % (e.get("cpu_model", "?"), e.get("cpu_count", "?"),
+                                               ", %d MHz" % ctx["mhz_per_cpu"] if ctx.get("mhz_per_cpu") else "")),
+            ("kernel", e.get("kernel", "?")),
+            ("compiler", e.get("compiler", "?")),
+            ("build", "%s, flags `%s`" % (e.get("build_type", "?"), e.get("cxx_flags", "").strip())),
+            ("Boost", e.get("boost", "?")),
+            ("Google Benchmark", "%s (Debian's build reports itself as %s)" % (
+                e.get("pkg_libbenchmark-dev", "?"), ctx.get("library_build_type", "?"))),
+            ("R3", e.get("pkg_libr3-dev", "?")),
+            ("RESTinio", e.get("pkg_librestinio-dev", "?")),
+            ("source", "commit %s, %s uncommitted files" % (e.get("commit", "?"), e.get("dirty_files", "?"))),
+            ("repetitions", "%s per benchmark, randomly interleaved, min time %s s each" % (
+                e.get("repetitions", "?"), e.get("min_time", "?"))),
+            ("load average (1, 5, 15 min)", "%s before, %s after" % (e.get("load_before", "?"),
+                                                                     e.get("load_after", "?"))),
+            ("wall time of the run", "%s s" % e.get("run_seconds", "?")),
+        ]
+        return table(["", ""], rows)
+
+    def noise(self):
+        spreads = sorted(r.spread for r in self.all.values() if len(r.times) > 1)
+        if not spreads:
+            return "Only one repetition was run, so no spread can be stated."
+        def q(p):
+            return spreads[min(len(spreads) - 1, int(p * len(spreads)))]
+        worst = max((r for r in self.all.values() if len(r.times) > 1), key=lambda r: r.spread)
+        wp = sorted(r.spread for n, r in self.all.items() if n.endswith("/waypoint") and len(r.times) > 1)
+        text = ("Spread (half the min-max range of the repetitions, over the median) across all %d "
+                "benchmarks: median %s, 90th percentile %s, worst %s (`%s`)." % (
+                    len(spreads), pct(q(0.5)), pct(q(0.9)), pct(worst.spread), worst.name))
+        if wp:
+            text += " For waypoint's benchmarks alone: median %s, 90th percentile %s." % (
+                pct(wp[len(wp) // 2]), pct(wp[min(len(wp) - 1, int(0.9 * len(wp)))]))
+        text += (" Differences smaller than the spread of the two rows compared are not results.")
+        return text
+
+    # per-shape tables
+    def shapes(self, table_name):
+        reqs = self.requests_of("match/" + table_name)
+        if not reqs:
+            return "Not run."
+        header = ["request"]
+        for r in self.routers:
+            header += ["%s ns" % ROUTER_TITLES[r], "allocs"]
+        if "reference" in self.routers:
+            header.append("reference ÷ waypoint")
+        rows = []
+        for req in reqs:
+            row = [req]
+            for router in self.routers:
+                res = self.get("match/%s/%s/%s" % (table_name, req, router))
+                row += [cell(res), allocs(res.counters.get("allocs")) if res and not res.error else "—"]
+            if "reference" in self.routers:
+                row.append(self.ratio("match/%s/%s/reference" % (table_name, req),
+                                      "match/%s/%s/waypoint" % (table_name, req)))
+            rows.append(row)
+        return table(header, rows) + "\n\n" + FOOTNOTES
+
+    def ratio(self, a, b):
+        ra, rb = self.get(a), self.get(b)
+        if not ra or not rb or ra.error or rb.error or not ra.median or not rb.median:
+            return "—"
+        return "%.1f×" % (ra.median / rb.median)
+
+    def sweep(self):
+        rows = []
+        for name in ("gateway", "rest200", "mix1000", "unique10k"):
+            first = self.get("sweep/%s/waypoint" % name)
+            if not first:
+                continue
+            n = first.counters.get("requests", 1)
+            row = [name, "%d" % n]
+            for router in self.routers:
+                res = self.get("sweep/%s/%s" % (name, router))
+                if not res or res.error:
+                    row += ["refused¹" if res else "—", "—"]
+                    continue
+                per = res.median / n
+                text = "%s %s" % (ns(per), pct(res.spread))
+                if res.label.startswith("disagrees"):
+                    text += " ²"
+                row += [text, allocs(res.counters.get("allocs"))]
+            rows.append(row)
+        if not rows:
+            return "Not run."
+        header = ["table", "requests"]
+        for r in self.routers:
+            header += ["%s ns/request" % ROUTER_TITLES[r], "allocs/request"]
+        return table(header, rows) + "\n\n" + FOOTNOTES
+
+    # growth
+    def growth_ratio(self, req, router):
+        lo = self.get("growth/%s/10/%s" % (req, router))
+        hi = self.get("growth/%s/10000/%s" % (req, router))
+        if not lo or not hi or lo.error or hi.error:
+            return None
+        return hi.median / lo.median
+
+    def growth_table(self, router):
+        reqs = self.requests_of("growth")
+        if not reqs:
+            return "Not run."
+        rows = []
+        for req in reqs:
+            row = [req]
+            for n in SIZES:
+                row.append(cell(self.get("growth/%s/%d/%s" % (req, n, router))))
+            ratio = self.growth_ratio(req, router)
+            row.append("%.2f×" % ratio if ratio else "—")
+            res = self.get("growth/%s/10000/%s" % (req, router))
+            row.append(allocs(res.counters.get("allocs")) if res and not res.error else "—")
+            rows.append(row)
+        return table(["request", "10 routes", "100", "1,000", "10,000", "10,000 ÷ 10", "allocs"], rows)
+
+    def growth(self):
+        if not self.requests_of("growth"):
+            return "Not run."
+        parts = ["**waypoint**, ns per match:\n\n" + self.growth_table("waypoint")]
+        summary = []
+        for router in self.routers:
+            ratios = [self.growth_ratio(q, router) for q in self.requests_of("growth")]
+            ratios = [r for r in ratios if r]
+            if ratios:
+                summary.append([ROUTER_TITLES[router], "%.2f×" % min(ratios),
+                                "%.2f×" % statistics.median(ratios), "%.2f×" % max(ratios)])
+        parts.append("Cost at 10,000 routes over cost at 10, per request, by router:\n\n" +
+                     table(["router", "least", "median", "most"], summary))
+        for router in self.routers[1:]:
+            parts.append("**%s**, ns per match:\n\n%s" % (ROUTER_TITLES[router], self.growth_table(router)))
+        return "\n\n".join(parts) + "\n\n" + FOOTNOTES
+
+    # misses
+    def miss_rows(self):
+        rows = []
+        for miss, hit, where in MISS_PAIRS:
+            if where == "growth":
+                for n in SIZES:
+                    rows.append(("growth, %d routes" % n, miss, hit,
+                                 self.get("growth/%s/%d/waypoint" % (miss, n)),
+                                 self.get("growth/%s/%d/waypoint" % (hit, n))))
+            else:
+                rows.append((where, miss, hit, self.get("match/%s/%s/waypoint" % (where, miss)),
+                             self.get("match/%s/%s/waypoint" % (where, hit))))
+        return [r for r in rows if r[3] and r[4] and r[3].median and r[4].median]
+
+    def misses(self):
+        rows = []
+        for where, miss, hit, m, h in self.miss_rows():
+            ratio = m.median / h.median
+            rows.append([where, "%s: %s %s" % (miss, ns(m.median), pct(m.spread)),
+                         "%s: %s %s" % (hit, ns(h.median), pct(h.spread)), "%.2f×" % ratio])
+        if not rows:
+            return "Not run."
+        return table(["table", "miss (waypoint ns)", "hit on the same path (ns)", "miss ÷ hit"], rows)
+
+    # literal index
+    def literal(self):
+        sizes = []
+        for name in self.all:
+            m = re.match(r"literal/(\d+)/", name)
+            if m and int(m.group(1)) not in sizes:
+                sizes.append(int(m.group(1)))
+        if not sizes:
+            return "Not run."
+        limit = scan_limit()
+        rows = []
+        for n in sorted(sizes):
+            hit, miss = self.get("literal/%d/hit" % n), self.get("literal/%d/miss" % n)
+            rows.append(["%d" % n, "scan" if limit and n <= limit else "hash index",
+                         cell(hit), cell(miss)])
+        return table(["children", "lookup", "hit (last child) ns", "miss ns"], rows)
+
+    # registration
+    def registration(self):
+        rows = []
+        for n in SIZES:
+            row = ["{:,}".format(n)]
+            for router in self.routers:
+                res = self.get("register/%d/%s" % (n, router))
+                if not res:
+                    row += ["—", "—", "—"]
+                elif res.error:
+                    row += ["refused¹", "—", "—"]
+                else:
+                    row += ["%s %s" % (duration(res.median), pct(res.spread)),
+                            "%.2f µs" % (res.median / n / 1e3),
+                            "%.1f" % res.counters.get("allocs_per_route", float("nan"))]
+            rows.append(row)
+        if not any(self.get("register/%d/waypoint" % n) for n in SIZES):
+            return "Not run."
+        header = ["routes"]
+        for r in self.routers:
+            header += ["%s total" % ROUTER_TITLES[r], "per route", "allocs/route"]
+        return table(header, rows) + "\n\n" + FOOTNOTES.split("  ")[0]
+
+    def per_route(self, router, n):
+        res = self.get("register/%d/%s" % (n, router))
+        if not res or res.error or not res.median:
+            return None
+        return res.median / n
+
+    # agreement
+    def agreement_summary(self):
+        if not self.agreement:
+            return "Not run."
+        rows = []
+        for tname, routers in self.agreement.items():
+            for router, (refused, routes, differ, requests, kinds, file_order) in routers.items():
+                rows.append([tname, ROUTER_TITLES.get(router, router), "%d of %d" % (refused, routes),
+                             "%d of %d" % (differ, requests), kinds or "—"])
+        notes = []
+        for tname, routers in self.agreement.items():
+            for router, v in routers.items():
+                if v[5]:
+                    notes.append("- %s, %s: %s" % (tname, ROUTER_TITLES.get(router, router),
+                                                   v[5].replace("Given the routes in table order instead of precedence order, it",
+                                                                "in table order it")))
+        text = table(["table", "router", "routes refused", "requests answered differently", "how"], rows)
+        if notes:
+            text += ("\n\nThe same peers given the routes in the table's own order rather than "
+                     "waypoint's precedence order:\n\n" + "\n".join(notes))
+        return text
+
+    @staticmethod
+    def noisy_verdict(pairs, limit=1.0):
+        """pairs: (what, a, b); the claim is a <= limit * b for each. A pair that breaks it
+        by less than the two spreads together is reported as within noise."""
+        beyond, within = [], []
+        for what, a, b in pairs:
+            ratio = a.median / b.median
+            if ratio <= limit:
+                continue
+            (within if ratio / limit - 1 <= a.spread + b.spread else beyond).append("%s %.2f×" % (what, ratio))
+        if beyond:
+            text = "**false**: " + ", ".join(beyond)
+            if within:
+                text += "; within noise: " + ", ".join(within)
+            return text
+        if within:
+            return "**true within noise**: " + ", ".join(within)
+        return "**true**"
+
+    def hit_requests(self, names):
+        return [q for q in names if not q.startswith(("miss", "method_not_allowed", "redirect", "head"))]
+
+    def miss_vs_median_hit(self):
+        """(what, miss result, pseudo-result for the median hit) per table and size."""
+        out = []
+        places = [("gateway", "match/gateway/%s/waypoint"), ("mix1000", "match/mix1000/%s/waypoint")]
+        places += [("growth, %d routes" % n, "growth/%%s/%d/waypoint" % n) for n in SIZES]
+        for where, fmt in places:
+            prefix = fmt.split("/%s")[0]
+            names = self.requests_of(prefix)
+            hits = [self.get(fmt % q) for q in self.hit_requests(names)]
+            hits = [h for h in hits if h and h.median]
+            if not hits:
+                continue
+            median_hit = sorted(hits, key=lambda h: h.median)[len(hits) // 2]
+            for miss in ("miss", "miss_deep"):
+                m = self.get(fmt % miss)
+                if m and m.median:
+                    hit_name = median_hit.name.split("/")[1 if where.startswith("growth") else 2]
+                    out.append(("%s %s (vs %s)" % (where, miss, hit_name), m, median_hit))
+        return out
+
+    # verdicts
+    def verdicts(self):
+        rows = []
+        # zero allocations
+        wp = [r for n, r in self.all.items() if n.endswith("/waypoint") and
+              (n.startswith("match/") or n.startswith("growth/") or n.startswith("sweep/")) and not r.error]
+        if wp:
+            bad = [r.name for r in wp if r.counters.get("allocs", 0) != 0]
+            rows.append(["waypoint allocates nothing per match, on every shape and table size",
+                         "**true**" if not bad else "**false**: " + ", ".join(bad[:5]),
+                         "§1, §2, §3, §4 (allocs columns)"])
+        # misses
+        miss_rows = self.miss_rows()
+        if miss_rows:
+            rows.append(["a miss costs no more than a hit on the same path",
+                         self.noisy_verdict([("%s %s" % (w, m), mi, h) for w, m, _, mi, h in miss_rows]),
+                         "§4b"])
+            median_rows = self.miss_vs_median_hit()
+            if median_rows:
+                rows.append(["a miss costs no more than the median hit of its table",
+                             self.noisy_verdict(median_rows), "§4b"])
+        # growth
+        growth_pairs = []
+        for q in self.requests_of("growth"):
+            lo, hi = self.get("growth/%s/10/waypoint" % q), self.get("growth/%s/10000/waypoint" % q)
+            if lo and hi and lo.median and hi.median:
+                growth_pairs.append((q, hi, lo))
+        if growth_pairs:
+            worst = max(growth_pairs, key=lambda p: p[1].median / p[2].median)
+            rows.append(["a request's cost grows ≤ %.1f× from 10 to 10,000 routes" % GROWTH_LIMIT,
+                         self.noisy_verdict(growth_pairs, GROWTH_LIMIT) +
+                         " (largest: %s, %.2f×)" % (worst[0], worst[1].median / worst[2].median), "§4"])
+        # faster than the reference
+        if "reference" in self.routers:
+            pairs = []
+            for n in self.all:
+                if (n.startswith("match/") or n.startswith("growth/")) and n.endswith("/waypoint"):
+                    ref = self.get(n[: -len("waypoint")] + "reference")
+                    me = self.get(n)
+                    if ref and me and ref.median and me.median:
+                        pairs.append((n[: -len("/waypoint")], ref.median / me.median))
+            if pairs:
+                slower = [p for p in pairs if p[1] < 1]
+                least = min(pairs, key=lambda p: p[1])
+                verdict = ("**true**: %.1f× to %.0f×" % (least[1], max(p[1] for p in pairs))
+                           if not slower else "**false**: " + ", ".join("%s %.2f×" % p for p in slower))
+                rows.append(["faster than the reference matcher on every shape and size", verdict,
+                             "§1, §2, §4"])
+        # peers
+        for peer in ("r3", "restinio"):
+            if peer not in self.routers:
+                continue
+            pairs = []
+            for n in self.all:
+                if (n.startswith("match/") or n.startswith("growth/")) and n.endswith("/waypoint"):
+                    other = self.get(n[: -len("waypoint")] + peer)
+                    me = self.get(n)
+                    if other and me and other.median and me.median and not other.label:
+                        pairs.append((n[: -len("/waypoint")], other.median / me.median))
+            if pairs:
+                slower = [p for p in pairs if p[1] < 1]
+                verdict = ("**true** (%.1f× to %.0f×)" % (min(p[1] for p in pairs), max(p[1] for p in pairs))
+                           if not slower else "**false** on %d of %d: %s" % (
+                               len(slower), len(pairs), ", ".join("%s %.2f×" % p for p in slower[:6])))
+                rows.append(["faster than %s on every request both answer alike" % ROUTER_TITLES[peer],
+                             verdict, "§1, §2, §4"])
+        # registration
+        a, b = self.get("register/100/waypoint"), self.get("register/10000/waypoint")
+        if a and b and a.median and b.median and not a.error and not b.error:
+            per_a, per_b = a.median / 100, b.median / 10000
+            pseudo_a = Result(a.name)
+            pseudo_a.times = [t * 100 for t in a.times]  # per route of 10,000 routes, for the ratio
+            rows.append(["registration cost per route is flat (≤ %.1f×) from 100 to 10,000 routes"
+                         % REGISTRATION_LIMIT,
+                         self.noisy_verdict([("per route", b, pseudo_a)], REGISTRATION_LIMIT) +
+                         ": %.2f µs → %.2f µs per route (%.2f×)" % (per_a / 1e3, per_b / 1e3, per_b / per_a),
+                         "§5"])
+        # reference agreement
+        if self.agreement:
+            bad = sum(v["reference"][2] + v["reference"][0] for v in self.agreement.values()
+                      if "reference" in v)
+            rows.append(["waypoint and the reference matcher agree on every listed and sweep request",
+                         "**true**" if bad == 0 else "**false**: %d differences" % bad, "§6"])
+        self.verdict_rows = rows
+        if not rows:
+            return "Not run."
+        return table(["claim", "verdict", "evidence"], rows)
+
+    # the findings that do not flatter waypoint, read off the data
+    def unflattering(self):
+        items = []
+        for claim, verdict, where in self.verdict_rows:
+            if "**true**" not in verdict or "within noise" in verdict:
+                items.append("- *%s*: %s (%s)." % (claim, verdict.replace("**", ""), where))
+        close = []
+        for peer in ("r3", "restinio"):
+            for n in self.all:
+                if (n.startswith("match/") or n.startswith("growth/")) and n.endswith("/waypoint"):
+                    me, other = self.get(n), self.get(n[: -len("waypoint")] + peer)
+                    if me and other and me.median and other.median and not other.label:
+                        ratio = other.median / me.median
+                        if ratio < 1.5:
+                            close.append((ratio, n[: -len("/waypoint")], peer, me, other))
+        close.sort()
+        if close:
+            items.append("- Rows where a peer that answers alike is less than 1.5× slower than waypoint: " +
+                         ", ".join("`%s` (%s %s ns vs %s ns, %.2f×)" % (n, ROUTER_TITLES[p], ns(o.median),
+                                                                      ns(m.median), r)
+                                   for r, n, p, m, o in close[:8]) +
+                         (", and %d more" % (len(close) - 8) if len(close) > 8 else "") + ".")
+        faster = []
+        for n in SIZES:
+            me = self.get("register/%d/waypoint" % n)
+            for other in self.routers[1:]:
+                o = self.get("register/%d/%s" % (n, other))
+                if me and o and me.median and o.median and not o.error and o.median < me.median:
+                    faster.append("%s at %s routes (%s against waypoint's %s)" % (
+                        ROUTER_TITLES[other], "{:,}".format(n), duration(o.median), duration(me.median)))
+        if faster:
+            items.append("- Registration is slower than another router's for: " + "; ".join(faster) + " (§5).")
+        slower_match = []
+        for n in self.all:
+            if (n.startswith("match/") or n.startswith("growth/") or n.startswith("sweep/")) and n.endswith("/waypoint"):
+                me = self.get(n)
+                for other in self.routers[1:]:
+                    o = self.get(n[: -len("waypoint")] + other)
+                    if me and o and me.median and o.median and not o.label and o.median < me.median:
+                        slower_match.append("`%s` (%s %s ns vs %s ns)" % (n[: -len("/waypoint")], ROUTER_TITLES[other],
+                                                                         ns(o.median), ns(me.median)))
+        if slower_match:
+            items.append("- Requests another router answers alike, faster: " + ", ".join(slower_match) + ".")
+        lit = [(self.get("literal/%d/hit" % n), self.get("literal/%d/miss" % n)) for n in (1, 8, 9, 128)]
+        if all(h and m and h.median and m.median for h, m in lit):
+            (h1, m1), (h8, m8), (h9, m9), (h128, m128) = lit
+            items.append("- A literal lookup in a node that has outgrown the scan costs %s ns (hit, 9 "
+                         "children) against %s ns for a scan of one child, and a miss in a 128-child node "
+                         "%s ns against %s ns for a hit (§4c): this is what a shallow literal path pays as "
+                         "the table grows." % (ns(h9.median), ns(h1.median), ns(m128.median), ns(h128.median)))
+        if not items:
+            return "Nothing in this run."
+        return "\n".join(items)
+
+    def sections(self):
+        self.verdict_rows = []
+        verdict = self.verdicts()
+        return {
+            "verdict": verdict,
+            "unflattering": self.unflattering(),
+            "environment": self.environment(),
+            "noise": self.noise(),
+            "shapes-gateway": self.shapes("gateway"),
+            "shapes-mix1000": self.shapes("mix1000"),
+            "sweep": self.sweep(),
+            "growth": self.growth(),
+            "misses": self.misses(),
+            "literal": self.literal(),
+            "registration": self.registration(),
+            "agreement": self.agreement_summary(),
+        }
+
+    # plots
+    def plot(self, plots_dir):
+        os.makedirs(plots_dir, exist_ok=True)
+        data_dir = os.path.join(self.dir, "plot-data")
+        os.makedirs(data_dir, exist_ok=True)
+        reqs = self.requests_of("growth")
+        with open(os.path.join(data_dir, "growth.dat"), "w") as f:
+            f.write("# routes " + " ".join(self.routers) + "  (geometric mean ns over: %s)\n" % ",".join(reqs))
+            for n in SIZES:
+                cols = []
+                for router in self.routers:
+                    vals = [self.get("growth/%s/%d/%s" % (q, n, router)) for q in reqs]
+                    vals = [v.median for v in vals if v and v.median]
+                    cols.append("%.3f" % math.exp(sum(map(math.log, vals)) / len(vals))
+                                if len(vals) == len(reqs) else "NaN")
+                f.write("%d %s\n" % (n, " ".join(cols)))
+        with open(os.path.join(data_dir, "growth-waypoint.dat"), "w") as f:
+            f.write("# routes " + " ".join(reqs) + "\n")
+            for n in SIZES:
+                vals = [self.get("growth/%s/%d/waypoint" % (q, n)) for q in reqs]
+                f.write("%d %s\n" % (n, " ".join("%.3f" % v.median if v and v.median else "NaN" for v in vals)))
+        with open(os.path.join(data_dir, "registration.dat"), "w") as f:
+            f.write("# routes " + " ".join(self.routers) + " (ms)\n")
+            for n in SIZES:
+                vals = [self.get("register/%d/%s" % (n, r)) for r in self.routers]
+                f.write("%d %s\n" % (n, " ".join("%.6f" % (v.median / 1e6) if v and v.median else "NaN" for v in vals)))
+        if not shutil.which("gnuplot"):
+            print("report.py: gnuplot not found; plots not drawn", file=sys.stderr)
+            return
+        titles = " ".join(ROUTER_TITLES[r] for r in self.routers)
+        subprocess.run(["gnuplot", "-e", "data='%s'; out='%s'; routers='%s'; requests='%s'" % (
+            data_dir, plots_dir, titles, " ".join(reqs)), os.path.join(HERE, "plot.gp")], check=True)
+
+
+def fill(text, sections):
+    for name, body in sections.items():
+        pattern = re.compile(r"(<!-- generated:%s -->\n).*?(<!-- /generated:%s -->)" % (
+            re.escape(name), re.escape(name)), re.S)
+        if not pattern.search(text):
+            print("report.py: no generated:%s section in the output file" % name, file=sys.stderr)
+            continue
+        text = pattern.sub(lambda m: m.group(1) + body.rstrip() + "\n" + m.group(2), text)
+    return text
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", required=True, help="a bench/run results directory")
+    parser.add_argument("--output", required=True,
+                        help="the Markdown file to fill (created from BENCHMARKS.md if missing)")
+    parser.add_argument("--plots", help="directory for the PNG plots")
+    parser.add_argument("--agreement-copy", help="also copy agreement.md here")
+    args = parser.parse_args()
+
+    report = Report(args.results)
+    if not os.path.exists(args.output):
+        shutil.copy(os.path.join(HERE, "..", "BENCHMARKS.md"), args.output)
+    with open(args.output) as f:
+        text = f.read()
+    text = fill(text, report.sections())
+    with open(args.output, "w") as f:
+        f.write(text)
+    if args.plots:
+        report.plot(args.plots)
+    if args.agreement_copy:
+        src = os.path.join(args.results, "agreement.md")
+        with open(src) as f:
+            body = f.read()
+        with open(args.agreement_copy, "w") as f:
+            f.write("# Agreement report\n\nGenerated by `bench/run` (`waypoint_bench_agreement --rows 0`): "
+                    "every route a router refused and every request it answers differently from "
+                    "waypoint. See BENCHMARKS.md §6.\n" + body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
