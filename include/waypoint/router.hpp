@@ -103,6 +103,16 @@ class method_set {
 template <class Handler>
 class basic_router;
 
+namespace detail {
+// The redirect statuses a router may use: 307 and 308 keep the method and body, 301 is
+// what older clients expect. Shared with the reference matcher.
+inline int checked_redirect_status(int status) {
+  if (status != 301 && status != 307 && status != 308)
+    throw std::invalid_argument("waypoint: redirect status must be 301, 307 or 308");
+  return status;
+}
+}  // namespace detail
+
 // The outcome of one match. Values are views into the request path, or, for values that
 // needed percent-decoding, into this object's own storage: keep both alive while you use
 // them. Copying a result is allowed but its views then point into the original.
@@ -216,9 +226,7 @@ class basic_router {
 
   // 307 (the default), 308 or 301.
   void set_redirect_status(int status) {
-    if (status != 301 && status != 307 && status != 308)
-      throw std::invalid_argument("waypoint: redirect status must be 301, 307 or 308");
-    redirect_status_ = status;
+    redirect_status_ = detail::checked_redirect_status(status);
   }
 
   std::size_t size() const noexcept { return routes_.size(); }

@@ -65,9 +65,7 @@ class servemux {
 
   // 307 (the default), 308 or 301.
   void set_redirect_status(int status) {
-    if (status != 301 && status != 307 && status != 308)
-      throw std::invalid_argument("waypoint: redirect status must be 301, 307 or 308");
-    redirect_status_ = status;
+    redirect_status_ = waypoint::detail::checked_redirect_status(status);
   }
 
   std::size_t size() const noexcept { return routes_.size(); }
