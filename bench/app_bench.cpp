@@ -3,7 +3,9 @@
 // dispatch with the same Beast messages and the same handler work), the cost of middleware
 // depth, and typed JSON routes against hand-written decoding and encoding of the same
 // payload, with one nlohmann/json encode as a ruler. Every row reports allocs/op, counted
-// exactly by the replacement operator new of tests/support.
+// exactly by waypoint_bench_alloc_counter (bench/support/malloc_counter.cpp), which
+// implements tests/support's alloc_counter.hpp at the malloc level, so operator new and
+// direct malloc calls are counted alike.
 #include <waypoint/app/json.hpp>
 #include <waypoint/beast/router_dispatch.hpp>
 

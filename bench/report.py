@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Turns a bench/run results directory into BENCHMARKS.md's generated sections and plots.
 
+Inputs: match.json, scale.json, app.json (Google Benchmark), agreement.md, env.txt and
+load/c<connections>-run<i>.txt (bench/load/run's text output, one file per wrk run).
+
 Every section between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in the
 output file is replaced; the text around them is left alone, so the prose that explains
 the method is written by hand and the numbers can never drift from the data. A section
@@ -34,6 +37,11 @@ MISS_PAIRS = [("miss", "static_shallow", "gateway"), ("miss_deep", "multi_param"
               ("miss", "static", "mix1000"), ("miss_deep", "param", "mix1000"),
               ("miss", "static", "growth"), ("miss_deep", "multi_param", "growth")]
 GROWTH_LIMIT = 1.5
+TAX_LIMIT_NS = 50.0
+# Server CPU per keep-alive request of a lean Beast server on this machine class: the bar
+# the gateway's whole-HTTP cost is held to.
+SERVER_CPU_LIMIT_US = 13.0
+THROUGHPUT_CONNECTIONS = 32
 REGISTRATION_LIMIT = 1.5
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -82,11 +90,49 @@ def load_results(path):
         scale = UNIT_NS[b.get("time_unit", "ns")]
         manual = b["run_name"].endswith("/manual_time")
         r.times.append((b["real_time"] if manual else b["cpu_time"]) * scale)
-        for key in ("allocs", "allocs_per_route", "requests", "routes"):
+        for key in ("allocs", "allocs_per_route", "requests", "routes", "allocs/op"):
             if key in b:
                 r.counters[key] = b[key]
         r.label = b.get("label", "") or r.label
     return results, data.get("context", {})
+
+
+LOAD_FIELDS = [
+    ("requests", re.compile(r"^requests:\s+(\d+) in ([\d.]+) s")),
+    ("rps", re.compile(r"^requests/s:\s+([\d.]+)")),
+    ("p50", re.compile(r"^latency p50:\s+([\d.]+) us")),
+    ("p99", re.compile(r"^latency p99:\s+([\d.]+) us")),
+    ("errors", re.compile(r"^socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)")),
+    ("non2xx", re.compile(r"^non-2xx:\s+(\d+)")),
+    ("cpu", re.compile(r"^server CPU:\s+([\d.]+) s, ([\d.]+) us per request")),
+    ("load", re.compile(r"^load:\s+(.*)")),
+    ("table", re.compile(r"^table:\s+(.*)")),
+]
+
+
+def load_http(directory):
+    """{connections: [run, ...]} from bench/load/run outputs; a run is a dict of its fields,
+    or {"file": name, "incomplete": True} when the output lacks a line (a failed run)."""
+    runs = {}
+    if not os.path.isdir(directory):
+        return runs
+    def order(name):
+        m = re.match(r"c(\d+)-run(\d+)\.txt$", name)
+        return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    for name in sorted(os.listdir(directory), key=order):
+        m = re.match(r"c(\d+)-run(\d+)\.txt$", name)
+        if not m:
+            continue
+        run = {"file": name}
+        with open(os.path.join(directory, name)) as f:
+            for line in f:
+                for key, pattern in LOAD_FIELDS:
+                    hit = pattern.match(line)
+                    if hit:
+                        run[key] = hit.groups()
+        run["incomplete"] = not all(k in run for k, _ in LOAD_FIELDS)
+        runs.setdefault(int(m.group(1)), []).append(run)
+    return runs
 
 
 def load_env(path):
@@ -156,6 +202,8 @@ def load_agreement(path):
 def ns(value):
     if value is None:
         return "—"
+    if value < 0:
+        return "−" + ns(-value)
     if value < 10:
         return "%.2f" % value
     if value < 100:
@@ -217,8 +265,11 @@ class Report:
         self.scale, self.scale_context = load_results(os.path.join(results_dir, "scale.json"))
         self.env = load_env(os.path.join(results_dir, "env.txt"))
         self.agreement = load_agreement(os.path.join(results_dir, "agreement.md"))
+        self.app, self.app_context = load_results(os.path.join(results_dir, "app.json"))
+        self.http = load_http(os.path.join(results_dir, "load"))
         self.all = dict(self.match)
         self.all.update(self.scale)
+        self.all.update(self.app)
         self.routers = [r for r in ROUTERS if any(n.endswith("/" + r) for n in self.all)]
 
     def get(self, name):
@@ -255,8 +306,12 @@ class Report:
             ("source", "commit %s, %s uncommitted files" % (e.get("commit", "?"), e.get("dirty_files", "?"))),
             ("repetitions", "%s per benchmark, randomly interleaved, min time %s s each" % (
                 e.get("repetitions", "?"), e.get("min_time", "?"))),
-            ("load average (1, 5, 15 min)", "%s before, %s after" % (e.get("load_before", "?"),
-                                                                     e.get("load_after", "?"))),
+            ("load average (1, 5, 15 min)", "%s before, %s after the microbenchmarks%s" % (
+                e.get("load_before", "?"), e.get("load_after", "?"),
+                ", %s after the load test" % e["load_after_http"] if "load_after_http" in e else "")),
+            ("load test (§9)", "wrk %s, %s wrk thread, %s server thread, loopback; wrk and the "
+             "server share the %s CPUs" % (e.get("wrk", "?"), e.get("load_wrk_threads", "?"),
+                                           e.get("load_server_threads", "?"), e.get("cpu_count", "?"))),
             ("wall time of the run", "%s s" % e.get("run_seconds", "?")),
         ]
         return table(["", ""], rows)
@@ -507,6 +562,251 @@ class Report:
                     out.append(("%s %s (vs %s)" % (where, miss, hit_name), m, median_hit))
         return out
 
+    # framework tax (§8)
+    def app_pair(self, route):
+        raw, app = self.get("BM_RawDispatch/%s" % route), self.get("BM_AppDispatch/%s" % route)
+        if not raw or not app or not raw.median or not app.median:
+            return None
+        return raw, app
+
+    @staticmethod
+    def op_allocs(r):
+        return r.counters.get("allocs/op") if r else None
+
+    @staticmethod
+    def tax_of(raw, app):
+        """(tax ns, its noise in ns: the two rows' half-ranges added)."""
+        return app.median - raw.median, app.spread * app.median + raw.spread * raw.median
+
+    def tax(self):
+        rows, sentences = [], []
+        for route in ("static", "param"):
+            pair = self.app_pair(route)
+            if not pair:
+                continue
+            raw, app = pair
+            tax, noise = self.tax_of(raw, app)
+            ra, aa = self.op_allocs(raw), self.op_allocs(app)
+            rows.append([route, cell(raw), allocs(ra), cell(app), allocs(aa),
+                         "%s ± %s" % (ns(tax), ns(noise)),
+                         allocs(aa - ra) if ra is not None and aa is not None else "—"])
+            sentences.append("a %s route %s ns (%.0f%% of the raw dispatch's %s ns)" % (
+                route, ns(tax), 100 * tax / raw.median, ns(raw.median)))
+        if not rows:
+            return "Not run."
+        text = table(["route", "raw dispatch ns", "allocs/op", "waypoint::app ns", "allocs/op",
+                      "tax ns (app − raw)", "tax allocs/op"], rows)
+        return text + ("\n\nThe tax is the difference of the two medians, ± the two half-ranges "
+                       "added: waypoint::app adds to " + " and to ".join(sentences) + ".")
+
+    def chain(self):
+        depths = sorted(int(n.split("/")[1]) for n in self.app if n.startswith("BM_ChainDepth/"))
+        if not depths:
+            return "Not run."
+        base = self.get("BM_ChainDepth/%d" % depths[0])
+        rows = []
+        for d in depths:
+            r = self.get("BM_ChainDepth/%d" % d)
+            extra = r.median - base.median if r.median and base.median else None
+            rows.append([str(d), cell(r), allocs(self.op_allocs(r)),
+                         ns(extra) if d != depths[0] else "—",
+                         ns(extra / (d - depths[0])) if d != depths[0] and extra is not None else "—"])
+        text = table(["middleware layers", "ns per request", "allocs/op", "ns over %d layers" % depths[0],
+                      "ns per layer"], rows)
+        deepest = self.get("BM_ChainDepth/%d" % depths[-1])
+        if deepest and deepest.median and base.median and depths[-1] != depths[0]:
+            extra, noise = self.tax_of(base, deepest)
+            text += ("\n\nEach layer is a pass-through `use([](context&, next inner) { inner(); })` "
+                     "on the param route; %d layers add %s ns in all (± %s ns from the two rows' "
+                     "spreads), %s ns per layer." % (
+                         depths[-1], ns(extra), ns(noise), ns(extra / (depths[-1] - depths[0]))))
+            if abs(extra) <= noise:
+                text += (" That is inside the noise: this run cannot tell a chain of %d layers "
+                         "from none, and the smaller differences in the table, negative ones "
+                         "included, are noise as well." % depths[-1])
+        return text
+
+    def typed(self):
+        names = [("typed `post<create_session, session>`", "BM_TypedPost"),
+                 ("hand-written decode + encode (untyped route)", "BM_HandWrittenPost"),
+                 ("ruler: one nlohmann encode of the 5-field response", "BM_Ruler_EncodeSession")]
+        hand = self.get("BM_HandWrittenPost")
+        rows = []
+        for title, name in names:
+            r = self.get(name)
+            if not r:
+                continue
+            rows.append([title, cell(r), allocs(self.op_allocs(r)),
+                         "%.2f×" % (r.median / hand.median) if hand and hand.median and r.median else "—"])
+        if not rows:
+            return "Not run."
+        text = table(["request", "ns per request", "allocs/op", "÷ hand-written"], rows)
+        typed, ruler = self.get("BM_TypedPost"), self.get("BM_Ruler_EncodeSession")
+        if typed and hand and ruler and typed.median and hand.median and ruler.median:
+            text += ("\n\nBoth rows are a whole POST through waypoint::app (route, decode of the "
+                     "8-field body, handler, encode, response); the typed route costs %.2f× the "
+                     "hand-written one and %s allocations against %s. The ruler says what one JSON "
+                     "encode costs on its own: the typed request is %.1f rulers." % (
+                         typed.median / hand.median, allocs(self.op_allocs(typed)),
+                         allocs(self.op_allocs(hand)), typed.median / ruler.median))
+        return text
+
+    # whole HTTP (§9)
+    @staticmethod
+    def median_spread(values):
+        if not values:
+            return None, 0.0
+        m = statistics.median(values)
+        return m, ((max(values) - min(values)) / 2 / m if m and len(values) > 1 else 0.0)
+
+    def http_summary(self, connections):
+        runs = [r for r in self.http.get(connections, []) if not r["incomplete"]]
+        if not runs:
+            return None
+        def col(key, i=0):
+            return [float(r[key][i]) for r in runs]
+        return {
+            "runs": len(runs), "failed": len(self.http.get(connections, [])) - len(runs),
+            "rps": self.median_spread(col("rps")), "p50": self.median_spread(col("p50")),
+            "p99": self.median_spread(col("p99")), "p99_max": max(col("p99")),
+            "errors": sum(sum(int(x) for x in r["errors"]) for r in runs),
+            "non2xx": sum(int(r["non2xx"][0]) for r in runs),
+            "cpu": self.median_spread(col("cpu", 1)),
+            "requests": sum(int(r["requests"][0]) for r in runs),
+        }
+
+    def http_section(self):
+        if not self.http:
+            return "Not run."
+        rows = []
+        for c in sorted(self.http, reverse=True):
+            s = self.http_summary(c)
+            if not s:
+                rows.append([str(c), "0 of %d" % len(self.http[c])] + ["failed"] * 6)
+                continue
+            rows.append([str(c), "%d" % s["runs"],
+                         "{:,.0f} {}".format(s["rps"][0], pct(s["rps"][1])),
+                         "%.0f %s" % (s["p50"][0], pct(s["p50"][1])),
+                         "%.0f %s (worst %.0f)" % (s["p99"][0], pct(s["p99"][1]), s["p99_max"]),
+                         "%d" % s["errors"], "%d" % s["non2xx"],
+                         "%.1f %s" % (s["cpu"][0], pct(s["cpu"][1]))])
+        text = table(["connections", "runs", "requests/s", "p50 µs", "p99 µs", "socket errors",
+                      "non-2xx", "server CPU µs/request"], rows)
+        detail = []
+        for c in sorted(self.http, reverse=True):
+            for r in self.http[c]:
+                if r["incomplete"]:
+                    detail.append([r["file"], str(c)] + ["incomplete output"] + ["—"] * 6)
+                    continue
+                detail.append([r["file"], str(c), "{:,} in {} s".format(int(r["requests"][0]), r["requests"][1]),
+                               "{:,.0f}".format(float(r["rps"][0])), r["p50"][0], r["p99"][0],
+                               "%d" % sum(int(x) for x in r["errors"]), r["non2xx"][0],
+                               "%s s, %s µs/request" % r["cpu"]])
+        text += "\n\nEvery run:\n\n" + table(["run", "connections", "requests", "requests/s", "p50 µs",
+                                                "p99 µs", "socket errors", "non-2xx", "server CPU"], detail)
+        loads = sorted({r["load"][0] for runs in self.http.values() for r in runs if not r["incomplete"]})
+        tables = sorted({r["table"][0] for runs in self.http.values() for r in runs if not r["incomplete"]})
+        if loads:
+            text += "\n\nWorkload: %s; %s." % (", ".join(tables), "; ".join("`%s`" % l for l in loads))
+        main = self.http_summary(THROUGHPUT_CONNECTIONS)
+        if main:
+            text += (" With %d connections the gateway serves %s requests/s on one server thread, "
+                     "at %.1f µs of server CPU (user + system) per request." % (
+                         THROUGHPUT_CONNECTIONS, "{:,.0f}".format(main["rps"][0]), main["cpu"][0]))
+        if main:
+            busy = [float(r["cpu"][0]) / float(r["requests"][1])
+                    for r in self.http.get(THROUGHPUT_CONNECTIONS, []) if not r["incomplete"]]
+            share = statistics.median(busy)
+            text += (" The server process was busy %.0f%% of the wall time (median over runs), %s" % (
+                100 * share,
+                "so requests/s is close to what one server thread can do while wrk takes the other "
+                "CPU." if share >= 0.85 else
+                "so the server was not the bottleneck: requests/s here is bounded by wrk, which "
+                "shares the two CPUs with it."))
+        one = self.http_summary(1)
+        if one:
+            text += (" With one connection each request waits for the previous response, so the "
+                     "server wakes up for every request instead of finding several ready at once: "
+                     "its CPU per request (%.1f µs) measures that, and its latency is the "
+                     "round-trip time of an idle server." % one["cpu"][0])
+        return text
+
+    def app_verdicts(self):
+        rows = []
+        pair = self.app_pair("static")
+        if pair:
+            raw, app = pair
+            tax, noise = self.tax_of(raw, app)
+            extra = (self.op_allocs(app) or 0) - (self.op_allocs(raw) or 0)
+            detail = "%s ± %s ns, %s allocs/op over raw dispatch" % (ns(tax), ns(noise), allocs(extra))
+            if extra != 0:
+                verdict = "**false**: " + detail
+            elif tax <= TAX_LIMIT_NS:
+                verdict = "**true**: " + detail
+            elif tax - TAX_LIMIT_NS <= noise:
+                verdict = "**true within noise**: " + detail
+            else:
+                verdict = "**false**: " + detail
+            rows.append(["framework tax for a static route is under %.0f ns and 0 allocations"
+                         % TAX_LIMIT_NS, verdict, "§8a"])
+        depths = sorted(int(n.split("/")[1]) for n in self.app if n.startswith("BM_ChainDepth/"))
+        if len(depths) > 1:
+            counts = [(d, self.op_allocs(self.get("BM_ChainDepth/%d" % d))) for d in depths]
+            known = [c for _, c in counts if c is not None]
+            same = len(known) == len(counts) and max(known) - min(known) < 1e-6
+            listing = ", ".join("%d layers: %s" % (d, allocs(c)) for d, c in counts)
+            rows.append(["allocations per request do not depend on chain depth",
+                         ("**true**: " if same else "**false**: ") + listing, "§8b"])
+        typed, hand = self.get("BM_TypedPost"), self.get("BM_HandWrittenPost")
+        if typed and hand and typed.median and hand.median:
+            time_verdict = self.noisy_verdict([("time", typed, hand)])
+            ta, ha = self.op_allocs(typed), self.op_allocs(hand)
+            detail = "%.2f× the time, %s allocs/op against %s" % (typed.median / hand.median,
+                                                                 allocs(ta), allocs(ha))
+            if ta is not None and ha is not None and ta > ha:
+                verdict = "**false**: " + detail
+            elif time_verdict.startswith("**true**"):
+                verdict = "**true**: " + detail
+            elif time_verdict.startswith("**true within noise"):
+                verdict = "**true within noise**: " + detail
+            else:
+                verdict = "**false**: " + detail
+            rows.append(["typed post<In,Out> costs no more than hand-written decode+encode",
+                         verdict, "§8c"])
+        return rows
+
+    def http_verdicts(self):
+        rows = []
+        main = self.http_summary(THROUGHPUT_CONNECTIONS)
+        if main:
+            cpu, spread = main["cpu"]
+            detail = "%.1f µs %s (median of %d runs, %d connections)" % (
+                cpu, pct(spread), main["runs"], THROUGHPUT_CONNECTIONS)
+            one = self.http_summary(1)
+            if one:
+                detail += "; with 1 connection %.1f µs" % one["cpu"][0]
+            if cpu <= SERVER_CPU_LIMIT_US:
+                verdict = "**true**: " + detail
+            elif cpu * (1 - spread) <= SERVER_CPU_LIMIT_US:
+                verdict = "**true within noise**: " + detail
+            else:
+                verdict = "**false**: " + detail
+            rows.append(["server CPU per keep-alive request is at or under %.0f µs (the lean Beast "
+                         "figure on this machine class)" % SERVER_CPU_LIMIT_US, verdict, "§9"])
+        summaries = [(c, self.http_summary(c)) for c in sorted(self.http)]
+        summaries = [(c, s) for c, s in summaries if s]
+        if summaries:
+            errors = sum(s["errors"] for _, s in summaries)
+            non2xx = sum(s["non2xx"] for _, s in summaries)
+            failed = sum(s["failed"] for _, s in summaries)
+            total = sum(s["requests"] for _, s in summaries)
+            ok = errors == 0 and non2xx == 0 and failed == 0
+            rows.append(["under load the gateway answers every request 2xx, with no socket errors",
+                         ("**true**" if ok else "**false**") + ": %d socket errors, %d non-2xx, %d "
+                         "failed runs over %s requests" % (errors, non2xx, failed, "{:,}".format(total)),
+                         "§9"])
+        return rows
+
     # verdicts
     def verdicts(self):
         rows = []
@@ -590,6 +890,8 @@ class Report:
                       if "reference" in v)
             rows.append(["waypoint and the reference matcher agree on every listed and sweep request",
                          "**true**" if bad == 0 else "**false**: %d differences" % bad, "§6"])
+        rows += self.app_verdicts()
+        rows += self.http_verdicts()
         self.verdict_rows = rows
         if not rows:
             return "Not run."
@@ -645,6 +947,25 @@ class Report:
                          "children) against %s ns for a scan of one child, and a miss in a 128-child node "
                          "%s ns against %s ns for a hit (§4c): this is what a shallow literal path pays as "
                          "the table grows." % (ns(h9.median), ns(h1.median), ns(m128.median), ns(h128.median)))
+        one = self.http_summary(1)
+        if one and one["cpu"][0] > SERVER_CPU_LIMIT_US:
+            items.append("- With one keep-alive connection the server spends %.1f µs of CPU per request, "
+                         "%.1f× the %.0f µs bar that the %d-connection runs are held to (§9)." % (
+                             one["cpu"][0], one["cpu"][0] / SERVER_CPU_LIMIT_US, SERVER_CPU_LIMIT_US,
+                             THROUGHPUT_CONNECTIONS))
+        raw_param = self.app_pair("param")
+        if raw_param:
+            raw, app = raw_param
+            match = self.get("match/gateway/param/waypoint")
+            if match and match.median:
+                items.append("- Raw dispatch through Beast messages costs %s ns for a param route, "
+                             "against %s ns for the router's match of a param route in the gateway "
+                             "table (§1): roughly %.0f%% of an in-process request is outside the "
+                             "match (request head, response, handler call), before waypoint::app "
+                             "adds its %s ns (§8a)." % (
+                                 ns(raw.median), ns(match.median),
+                                 100 * max(0.0, raw.median - match.median) / raw.median,
+                                 ns(app.median - raw.median)))
         if not items:
             return "Nothing in this run."
         return "\n".join(items)
@@ -665,6 +986,10 @@ class Report:
             "literal": self.literal(),
             "registration": self.registration(),
             "agreement": self.agreement_summary(),
+            "tax": self.tax(),
+            "chain": self.chain(),
+            "typed": self.typed(),
+            "http": self.http_section(),
         }
 
     # plots
