@@ -98,21 +98,23 @@ constexpr path_scan scan_path(std::string_view path) noexcept {
     scan.error = "the path must begin with '/'";
     return scan;
   }
-  std::size_t segment_length = 0;  // bytes of the current segment so far
-  std::size_t dots = 0;            // of which are '.'
+  // Only '/', '.', '%' and invalid bytes need a look; the common byte costs a table load.
+  std::size_t segment_start = 1;  // where the current segment begins
+  std::size_t dots = 0;           // '.' bytes in the current segment
+  auto dot_segment = [&](std::size_t end) {
+    std::size_t length = end - segment_start;
+    return length <= 2 && dots == length;  // "", "." or ".."
+  };
   for (std::size_t i = 1; i < path.size(); ++i) {
     unsigned char cls = path_class_table[static_cast<unsigned char>(path[i])];
-    if (cls == 1) [[likely]] {
-      ++segment_length;
+    if (cls == 1) [[likely]]
       continue;
-    }
     if (cls == 2) {
-      if (segment_length == 0 || (segment_length <= 2 && dots == segment_length))
-        scan.clean = false;
-      segment_length = dots = 0;
+      if (dot_segment(i)) scan.clean = false;
+      segment_start = i + 1;
+      dots = 0;
     } else if (cls == 4) {
       ++dots;
-      ++segment_length;
     } else if (cls == 3) {
       if (i + 2 >= path.size() || hex_value(path[i + 1]) < 0 || hex_value(path[i + 2]) < 0) {
         scan.error = "the path holds an invalid percent-escape";
@@ -120,13 +122,13 @@ constexpr path_scan scan_path(std::string_view path) noexcept {
       }
       scan.escaped = true;
       i += 2;
-      segment_length += 3;
     } else {
       scan.error = "the path holds a byte that must be percent-encoded";
       return scan;
     }
   }
-  if (segment_length > 0 && segment_length <= 2 && dots == segment_length) scan.clean = false;
+  // The last segment may be empty (a trailing slash) but not "." or "..".
+  if (segment_start < path.size() && dot_segment(path.size())) scan.clean = false;
   return scan;
 }
 
