@@ -515,6 +515,15 @@ TEST(Registration, TooManyWildcardsIsAPatternError) {
   }
 }
 
+TEST(Registration, MoreThanSixtyFourMethodsIsALengthError) {
+  router_type r;
+  // Nine methods are known from the start; 55 custom ones fill the 64-bit method mask.
+  for (int i = 0; i < 55; ++i) r.add("M" + std::to_string(i) + " /m", i);
+  EXPECT_THROW(r.add("M55 /m", 55), std::length_error);
+  EXPECT_EQ(describe(r.match("M54", "/m")), "match M54 /m");
+  EXPECT_EQ(r.match("GET", "/m").allowed().to_string().substr(0, 11), "M0, M1, M10");
+}
+
 TEST(Registration, AddAfterFreezeIsALogicError) {
   router_type r;
   r.freeze();
