@@ -49,6 +49,8 @@ std::vector<loaded>& load_all() {
   return all;
 }
 
+}  // namespace
+
 void register_benchmarks() {
   for (const loaded& l : load_all()) {
     bool shapes = false;
@@ -72,14 +74,4 @@ void register_benchmarks() {
   }
 }
 
-}  // namespace
 }  // namespace waypoint::bench
-
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  waypoint::bench::register_benchmarks();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

@@ -63,6 +63,8 @@ void literal_lookup(benchmark::State& state, std::size_t n, bool hit) {
   }
 }
 
+}  // namespace
+
 void register_benchmarks() {
   for (std::size_t n : {1, 2, 4, 8, 9, 16, 128}) {
     for (bool hit : {true, false}) {
@@ -94,14 +96,4 @@ void register_benchmarks() {
   }
 }
 
-}  // namespace
 }  // namespace waypoint::bench
-
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  waypoint::bench::register_benchmarks();
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}

@@ -23,6 +23,9 @@
 
 namespace waypoint::bench {
 
+// Registers the binary's suites; defined once per benchmark binary, called by main.cpp.
+void register_benchmarks();
+
 // Calls f.template operator()<Impl>() for every router built into this binary, waypoint
 // first: benchmarks of one request are registered next to each other so that a drift in
 // machine load hits all routers alike.
