@@ -36,11 +36,8 @@ class conflict_error : public std::invalid_argument {
  public:
   conflict_error(const pattern& added, const registration_site& added_at, const pattern& existing,
                  const registration_site& existing_at)
-      : std::invalid_argument(format(added, added_at, existing, existing_at)),
-        added_(added.text()),
-        existing_(existing.text()),
-        example_(example_path(added, existing)),
-        equivalent_(compare(added, existing) == relation::equivalent) {}
+      : conflict_error(added, added_at, existing, existing_at, example_path(added, existing),
+                       compare(added, existing) == relation::equivalent) {}
 
   const std::string& added() const noexcept { return added_; }
   const std::string& existing() const noexcept { return existing_; }
@@ -49,23 +46,28 @@ class conflict_error : public std::invalid_argument {
   bool equivalent() const noexcept { return equivalent_; }
 
  private:
+  conflict_error(const pattern& added, const registration_site& added_at, const pattern& existing,
+                 const registration_site& existing_at, std::string example, bool equivalent)
+      : std::invalid_argument(format(added, added_at, existing, existing_at, example, equivalent)),
+        added_(added.text()),
+        existing_(existing.text()),
+        example_(std::move(example)),
+        equivalent_(equivalent) {}
+
   static std::string format(const pattern& added, const registration_site& added_at,
-                            const pattern& existing, const registration_site& existing_at) {
-    bool same = compare(added, existing) == relation::equivalent;
+                            const pattern& existing, const registration_site& existing_at,
+                            const std::string& example, bool equivalent) {
     std::string m = "pattern \"";
     m.append(added.text());
     m += "\" (registered at " + added_at.to_string() + ") ";
-    m += same ? "matches the same requests as" : "conflicts with";
+    m += equivalent ? "matches the same requests as" : "conflicts with";
     m += " pattern \"";
     m.append(existing.text());
     m += "\" (registered at " + existing_at.to_string() + "): ";
-    if (same) {
-      m += "both match exactly the same requests, e.g. path \"" + example_path(added, existing) +
-           "\"";
-    } else {
-      m += "both match some requests, e.g. path \"" + example_path(added, existing) +
-           "\", and neither is more specific";
-    }
+    m += equivalent ? "both match exactly the same requests, e.g. path \""
+                    : "both match some requests, e.g. path \"";
+    m += example;
+    m += equivalent ? "\"" : "\", and neither is more specific";
     return m;
   }
 

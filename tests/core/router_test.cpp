@@ -415,6 +415,38 @@ TEST(Router, LongEscapedPathDecodesWithinStorage) {
   EXPECT_EQ(m.value(0), std::string((path.size() - 1) / 3, 'A'));
 }
 
+// --- the one-pass path scan ---------------------------------------------------------
+
+// Every path of up to six bytes over an alphabet that reaches each branch of scan_path
+// (plain, '/', '.', '%', hex digits, a byte that must be escaped) gets the answers of
+// the plain path_error and is_clean_path.
+TEST(PathScan, AgreesWithPlainValidationAndCleaning) {
+  const std::string alphabet = "a/.%2F ";
+  std::vector<std::string> paths{"/"};
+  std::size_t checked = 0;
+  for (std::size_t length = 1; length <= 6; ++length) {
+    std::vector<std::string> next;
+    for (const std::string& prefix : paths) {
+      if (prefix.size() != length) continue;
+      for (char c : alphabet) next.push_back(prefix + c);
+    }
+    paths.insert(paths.end(), next.begin(), next.end());
+  }
+  for (const std::string& path : paths) {
+    waypoint::detail::path_scan scan = waypoint::detail::scan_path(path);
+    const char* error = waypoint::detail::path_error(path);
+    ASSERT_EQ(scan.error == nullptr, error == nullptr) << path;
+    if (error) {
+      EXPECT_STREQ(scan.error, error) << path;
+      continue;
+    }
+    EXPECT_EQ(scan.clean, waypoint::detail::is_clean_path(path)) << path;
+    EXPECT_EQ(scan.escaped, path.find('%') != std::string::npos) << path;
+    ++checked;
+  }
+  EXPECT_GT(checked, 1000u);
+}
+
 // --- registration ------------------------------------------------------------------
 
 TEST(Registration, ConflictNamesBothPatternsSitesAndExample) {

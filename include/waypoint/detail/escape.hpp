@@ -91,7 +91,9 @@ inline constexpr std::array<unsigned char, 256> path_class_table = [] {
   return table;
 }();
 
-// path_error and is_clean_path in a single pass, for the match path.
+// path_error and is_clean_path in a single pass, for the match path. The two plain
+// functions stay as the oracle: the reference matcher and the fuzzers use them, and
+// tests/core/router_test.cpp checks that all three agree on every short path.
 constexpr path_scan scan_path(std::string_view path) noexcept {
   path_scan scan;
   if (path.empty() || path.front() != '/') {
