@@ -86,6 +86,8 @@ INSTANTIATE_TEST_SUITE_P(
         shape_row{"handler sets Content-Type", make_request("GET", "/typed-header/1"), 1},
         // The problem document's text and its Content-Type field.
         shape_row{"404 problem", make_request("GET", "/nothing"), 2},
+        // Also the Allow field and its value, and the detail naming the method.
+        shape_row{"405 problem", make_request("DELETE", "/health"), 7},
         // Everything but the framework's 0 is nlohmann/json's: the parsed document, the
         // decoded strings, the encoded document and its text, and Content-Type.
         shape_row{"typed JSON route", json_request("POST", "/json", R"({"name":"n","count":1})"),

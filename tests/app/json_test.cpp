@@ -313,6 +313,18 @@ TEST_F(Typed, TypedErrorsPassThroughMiddlewareAsHttpErrors) {
   EXPECT_EQ(statuses, (std::vector<int>{400, 415, 422}));
 }
 
+// A typed route's result goes through the same writer as its members, so optional and
+// vector-of-optional results encode as null and arrays.
+TEST(TypedResult, OptionalAndVectorOfOptionalEncode) {
+  application app;
+  app.get<std::optional<std::int64_t>>("/none", [] { return std::optional<std::int64_t>(); });
+  app.get<std::vector<std::optional<std::int64_t>>>("/list", [] {
+    return std::vector<std::optional<std::int64_t>>{1, std::nullopt};
+  });
+  EXPECT_EQ(answer(app, "GET", "/none").body(), "null");
+  EXPECT_EQ(answer(app, "GET", "/list").body(), "[1,null]");
+}
+
 TEST(JsonField, ReadsStrictlyWithoutARoute) {
   shop::line_item item;
   EXPECT_NO_THROW(from_json(nlohmann::json{{"sku", "a"}, {"quantity", 3}}, item));

@@ -237,7 +237,7 @@ void write_result(context& ctx, int default_status, Produce&& produce) {
   } else {
     ctx.response().status(default_status);
     result out = produce();
-    ctx.response().json(nlohmann::json(out));
+    ctx.response().json(write_value(out));
   }
 }
 
