@@ -202,6 +202,12 @@ void print_examples(const wb::router& r, const std::string& base) {
   std::cout << "  curl -i " << base << "/no/such/route            # 404\n";
 }
 
+// "http://host:port" for a bound address; an IPv6 literal goes in brackets.
+std::string base_url(const wb::listen_address& e) {
+  bool v6 = e.address.find(':') != std::string::npos;
+  return "http://" + (v6 ? "[" + e.address + "]" : e.address) + ":" + std::to_string(e.port);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -230,16 +236,9 @@ int main(int argc, char** argv) {
     wb::server server(server_options, wb::dispatch_to(router));
     server.start();
     auto bound = server.endpoints();
-    for (const auto& e : bound) {
-      std::string host =
-          e.address.find(':') == std::string::npos ? e.address : "[" + e.address + "]";
-      std::cout << "waypoint-gateway: " << router.size() << " routes on http://" << host << ":"
-                << e.port << "\n";
-    }
-    const auto& first = bound.front();
-    std::string host =
-        first.address.find(':') == std::string::npos ? first.address : "[" + first.address + "]";
-    std::string base = "http://" + host + ":" + std::to_string(first.port);
+    for (const auto& e : bound)
+      std::cout << "waypoint-gateway: " << router.size() << " routes on " << base_url(e) << "\n";
+    std::string base = base_url(bound.front());
     print_examples(router, base);
     if (o.routes_file.empty())
       std::cout << "  curl -i " << base << "/v1/commerce/orders -H 'Content-Type: application/json'"

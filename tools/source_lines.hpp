@@ -14,7 +14,7 @@ namespace waypoint::route_tool {
 // comment lines included, so that messages point at the line an editor shows.
 struct source_line {
   std::size_t number = 0;
-  std::string text;        // without leading and trailing blanks (space, tab, CR)
+  std::string text;        // without leading and trailing blanks (space, tab, CR, LF, FF, VT)
   std::size_t indent = 0;  // bytes of leading blanks removed, to place a column in the file
 };
 

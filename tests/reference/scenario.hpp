@@ -2,7 +2,7 @@
 // of patterns (in registration order) and requests against it. Every choice goes through a
 // `Source` (anything with `unsigned below(unsigned n)`), so the same generator runs from a
 // seeded PRNG in tests/reference/differential_test.cpp and from the fuzzer's bytes in
-// fuzz/differential_fuzzer.cpp.
+// fuzz/fuzz_differential.cpp.
 //
 // The alphabets are small on purpose: with three literals, two hosts and six methods,
 // random patterns overlap, conflict and shadow each other often, and random requests hit
@@ -26,6 +26,8 @@ struct request {
   std::string method;
   std::string path;
   std::string host;
+
+  friend bool operator==(const request&, const request&) = default;
 };
 
 struct scenario {
