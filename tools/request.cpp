@@ -1,6 +1,8 @@
 // Parsing request lines and request targets (RFC 9112 section 3.2).
 #include "request.hpp"
 
+#include <waypoint/beast/target.hpp>
+
 #include <algorithm>
 
 namespace waypoint::route_tool {
@@ -11,66 +13,25 @@ bool is_token_byte(char c) {
          std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
 }
 
-bool is_control_byte(char c) {
-  auto u = static_cast<unsigned char>(c);
-  return u < 0x20 || u == 0x7F;
-}
-
-bool has_control_byte(std::string_view s) { return std::ranges::any_of(s, is_control_byte); }
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-  return a.size() == b.size() &&
-         std::ranges::equal(a, b, [&](char x, char y) { return lower(x) == lower(y); });
+bool has_control_byte(std::string_view s) {
+  return std::ranges::any_of(s, [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7F;
+  });
 }
 
 request_parse failure(std::string message) { return {{}, std::move(message)}; }
 
-// Splits "path?query" into the request's path and query.
-void split_query(std::string_view path_and_query, request& out) {
-  std::size_t mark = path_and_query.find('?');
-  out.path = std::string(path_and_query.substr(0, mark));
-  if (mark != std::string_view::npos) out.query = std::string(path_and_query.substr(mark + 1));
-}
-
-// "http://host/path?query" without the scheme: the authority becomes the host.
-request_parse parse_absolute_form(std::string_view after_scheme, request r) {
-  std::size_t end = after_scheme.find_first_of("/?");
-  std::string_view authority = after_scheme.substr(0, end);
-  if (authority.empty()) return failure("the absolute-form target has no host");
-  if (authority.find('@') != std::string_view::npos)
-    return failure("the target carries userinfo (\"user@\"), which HTTP forbids");
-  r.host = std::string(authority);
-  std::string_view rest = end == std::string_view::npos ? "" : after_scheme.substr(end);
-  // An empty path in absolute-form means "/" (RFC 9112 section 3.2.2).
-  if (rest.empty() || rest.front() == '?') {
-    std::string rooted = "/";  // appended, not `"/" + std::string(rest)`: see quoted()
-    rooted.append(rest);
-    split_query(rooted, r);
-  } else {
-    split_query(rest, r);
-  }
-  return {std::move(r), {}};
-}
-
+// The target is split exactly as the Beast adapter splits it (waypoint/beast/target.hpp), so
+// the tool and the server refuse the same targets. A HOST field stands for a Host header on
+// an HTTP/1.1 request; without one the request is read as HTTP/1.0, which needs no Host.
 request_parse parse_target(std::string_view target, request r) {
-  if (has_control_byte(target)) return failure("the target holds a control byte");
-  if (target.find('#') != std::string_view::npos)
-    return failure("a request target never holds a fragment ('#')");
-  if (target == "*") return failure("the asterisk-form target \"*\" names no path to route");
-  if (target.front() == '/') {
-    split_query(target, r);
-    return {std::move(r), {}};
-  }
-  std::size_t scheme_end = target.find("://");
-  if (scheme_end != std::string_view::npos) {
-    std::string_view scheme = target.substr(0, scheme_end);
-    if (!equals_ignoring_case(scheme, "http") && !equals_ignoring_case(scheme, "https"))
-      return failure("only http and https absolute-form targets are routed");
-    return parse_absolute_form(target.substr(scheme_end + 3), std::move(r));
-  }
-  return failure(
-      "the target must be an absolute path (\"/...\") or an absolute URL (\"http://host/...\")");
+  beast::request_head head{r.method, target, r.host, r.host.empty() ? 0u : 1u,
+                           r.host.empty() ? 10u : 11u};
+  beast::request_target split;
+  if (const char* error = beast::resolve_target(head, split)) return failure(error);
+  request out{r.method, std::string(split.path), std::string(split.query), std::string(split.host)};
+  return {std::move(out), {}};
 }
 
 }  // namespace
