@@ -217,8 +217,8 @@ std::string clean_form(std::string_view path) {
 void print_redirect(std::ostream& out, const line_router& router, const request& r,
                     const outcome& o) {
   out << "outcome: redirect " << o.redirect_status << " to " << o.location << '\n';
-  line_router::match_result result = router.match(r.method, r.path, r.host);
-  std::string location(result.location_path());
+  // The location's path ends at its '?': a request path never holds one.
+  std::string location = o.location.substr(0, o.location.find('?'));
   std::string clean = clean_form(r.path);
   if (clean != r.path)
     out << "  why: the path is not clean (it has an empty, \".\" or \"..\" segment); its clean "

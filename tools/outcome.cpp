@@ -12,59 +12,26 @@ outcome bad_request_outcome(std::string error) {
   return o;
 }
 
+namespace {
+
+outcome with_request(reference::outcome base, std::size_t line, std::string_view error,
+                     const request& r) {
+  outcome o{std::move(base), line, {}};
+  if (o.status == match_status::bad_request) o.error = std::string(error);
+  if (o.status == match_status::redirect) o.location = redirect_location(o.location, r.query);
+  return o;
+}
+
+}  // namespace
+
 outcome answer(const line_router& router, const request& r) {
   line_router::match_result m = router.match(r.method, r.path, r.host);
-  outcome o;
-  o.status = m.status();
-  switch (o.status) {
-    case match_status::matched: {
-      o.pattern = std::string(m.route()->pattern.text());
-      o.line = m.handler();
-      const auto& names = m.route()->pattern.wildcard_names();
-      for (std::size_t i = 0; i < m.value_count() && i < names.size(); ++i)
-        o.values.emplace_back(names[i], std::string(m.value(i)));
-      break;
-    }
-    case match_status::method_not_allowed:
-      o.allow = m.allowed().to_string();
-      break;
-    case match_status::redirect:
-      o.redirect_status = m.redirect_status();
-      o.location = redirect_location(m.location_path(), r.query);
-      break;
-    case match_status::bad_request:
-      o.error = std::string(m.error());
-      break;
-    case match_status::not_found:
-      break;
-  }
-  return o;
+  return with_request(reference::outcome_of(m), m.route() ? m.handler() : 0, m.error(), r);
 }
 
 outcome answer(const line_reference& reference, const request& r) {
   line_reference::result m = reference.match(r.method, r.path, r.host);
-  outcome o;
-  o.status = m.status;
-  switch (o.status) {
-    case match_status::matched:
-      o.pattern = std::string(m.route->pattern.text());
-      o.line = m.route->handler;
-      o.values = std::move(m.values);
-      break;
-    case match_status::method_not_allowed:
-      o.allow = std::move(m.allow);
-      break;
-    case match_status::redirect:
-      o.redirect_status = m.redirect_status;
-      o.location = redirect_location(m.location, r.query);
-      break;
-    case match_status::bad_request:
-      o.error = std::move(m.error);
-      break;
-    case match_status::not_found:
-      break;
-  }
-  return o;
+  return with_request(reference::outcome_of(m), m.route ? m.route->handler : 0, m.error, r);
 }
 
 std::string to_json(const outcome& o) {

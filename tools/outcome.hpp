@@ -4,6 +4,7 @@
 
 #include "request.hpp"
 
+#include <waypoint/reference/outcome.hpp>
 #include <waypoint/reference/servemux.hpp>
 #include <waypoint/router.hpp>
 
@@ -18,14 +19,11 @@ namespace waypoint::route_tool {
 using line_router = basic_router<std::size_t>;
 using line_reference = reference::servemux<std::size_t>;
 
-struct outcome {
-  match_status status = match_status::not_found;
-  std::string pattern;   // matched: the pattern as written in the route table
-  std::size_t line = 0;  // matched: its line
-  std::vector<std::pair<std::string, std::string>> values;  // matched: name, decoded value
-  std::string allow;                                        // method_not_allowed
-  int redirect_status = 0;                                  // redirect
-  std::string location;  // redirect: the escaped path, plus "?query" when there was one
+// The comparable outcome the differential test uses, plus what the tool prints besides:
+// the matched route's line, the reason of a bad_request, and a redirect's location with
+// "?query" when the request had one.
+struct outcome : reference::outcome {
+  std::size_t line = 0;  // matched: the route's line in the table
   std::string error;     // bad_request
 };
 
