@@ -3,6 +3,8 @@
 // NDEBUG would remove.
 #pragma once
 
+#include "../tests/support/quoted.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -17,21 +19,6 @@ inline void require(bool holds, std::string_view invariant, const std::string& c
   std::abort();
 }
 
-// Printable form of arbitrary bytes, for the context of a failure.
-inline std::string printable(std::string_view bytes) {
-  constexpr char hex[] = "0123456789abcdef";
-  std::string out = "\"";
-  for (char c : bytes) {
-    auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7f && c != '"' && c != '\\') {
-      out += c;
-    } else {
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    }
-  }
-  return out + "\"";
-}
+using testing::quoted;
 
 }  // namespace waypoint::fuzzing

@@ -19,7 +19,7 @@
 namespace {
 
 using waypoint::match_status;
-using waypoint::fuzzing::printable;
+using waypoint::fuzzing::quoted;
 using waypoint::fuzzing::require;
 using router_type = waypoint::basic_router<int>;
 
@@ -65,7 +65,7 @@ const router_type& fixed_router() {
 struct request {
   std::string_view method, host, path;
   std::string context() const {
-    return "method " + printable(method) + " host " + printable(host) + " path " + printable(path);
+    return "method " + quoted(method) + " host " + quoted(host) + " path " + quoted(path);
   }
 };
 

@@ -16,7 +16,7 @@
 namespace {
 
 using waypoint::segment;
-using waypoint::fuzzing::printable;
+using waypoint::fuzzing::quoted;
 using waypoint::fuzzing::require;
 
 void check_structure(const waypoint::pattern& p, std::string_view text,
@@ -70,7 +70,7 @@ void check_example(const waypoint::pattern& p, std::string_view text, const std:
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  std::string context = "pattern " + printable(text);
+  std::string context = "pattern " + quoted(text);
   waypoint::pattern p;
   try {
     p = waypoint::parse_pattern(text);

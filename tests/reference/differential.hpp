@@ -5,6 +5,7 @@
 // that a row of tests/reference/servemux_test.cpp needs.
 #pragma once
 
+#include "../support/quoted.hpp"
 #include "scenario.hpp"
 
 #include <waypoint/reference/outcome.hpp>
@@ -29,27 +30,6 @@ std::string register_pattern(Mux& mux, const std::string& text, int handler) {
   } catch (const pattern_error& e) {
     return "pattern_error " + std::to_string(static_cast<int>(e.code()));
   }
-}
-
-// A C++ string literal for `s`, with the bytes a terminal would mangle escaped.
-inline std::string quoted(const std::string& s) {
-  constexpr char hex[] = "0123456789abcdef";
-  std::string out = "\"";
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (u < 0x20 || u >= 0x7f) {
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
-      out += "\"\"";  // so that a following hex digit is not read as part of the escape
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 struct disagreement {
