@@ -351,20 +351,26 @@ void application::finish(context& ctx) const noexcept {
 
 // --- exceptions ---------------------------------------------------------------------
 
+namespace {
+// An http_error answers with its status only when that status is an error status; any
+// other (a 200 thrown by mistake) becomes a 500.
+bool answerable(const http_error& e) noexcept { return e.status() >= 400 && e.status() <= 599; }
+}  // namespace
+
 void answer_current_exception(context& ctx) noexcept {
   try {
     try {
       throw;
     } catch (const http_error& e) {
-      int status = e.status();
-      if (status < 400 || status > 599) {
-        log_failure(ctx, "http_error with status " + std::to_string(status) + ": " + e.detail());
+      if (!answerable(e)) {
+        log_failure(ctx,
+                    "http_error with status " + std::to_string(e.status()) + ": " + e.detail());
         ctx.response().problem(500, generic_500);
         return;
       }
       std::optional<std::string_view> pointer;
       if (e.pointer()) pointer = *e.pointer();
-      ctx.response().problem(status, e.detail(), pointer);
+      ctx.response().problem(e.status(), e.detail(), pointer);
     } catch (const std::exception& e) {
       log_failure(ctx, e.what());
       ctx.response().problem(500, generic_500);
@@ -384,7 +390,7 @@ int current_exception_status() noexcept {
   try {
     throw;
   } catch (const http_error& e) {
-    return e.status() >= 400 && e.status() <= 599 ? e.status() : 500;
+    return answerable(e) ? e.status() : 500;
   } catch (...) {
     return 500;
   }

@@ -34,25 +34,11 @@ value_slots::slot& value_slots::vacate(const void* key) {
 
 namespace {
 
-// application/x-www-form-urlencoded decoding: '+' is a space, valid %XX escapes are bytes,
-// anything else (an invalid escape included) is kept as it is. Writes at `out`, returns
-// the decoded text and advances `out`.
+// application/x-www-form-urlencoded decoding at `out`, which it advances.
 std::string_view form_decode(std::string_view raw, char*& out) noexcept {
-  char* begin = out;
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    char c = raw[i];
-    if (c == '+') {
-      *out++ = ' ';
-    } else if (c == '%' && i + 2 < raw.size() && waypoint::detail::hex_value(raw[i + 1]) >= 0 &&
-               waypoint::detail::hex_value(raw[i + 2]) >= 0) {
-      *out++ = static_cast<char>(waypoint::detail::hex_value(raw[i + 1]) * 16 +
-                                 waypoint::detail::hex_value(raw[i + 2]));
-      i += 2;
-    } else {
-      *out++ = c;
-    }
-  }
-  return {begin, static_cast<std::size_t>(out - begin)};
+  std::size_t n = waypoint::detail::percent_decode(raw, out, /*plus_is_space=*/true);
+  out += n;
+  return {out - n, n};
 }
 
 }  // namespace

@@ -304,12 +304,14 @@ TEST(Head, GetRouteAnswersHeadWithLengthAndNoBody) {
   EXPECT_TRUE(res.body().empty());
 }
 
-TEST(Head, NoContentStatusCarriesNoBodyEvenIfSet) {
+TEST(NoContent, StatusCarriesNoBodyEvenIfSet) {
   application app;
   app.get("/x", [](context& ctx) { ctx.response().status(204).body("ignored"); });
-  response res = answer(app, "GET", "/x");
-  EXPECT_EQ(res.result_int(), 204u);
-  EXPECT_TRUE(res.body().empty());
+  for (const char* method : {"GET", "HEAD"}) {
+    response res = answer(app, method, "/x");
+    EXPECT_EQ(res.result_int(), 204u) << method;
+    EXPECT_TRUE(res.body().empty()) << method;
+  }
 }
 
 // --- exceptions ---------------------------------------------------------------------

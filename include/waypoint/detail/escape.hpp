@@ -44,10 +44,15 @@ constexpr std::size_t find_invalid_escape(std::string_view s) noexcept {
 
 // Decodes the valid escapes of `s` into `out` (which holds at least s.size() bytes)
 // and returns the decoded length. Callers validate first; an invalid escape is copied.
-inline std::size_t percent_decode(std::string_view s, char* out) noexcept {
+// With `plus_is_space` (application/x-www-form-urlencoded, as in a query) '+' becomes ' '.
+inline std::size_t percent_decode(std::string_view s, char* out,
+                                  bool plus_is_space = false) noexcept {
   std::size_t n = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
+    if (plus_is_space && s[i] == '+') {
+      out[n++] = ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 &&
+               hex_value(s[i + 2]) >= 0) {
       out[n++] = static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
       i += 2;
     } else {
