@@ -1,6 +1,7 @@
 // libFuzzer target for the Beast adapter: arbitrary bytes become a request two ways, and
 // every response the adapter builds must be safe to send.
-//   1. Programmatically: the first line is the target, the second the Host value, set on a
+//   1. Programmatically: up to the first NUL is the target, up to the second the Host value, set on
+//   a
 //      Beast request without Beast's parser, so the adapter's own checks (control bytes,
 //      target forms, Host) are all that stands between the bytes and a response header.
 //   2. Through Beast's request parser, as a server would receive them.
@@ -61,8 +62,9 @@ void route_and_check(const http::request<Body>& req) {
   if (o.head) require(res.body().empty());
 }
 
-std::string_view next_line(std::string_view& input) {
-  std::size_t end = input.find('\n');
+// Fields are NUL-separated so that CR and LF can reach the target and the Host value.
+std::string_view next_field(std::string_view& input) {
+  std::size_t end = input.find('\0');
   std::string_view line = input.substr(0, end);
   input.remove_prefix(end == std::string_view::npos ? input.size() : end + 1);
   return line;
@@ -70,8 +72,8 @@ std::string_view next_line(std::string_view& input) {
 
 void fuzz_built_request(std::string_view input) {
   http::request<http::empty_body> req;
-  std::string_view target = next_line(input);
-  std::string_view host = next_line(input);
+  std::string_view target = next_field(input);
+  std::string_view host = next_field(input);
   req.method(input.size() % 2 ? http::verb::head : http::verb::get);
   req.target(target);
   if (!host.empty()) req.set(http::field::host, host);
