@@ -213,7 +213,10 @@ std::string base_url(const wb::listen_address& e) {
 int main(int argc, char** argv) {
   options o = parse_arguments(argc, argv);
   wb::router router;
-  // The built-in table's order endpoint is a typed JSON route of the framework layer.
+  // The built-in table's order endpoint is a typed JSON route of the framework layer. Its
+  // requests are matched twice (this router, then the application's): the example keeps the
+  // echo table on the plain router on purpose; a service built on waypoint::app alone
+  // registers everything there and matches once.
   waypoint::app::application orders({.json_body_limit = 64 * 1024});
   waypoint::examples::add_order_routes(orders);
   orders.freeze();
