@@ -270,6 +270,7 @@ class basic_router {
 
   void attach(std::uint32_t index, std::uint8_t method);
   static bool static_key(const pattern& p, std::string& key);
+  static std::uint32_t reach_of(const pattern& p) noexcept;
   const route_type* find_conflict(const pattern& p) const;
 
   std::vector<detail::tree_node> nodes_;

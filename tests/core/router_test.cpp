@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
@@ -417,34 +418,109 @@ TEST(Router, LongEscapedPathDecodesWithinStorage) {
 
 // --- the one-pass path scan ---------------------------------------------------------
 
-// Every path of up to six bytes over an alphabet that reaches each branch of scan_path
-// (plain, '/', '.', '%', hex digits, a byte that must be escaped) gets the answers of
-// the plain path_error and is_clean_path.
+// scan_path must give the answers of the plain path_error and is_clean_path, count one
+// segment per '/' and map the first 64 of them.
+void expect_scan_agrees(const std::string& path, std::size_t& checked) {
+  waypoint::detail::path_scan scan = waypoint::detail::scan_path(path);
+  waypoint::detail::path_scan bytes = waypoint::detail::scan_path_bytes(path);
+  const char* error = waypoint::detail::path_error(path);
+  ASSERT_EQ(scan.error == nullptr, error == nullptr) << path;
+  ASSERT_EQ(bytes.error == nullptr, error == nullptr) << path;
+  if (error) {
+    EXPECT_STREQ(scan.error, error) << path;
+    EXPECT_STREQ(bytes.error, error) << path;
+    return;
+  }
+  bool clean = waypoint::detail::is_clean_path(path);
+  bool escaped = path.find('%') != std::string::npos;
+  auto segments = static_cast<std::size_t>(std::count(path.begin(), path.end(), '/'));
+  EXPECT_EQ(scan.clean, clean) << path;
+  EXPECT_EQ(bytes.clean, clean) << path;
+  EXPECT_EQ(scan.escaped, escaped) << path;
+  EXPECT_EQ(bytes.escaped, escaped) << path;
+  EXPECT_EQ(scan.segments, segments) << path;
+  EXPECT_EQ(bytes.segments, segments) << path;
+  EXPECT_EQ(scan.slashes, waypoint::detail::slash_map(path)) << path;
+  EXPECT_EQ(bytes.slashes, waypoint::detail::slash_map(path)) << path;
+  ++checked;
+}
+
+// Every path of up to six bytes over an alphabet that reaches each branch of the scan
+// (plain, '/', '.', '%', hex digits, a byte that must be escaped), alone and shifted so
+// that it straddles the boundaries of the 16-byte blocks the vector scan reads.
 TEST(PathScan, AgreesWithPlainValidationAndCleaning) {
   const std::string alphabet = "a/.%2F ";
-  std::vector<std::string> paths{"/"};
-  std::size_t checked = 0;
+  std::vector<std::string> tails{""};
   for (std::size_t length = 1; length <= 6; ++length) {
     std::vector<std::string> next;
-    for (const std::string& prefix : paths) {
-      if (prefix.size() != length) continue;
+    for (const std::string& prefix : tails) {
+      if (prefix.size() + 1 != length) continue;
       for (char c : alphabet) next.push_back(prefix + c);
     }
-    paths.insert(paths.end(), next.begin(), next.end());
+    tails.insert(tails.end(), next.begin(), next.end());
   }
-  for (const std::string& path : paths) {
-    waypoint::detail::path_scan scan = waypoint::detail::scan_path(path);
-    const char* error = waypoint::detail::path_error(path);
-    ASSERT_EQ(scan.error == nullptr, error == nullptr) << path;
-    if (error) {
-      EXPECT_STREQ(scan.error, error) << path;
-      continue;
+  std::size_t checked = 0;
+  for (const std::string& prefix : {std::string("/"), "/" + std::string(6, 'b'),
+                                    "/" + std::string(12, 'b'), "/" + std::string(14, 'b') + "/",
+                                    "/b/" + std::string(27, 'c'), "/b/" + std::string(58, 'c')})
+    for (const std::string& tail : tails) expect_scan_agrees(prefix + tail, checked);
+  EXPECT_GT(checked, 6 * 1000u);
+}
+
+#if defined(__SSE2__)
+// The vector classes are the byte table's: a too-strict class would only send every path
+// to the byte scan, which the agreement tests above cannot see.
+TEST(PathScan, BlockClassesAreTheByteClasses) {
+  for (int c = 0; c < 256; ++c) {
+    waypoint::detail::path_block b =
+        waypoint::detail::classify_path_block(_mm_set1_epi8(static_cast<char>(c)));
+    unsigned char cls = waypoint::detail::path_class_table[static_cast<std::size_t>(c)];
+    EXPECT_EQ(b.invalid, cls == 0 ? 0xFFFFu : 0u) << c;
+    EXPECT_EQ(b.slash, cls == 2 ? 0xFFFFu : 0u) << c;
+    EXPECT_EQ(b.percent, cls == 3 ? 0xFFFFu : 0u) << c;
+    EXPECT_EQ(b.dot, cls == 4 ? 0xFFFFu : 0u) << c;
+  }
+}
+#endif
+
+// Every byte value at every position of a path two blocks long, so each is classified in
+// each lane of the vector scan.
+TEST(PathScan, ClassifiesEveryByteInEveryLane) {
+  std::size_t checked = 0;
+  for (std::size_t at = 1; at < 34; ++at)
+    for (int c = 0; c < 256; ++c) {
+      std::string path = "/" + std::string(33, 'x');
+      path[at] = static_cast<char>(c);
+      expect_scan_agrees(path, checked);
     }
-    EXPECT_EQ(scan.clean, waypoint::detail::is_clean_path(path)) << path;
-    EXPECT_EQ(scan.escaped, path.find('%') != std::string::npos) << path;
-    ++checked;
+  EXPECT_GT(checked, 33 * 70u);  // the path bytes, '/', '.' (as a file-name dot)
+}
+
+// --- literal lookup helpers ---------------------------------------------------------
+
+// same_segment reads words that overlap; it must still answer like ==, for a difference
+// at any position of any length, and segment_hash must see only the segment's own bytes.
+TEST(LiteralLookup, SameSegmentAndHashSeeEveryByteAndNoOther) {
+  std::size_t compared = 0;
+  for (std::size_t n = 0; n <= 40; ++n) {
+    std::string buffer = "<" + std::string(n, 'k') + ">";  // neighbours that differ
+    std::string other = "[" + std::string(n, 'k') + "]";
+    std::string_view a(buffer.data() + 1, n);
+    std::string_view b(other.data() + 1, n);
+    EXPECT_TRUE(waypoint::detail::same_segment(a, b)) << n;
+    EXPECT_EQ(waypoint::detail::segment_hash(a), waypoint::detail::segment_hash(b)) << n;
+    for (std::size_t i = 0; i < n; ++i) {
+      other[i + 1] = 'j';
+      EXPECT_FALSE(waypoint::detail::same_segment(a, b)) << n << " differs at " << i;
+      other[i + 1] = 'k';
+      ++compared;
+    }
+    if (n > 0) {
+      std::string_view shorter(other.data() + 1, n - 1);
+      EXPECT_FALSE(waypoint::detail::same_segment(a, shorter)) << n;
+    }
   }
-  EXPECT_GT(checked, 1000u);
+  EXPECT_EQ(compared, 40u * 41u / 2u);
 }
 
 // --- registration ------------------------------------------------------------------

@@ -4,9 +4,18 @@
 // path can use them.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <string_view>
+#include <type_traits>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace waypoint::detail {
 
@@ -78,15 +87,27 @@ constexpr const char* path_error(std::string_view path) noexcept {
 }
 
 // What one pass over a request path learns: whether it is acceptable (error is
-// nullptr), whether it is clean, and whether any segment holds an escape (when none does,
-// the match walk never decodes).
+// nullptr), whether it is clean, whether any segment holds an escape (when none does,
+// the match walk never decodes), how many segments it has (one per '/') and where the
+// first ones begin.
 struct path_scan {
   const char* error = nullptr;
   bool clean = true;
   bool escaped = false;
+  std::size_t segments = 0;
+  std::uint64_t slashes = 0;  // bit i: path[i] == '/', for i < 64
 };
 
-// Byte classes for scan_path: 0 not allowed, 1 path byte, 2 '/', 3 '%', 4 '.'.
+// Bit i set where path[i] == '/', for the first 64 bytes: lets the match walk find where a
+// segment ends without reading it.
+constexpr std::uint64_t slash_map(std::string_view path) noexcept {
+  std::uint64_t map = 0;
+  for (std::size_t i = 0; i < path.size() && i < 64; ++i)
+    if (path[i] == '/') map |= std::uint64_t{1} << i;
+  return map;
+}
+
+// Byte classes for scan_path_bytes: 0 not allowed, 1 path byte, 2 '/', 3 '%', 4 '.'.
 inline constexpr std::array<unsigned char, 256> path_class_table = [] {
   std::array<unsigned char, 256> table{};
   for (int c = 0; c < 256; ++c) table[c] = path_byte_table[c] ? 1 : 0;
@@ -96,10 +117,10 @@ inline constexpr std::array<unsigned char, 256> path_class_table = [] {
   return table;
 }();
 
-// path_error and is_clean_path in a single pass, for the match path. The two plain
+// path_error and is_clean_path in a single pass, a byte at a time. The two plain
 // functions stay as the oracle: the reference matcher and the fuzzers use them, and
-// tests/core/router_test.cpp checks that all three agree on every short path.
-constexpr path_scan scan_path(std::string_view path) noexcept {
+// tests/core/router_test.cpp checks that scan_path agrees with them.
+constexpr path_scan scan_path_bytes(std::string_view path) noexcept {
   path_scan scan;
   if (path.empty() || path.front() != '/') {
     scan.error = "the path must begin with '/'";
@@ -112,6 +133,8 @@ constexpr path_scan scan_path(std::string_view path) noexcept {
     std::size_t length = end - segment_start;
     return length <= 2 && dots == length;  // "", "." or ".."
   };
+  scan.segments = 1;
+  scan.slashes = 1;
   for (std::size_t i = 1; i < path.size(); ++i) {
     unsigned char cls = path_class_table[static_cast<unsigned char>(path[i])];
     if (cls == 1) [[likely]]
@@ -120,6 +143,8 @@ constexpr path_scan scan_path(std::string_view path) noexcept {
       if (dot_segment(i)) scan.clean = false;
       segment_start = i + 1;
       dots = 0;
+      ++scan.segments;
+      if (i < 64) scan.slashes |= std::uint64_t{1} << i;
     } else if (cls == 4) {
       ++dots;
     } else if (cls == 3) {
@@ -137,6 +162,123 @@ constexpr path_scan scan_path(std::string_view path) noexcept {
   // The last segment may be empty (a trailing slash) but not "." or "..".
   if (segment_start < path.size() && dot_segment(path.size())) scan.clean = false;
   return scan;
+}
+
+#if defined(__SSE2__)
+// Bit i of each mask describes byte i of a 16-byte block.
+struct path_block {
+  unsigned invalid;  // not a path byte, '/' or '%'
+  unsigned slash;
+  unsigned dot;
+  unsigned percent;
+};
+
+inline path_block classify_path_block(__m128i v) noexcept {
+  auto mask = [](__m128i m) { return static_cast<unsigned>(_mm_movemask_epi8(m)); };
+  auto is = [&](char c) { return _mm_cmpeq_epi8(v, _mm_set1_epi8(c)); };
+  // Signed compares: bytes from 0x80 up are negative and fall in no range.
+  auto within = [&](char lo, char hi) {
+    return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8(static_cast<char>(lo - 1))),
+                         _mm_cmplt_epi8(v, _mm_set1_epi8(static_cast<char>(hi + 1))));
+  };
+  // The pchar set plus '/' and '%', as ASCII ranges: "$%&'()*+,-./0-9:;", "@A-Z" and
+  // "a-z", then the four allowed bytes between them.
+  __m128i allowed = _mm_or_si128(_mm_or_si128(within('$', ';'), within('@', 'Z')),
+                                 _mm_or_si128(within('a', 'z'), is('!')));
+  allowed = _mm_or_si128(allowed, _mm_or_si128(_mm_or_si128(is('='), is('_')), is('~')));
+  return {~mask(allowed) & 0xFFFFu, mask(is('/')), mask(is('.')), mask(is('%'))};
+}
+
+// The first n bytes of `p` (4 <= n < 16) in lanes 0 to n - 1, a plain 'a' in the others,
+// read with overlapping loads that stay inside the n bytes. x86 is little-endian: byte
+// i of a loaded word is its lane i.
+inline __m128i load_short_path(const char* p, std::size_t n) noexcept {
+  constexpr std::uint64_t pad = 0x6161616161616161ull;
+  std::uint64_t low = pad;
+  std::uint64_t high = pad;
+  if (n >= 8) {
+    std::memcpy(&low, p, 8);
+    if (n > 8) {  // bytes 8 to n - 1 are the tail of the last eight
+      std::uint64_t last;
+      std::memcpy(&last, p + n - 8, 8);
+      high = last >> (8 * (16 - n)) | pad << (8 * (n - 8));
+    }
+  } else {
+    std::uint32_t first;
+    std::uint32_t last;  // bytes 4 to n - 1 are its tail
+    std::memcpy(&first, p, 4);
+    std::memcpy(&last, p + n - 4, 4);
+    low = first | (std::uint64_t{last} >> (8 * (8 - n))) << 32 | pad << (8 * n);
+  }
+  return _mm_set_epi64x(static_cast<long long>(high), static_cast<long long>(low));
+}
+
+// The masks of the bytes [at, at + 16) of `path`, or of [at, path.size()) when fewer
+// are left (bit j is byte at + j), never reading outside the path. A path of at least
+// four bytes.
+inline path_block path_block_at(std::string_view path, std::size_t at) noexcept {
+  const char* p = path.data();
+  std::size_t n = path.size();
+  if (at + 16 <= n)
+    return classify_path_block(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at)));
+  if (n < 16) return classify_path_block(load_short_path(p, n));
+  // The last sixteen bytes, less those the previous block had.
+  unsigned shift = static_cast<unsigned>(at + 16 - n);
+  path_block b = classify_path_block(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16)));
+  return {b.invalid >> shift, b.slash >> shift, b.dot >> shift, b.percent >> shift};
+}
+
+// Set bits of a 16-bit mask, without relying on the popcnt instruction (not in the
+// x86-64 baseline, where std::popcount becomes a library call).
+constexpr std::size_t count_bits16(unsigned m) noexcept {
+  m = m - ((m >> 1) & 0x5555u);
+  m = (m & 0x3333u) + ((m >> 2) & 0x3333u);
+  m = (m + (m >> 4)) & 0x0F0Fu;
+  return (m + (m >> 8)) & 0x1Fu;
+}
+
+// The segment holding the '.' at `i` is "." or "..". path[0] is '/', so i >= 1.
+constexpr bool in_dot_segment(std::string_view path, std::size_t i) noexcept {
+  auto ends_at = [&](std::size_t j) { return j == path.size() || path[j] == '/'; };
+  if (path[i - 1] != '/') return false;  // the second dot of ".." is seen from the first
+  return ends_at(i + 1) || (path[i + 1] == '.' && ends_at(i + 2));
+}
+
+// scan_path_bytes sixteen bytes at a time. Only the rare bytes ('.', '%') are looked at
+// one by one; an invalid byte or escape hands the path to scan_path_bytes, which names
+// the first error.
+inline path_scan scan_path_blocks(std::string_view path) noexcept {
+  if (path.size() < 4 || path.front() != '/') return scan_path_bytes(path);
+  path_scan scan;
+  bool after_slash = false;  // the previous block ended in '/'
+  for (std::size_t at = 0; at < path.size(); at += 16) {
+    path_block b = path_block_at(path, at);
+    if (b.invalid) return scan_path_bytes(path);
+    scan.segments += count_bits16(b.slash);
+    if (at < 64) scan.slashes |= std::uint64_t{b.slash} << at;
+    if ((b.slash & (b.slash >> 1)) || (after_slash && (b.slash & 1u))) scan.clean = false;
+    after_slash = (b.slash >> 15) & 1u;
+    for (unsigned m = b.percent; m; m &= m - 1) {
+      std::size_t i = at + static_cast<std::size_t>(std::countr_zero(m));
+      if (i + 2 >= path.size() || hex_value(path[i + 1]) < 0 || hex_value(path[i + 2]) < 0)
+        return scan_path_bytes(path);
+      scan.escaped = true;
+    }
+    for (unsigned m = b.dot; m && scan.clean; m &= m - 1)
+      if (in_dot_segment(path, at + static_cast<std::size_t>(std::countr_zero(m))))
+        scan.clean = false;
+  }
+  return scan;
+}
+#endif
+
+// The match path's scan: blocks where the compiler has SSE2 (every x86-64), bytes
+// elsewhere and in constant evaluation.
+constexpr path_scan scan_path(std::string_view path) noexcept {
+#if defined(__SSE2__)
+  if (!std::is_constant_evaluated()) return scan_path_blocks(path);
+#endif
+  return scan_path_bytes(path);
 }
 
 // True when `path` (which begins with '/') has no empty segment other than a trailing

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <memory>
 
 namespace waypoint {
@@ -20,9 +21,10 @@ struct basic_router<Handler>::walk {
   std::string_view path;  // clean, escaped, begins with '/'
   std::uint8_t method;
   bool head;
-  bool want_slash;  // path does not end in '/': a trailing-slash redirect is possible
-  bool escaped;     // some segment holds a %XX escape
-  char* scratch;    // room to decode one segment
+  bool want_slash;        // path does not end in '/': a trailing-slash redirect is possible
+  bool escaped;           // some segment holds a %XX escape
+  std::uint64_t slashes;  // detail::slash_map(path)
+  char* scratch;          // room to decode one segment
   std::array<std::string_view, max_wildcards>& values;
   std::uint8_t count = 0;
   std::uint32_t found = detail::no_index;
@@ -37,28 +39,40 @@ struct basic_router<Handler>::walk {
 
   const detail::tree_node& node(std::uint32_t id) const noexcept { return router.nodes_[id]; }
 
+  // Where the segment that begins at `begin` ends: the next '/' or the path's end.
+  std::size_t segment_end(std::size_t begin) const noexcept {
+    if (begin < 64) {
+      if (std::uint64_t later = slashes >> begin)
+        return begin + static_cast<std::size_t>(std::countr_zero(later));
+      if (path.size() <= 64) return path.size();
+      begin = 64;
+    }
+    while (begin < path.size() && path[begin] != '/') ++begin;
+    return begin;
+  }
+
   std::string_view decoded(std::string_view raw) const noexcept {
     if (!escaped || raw.find('%') == std::string_view::npos) return raw;
     return {scratch, detail::percent_decode(raw, scratch)};
   }
 
   // Walks the subtree of `id` for the path from `pos` (path[pos] == '/', or pos ==
-  // path.size()). Returns true once `found` is set.
-  bool descend(std::uint32_t id, std::size_t pos) noexcept {
+  // path.size()), which holds `left` segments. Returns true once `found` is set.
+  bool descend(std::uint32_t id, std::size_t pos, std::size_t left) noexcept {
     const detail::tree_node& n = node(id);
+    if (left > n.reach) return false;  // with '/' appended the path is longer still
     if (pos == path.size()) return at_path_end(n);
     if (pos + 1 == path.size()) return at_trailing_slash(n);
     std::size_t begin = pos + 1;
-    std::size_t end = begin;
-    while (end < path.size() && path[end] != '/') ++end;  // segments are short: no memchr
+    std::size_t end = segment_end(begin);
     std::string_view raw = path.substr(begin, end - begin);
     if (!n.literals.empty()) {
       std::uint32_t child = n.literals.find(decoded(raw));
-      if (child != detail::no_index && descend(child, end)) return true;
+      if (child != detail::no_index && descend(child, end, left - 1)) return true;
     }
     if (n.wildcard != detail::no_index) {
       values[count++] = raw;
-      if (descend(n.wildcard, end)) return true;
+      if (descend(n.wildcard, end, left - 1)) return true;
       --count;
     }
     if (n.rest != detail::no_index) return take_rest(node(n.rest), path.substr(begin), false);
@@ -147,6 +161,7 @@ void basic_router<Handler>::match(std::string_view method, std::string_view path
          method_bit == detail::method_table::head,
          walked.back() != '/',
          scan.escaped,
+         clean ? scan.slashes : detail::slash_map(walked),
          storage + walked.size() + 1,
          out.values_};
   std::string_view bare_host = detail::strip_port(host);
@@ -166,10 +181,14 @@ void basic_router<Handler>::match(std::string_view method, std::string_view path
       w.found_exact = true;
     }
   }
-  if (w.found == detail::no_index && host_root != detail::no_index) w.descend(host_root, 0);
+  std::size_t segments =
+      clean ? scan.segments
+            : static_cast<std::size_t>(std::count(walked.begin(), walked.end(), '/'));
+  if (w.found == detail::no_index && host_root != detail::no_index)
+    w.descend(host_root, 0, segments);
   if (w.found == detail::no_index) {
     w.count = 0;
-    w.descend(0, 0);
+    w.descend(0, 0, segments);
   }
 
   bool exact = w.found != detail::no_index && w.found_exact;
@@ -220,9 +239,13 @@ void basic_router<Handler>::attach(std::uint32_t index, std::uint8_t method) {
   }
   bool any = p.method().empty();
   bool get = p.method() == "GET";
+  std::uint32_t reach = reach_of(p);
+  std::uint32_t depth = 0;
   auto count_route = [&](std::uint32_t at) {
-    nodes_[at].subtree_any += any;
-    nodes_[at].subtree_get += get;
+    detail::tree_node& n = nodes_[at];
+    n.subtree_any += any;
+    n.subtree_get += get;
+    n.reach = reach == detail::unbounded_reach ? reach : std::max(n.reach, reach - depth);
   };
   count_route(id);
   for (const segment& s : p.segments()) {
@@ -260,6 +283,7 @@ void basic_router<Handler>::attach(std::uint32_t index, std::uint8_t method) {
       }
     }
     id = child;
+    ++depth;
     count_route(id);
   }
   detail::tree_node& terminal = nodes_[id];
@@ -291,6 +315,15 @@ bool basic_router<Handler>::static_key(const pattern& p, std::string& key) {
     key += s.text;
   }
   return true;
+}
+
+// How many segments a request path has when `p` matches it; unbounded for a rest.
+template <class Handler>
+std::uint32_t basic_router<Handler>::reach_of(const pattern& p) noexcept {
+  const auto& segments = p.segments();
+  if (!segments.empty() && segments.back().type == segment::kind::rest)
+    return detail::unbounded_reach;
+  return static_cast<std::uint32_t>(segments.size());
 }
 
 // Conflict detection walks the new pattern's host tree along every branch whose routes'

@@ -36,6 +36,59 @@ struct string_hash {
   }
 };
 
+// Unaligned loads of 8 and 4 bytes (a fixed-size memcpy is one move).
+inline std::uint64_t load8(const char* p) noexcept {
+  std::uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+inline std::uint32_t load4(const char* p) noexcept {
+  std::uint32_t w;
+  std::memcpy(&w, p, 4);
+  return w;
+}
+
+// Hash of a literal segment, eight bytes at a time because segments are short and a
+// byte-at-a-time hash costs more than the probe it serves. The last word overlaps the one
+// before it rather than being copied out byte by byte; the length is in the seed.
+inline std::uint32_t segment_hash(std::string_view s) noexcept {
+  const char* p = s.data();
+  std::size_t n = s.size();
+  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+  auto mix = [&](std::uint64_t word) {
+    h = (h ^ word) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 32;
+  };
+  if (n >= 8) {
+    for (std::size_t i = 0; i + 8 < n; i += 8) mix(load8(p + i));
+    mix(load8(p + n - 8));
+  } else if (n >= 4) {
+    mix(load4(p) | std::uint64_t{load4(p + n - 4)} << 32);
+  } else if (n > 0) {
+    auto byte = [&](std::size_t i) { return std::uint64_t{static_cast<unsigned char>(p[i])}; };
+    mix(byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16);
+  }
+  return static_cast<std::uint32_t>(h);
+}
+
+// Equality for short strings without a call to memcmp, whose call and dispatch cost more
+// than the compare: words that overlap at the end, so that no load leaves either string.
+inline bool same_segment(std::string_view a, std::string_view b) noexcept {
+  std::size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* x = a.data();
+  const char* y = b.data();
+  if (n >= 8) {
+    for (std::size_t i = 0; i + 8 < n; i += 8)
+      if (load8(x + i) != load8(y + i)) return false;
+    return load8(x + n - 8) == load8(y + n - 8);
+  }
+  if (n >= 4) return load4(x) == load4(y) && load4(x + n - 4) == load4(y + n - 4);
+  for (std::size_t i = 0; i < n; ++i)
+    if (x[i] != y[i]) return false;
+  return true;
+}
+
 // Every method name the router has seen gets a bit. GET and HEAD have fixed bits
 // because the match rules name them.
 class method_table {
@@ -52,7 +105,7 @@ class method_table {
   // The bit of `method`, or no_method when no route names it.
   std::uint8_t find(std::string_view method) const noexcept {
     for (std::size_t i = 0; i < names_.size(); ++i)
-      if (names_[i] == method) return static_cast<std::uint8_t>(i);
+      if (same_segment(names_[i], method)) return static_cast<std::uint8_t>(i);
     return no_method;
   }
 
@@ -76,32 +129,6 @@ class method_table {
   std::vector<std::string> names_;
   std::vector<std::uint8_t> by_name_;
 };
-
-// Hash of a literal segment: eight bytes at a time, because segments are short and a
-// byte-at-a-time hash costs more than the probe it serves.
-inline std::uint32_t segment_hash(std::string_view s) noexcept {
-  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ s.size();
-  std::size_t i = 0;
-  for (; i + 8 <= s.size(); i += 8) {
-    std::uint64_t chunk;
-    std::memcpy(&chunk, s.data() + i, 8);
-    h = (h ^ chunk) * 0xFF51AFD7ED558CCDull;
-    h ^= h >> 32;
-  }
-  if (i < s.size()) {
-    std::uint64_t chunk = 0;
-    std::memcpy(&chunk, s.data() + i, s.size() - i);
-    h = (h ^ chunk) * 0xFF51AFD7ED558CCDull;
-    h ^= h >> 32;
-  }
-  return static_cast<std::uint32_t>(h);
-}
-
-// Equality for short strings: the first byte settles most mismatches without a call.
-inline bool same_segment(std::string_view a, std::string_view b) noexcept {
-  return a.size() == b.size() &&
-         (a.empty() || (a[0] == b[0] && std::memcmp(a.data(), b.data(), a.size()) == 0));
-}
 
 // Literal children of a node, keyed by the percent-decoded segment. A few are scanned;
 // more get an open-addressing index (linear probing, at most half full).
@@ -180,7 +207,12 @@ struct tree_node {
   // subtrees that cannot conflict with a new rest pattern.
   std::uint32_t subtree_any = 0;
   std::uint32_t subtree_get = 0;
+  // The most segments a route at or below this node matches past it (unbounded_reach
+  // when a rest wildcard is below): a path with more left cannot match here.
+  std::uint32_t reach = 0;
 };
+
+inline constexpr std::uint32_t unbounded_reach = no_index;
 
 // The route at `n` that serves `method`: the exact method, then GET for a HEAD request,
 // then the method-less route.
