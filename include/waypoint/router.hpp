@@ -275,6 +275,8 @@ class basic_router {
 
   std::vector<detail::tree_node> nodes_;
   std::unordered_map<std::string, std::uint32_t, detail::string_hash, std::equal_to<>> host_roots_;
+  // The hostless root's literal children, for the walk-free answer to an unknown first segment.
+  detail::segment_filter first_segments_;
   // Literal-only patterns by host + path, for the walk-free fast path of a static hit.
   detail::literal_children static_paths_;
   std::deque<route_type> routes_;

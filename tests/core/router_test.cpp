@@ -326,6 +326,24 @@ const table_case table_cases[] = {
      "match GET /a/{r...} r=b/c/d"},
     {"DepthOfEndCountsForSlashRedirect", {"GET /a/b/{$}"}, "GET", "/a/b", "", "307 /a/b/"},
     {"DeepPathPastEveryRouteIsNotFound", {"GET /a/b", "POST /a/{x}"}, "GET", "/a/b/c", "", "404"},
+    // A first segment no hostless literal route has skips the hostless tree's literals,
+    // never its root wildcard or catch-all, the clean redirect, or a host's tree.
+    {"UnknownFirstSegmentTakesRootWildcard",
+     {"GET /{x}/a", "GET /b/c"},
+     "GET",
+     "/z/a",
+     "",
+     "match GET /{x}/a x=z"},
+    {"UnknownFirstSegmentTakesCatchAll", {"GET /b/c", "/"}, "GET", "/z/a", "", "match /"},
+    {"UnknownFirstSegmentStillRedirectsToClean", {"GET /a"}, "GET", "/zz//q", "", "307 /zz/q"},
+    {"EscapedFirstSegmentIsKnownDecoded", {"GET /ab/c"}, "GET", "/%61b/c", "", "match GET /ab/c"},
+    {"FirstSegmentOfHostRouteIsNotHostless", {"h.com/x/y"}, "GET", "/x/y", "", "404"},
+    {"UnknownHostlessFirstSegmentWalksHostTree",
+     {"h.com/x/y", "/a"},
+     "GET",
+     "/x/y",
+     "h.com",
+     "match h.com/x/y"},
     {"MethodlessWildcardAfterMethodLiteral",
      {"POST /a/b", "/a/{x}"},
      "GET",
@@ -555,6 +573,8 @@ TEST(LiteralLookup, SameSegmentAndHashSeeEveryByteAndNoOther) {
     std::string_view b(other.data() + 1, n);
     EXPECT_TRUE(waypoint::detail::same_segment(a, b)) << n;
     EXPECT_EQ(waypoint::detail::segment_hash(a), waypoint::detail::segment_hash(b)) << n;
+    EXPECT_EQ(waypoint::detail::segment_fingerprint(a), waypoint::detail::segment_fingerprint(b))
+        << n;
     for (std::size_t i = 0; i < n; ++i) {
       other[i + 1] = 'j';
       EXPECT_FALSE(waypoint::detail::same_segment(a, b)) << n << " differs at " << i;
@@ -567,6 +587,21 @@ TEST(LiteralLookup, SameSegmentAndHashSeeEveryByteAndNoOther) {
     }
   }
   EXPECT_EQ(compared, 40u * 41u / 2u);
+}
+
+// The filter may let an unknown segment through, but never stops one it was given.
+TEST(LiteralLookup, SegmentFilterHasNoFalseNegatives) {
+  waypoint::detail::segment_filter filter;
+  std::vector<std::string> added;
+  for (int i = 0; i < 200; ++i) added.push_back("seg" + std::to_string(i * 7919));
+  for (const std::string& s : added) filter.add(waypoint::detail::segment_fingerprint(s));
+  for (const std::string& s : added)
+    EXPECT_TRUE(filter.may_contain(waypoint::detail::segment_fingerprint(s))) << s;
+  int passed = 0;
+  for (int i = 0; i < 1000; ++i)
+    passed +=
+        filter.may_contain(waypoint::detail::segment_fingerprint("other" + std::to_string(i)));
+  EXPECT_LT(passed, 1000);  // 200 segments set at most 200 of the 512 bits
 }
 
 // --- registration ------------------------------------------------------------------

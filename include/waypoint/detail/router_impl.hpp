@@ -51,6 +51,11 @@ struct basic_router<Handler>::walk {
     return begin;
   }
 
+  // path[begin, end), without substr's bounds check: the walk's offsets are in the path.
+  std::string_view segment(std::size_t begin, std::size_t end) const noexcept {
+    return {path.data() + begin, end - begin};
+  }
+
   std::string_view decoded(std::string_view raw) const noexcept {
     if (!escaped || raw.find('%') == std::string_view::npos) return raw;
     return {scratch, detail::percent_decode(raw, scratch)};
@@ -65,7 +70,7 @@ struct basic_router<Handler>::walk {
     if (pos + 1 == path.size()) return at_trailing_slash(n);
     std::size_t begin = pos + 1;
     std::size_t end = segment_end(begin);
-    std::string_view raw = path.substr(begin, end - begin);
+    std::string_view raw = segment(begin, end);
     if (!n.literals.empty()) {
       std::uint32_t child = n.literals.find(decoded(raw));
       if (child != detail::no_index && descend(child, end, left - 1)) return true;
@@ -75,7 +80,8 @@ struct basic_router<Handler>::walk {
       if (descend(n.wildcard, end, left - 1)) return true;
       --count;
     }
-    if (n.rest != detail::no_index) return take_rest(node(n.rest), path.substr(begin), false);
+    if (n.rest != detail::no_index)
+      return take_rest(node(n.rest), segment(begin, path.size()), false);
     return false;
   }
 
@@ -187,8 +193,19 @@ void basic_router<Handler>::match(std::string_view method, std::string_view path
   if (w.found == detail::no_index && host_root != detail::no_index)
     w.descend(host_root, 0, segments);
   if (w.found == detail::no_index) {
-    w.count = 0;
-    w.descend(0, 0, segments);
+    // A first segment that no hostless literal route has is the common miss (a scanner's
+    // probe, a typo at the top): the hostless tree can then match only through a
+    // wildcard or rest child of its root, and without one it is not walked at all.
+    const detail::tree_node& root = nodes_[0];
+    bool unknown_first = false;
+    if (walked.size() > 1 && root.wildcard == detail::no_index && root.rest == detail::no_index) {
+      std::string_view first = w.segment(1, w.segment_end(1));
+      unknown_first = !first_segments_.may_contain(detail::segment_fingerprint(w.decoded(first)));
+    }
+    if (!unknown_first) {
+      w.count = 0;
+      w.descend(0, 0, segments);
+    }
   }
 
   bool exact = w.found != detail::no_index && w.found_exact;
@@ -237,6 +254,9 @@ void basic_router<Handler>::attach(std::uint32_t index, std::uint8_t method) {
       host_roots_.emplace(std::string(p.host()), id);
     }
   }
+  if (p.host().empty() && !p.segments().empty() &&
+      p.segments().front().type == segment::kind::literal)
+    first_segments_.add(detail::segment_fingerprint(p.segments().front().text));
   bool any = p.method().empty();
   bool get = p.method() == "GET";
   std::uint32_t reach = reach_of(p);
