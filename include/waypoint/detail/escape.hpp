@@ -4,7 +4,6 @@
 // path can use them.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -32,6 +31,18 @@ inline constexpr std::array<bool, 256> path_byte_table = [] {
 
 constexpr bool is_path_byte(char c) noexcept {
   return path_byte_table[static_cast<unsigned char>(c)];
+}
+
+// Unaligned loads of 8 and 4 bytes (a fixed-size memcpy is one move).
+inline std::uint64_t load8(const char* p) noexcept {
+  std::uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+inline std::uint32_t load4(const char* p) noexcept {
+  std::uint32_t w;
+  std::memcpy(&w, p, 4);
+  return w;
 }
 
 constexpr int hex_value(char c) noexcept {
@@ -197,18 +208,11 @@ inline __m128i load_short_path(const char* p, std::size_t n) noexcept {
   std::uint64_t low = pad;
   std::uint64_t high = pad;
   if (n >= 8) {
-    std::memcpy(&low, p, 8);
-    if (n > 8) {  // bytes 8 to n - 1 are the tail of the last eight
-      std::uint64_t last;
-      std::memcpy(&last, p + n - 8, 8);
-      high = last >> (8 * (16 - n)) | pad << (8 * (n - 8));
-    }
-  } else {
-    std::uint32_t first;
-    std::uint32_t last;  // bytes 4 to n - 1 are its tail
-    std::memcpy(&first, p, 4);
-    std::memcpy(&last, p + n - 4, 4);
-    low = first | (std::uint64_t{last} >> (8 * (8 - n))) << 32 | pad << (8 * n);
+    low = load8(p);
+    if (n > 8)  // bytes 8 to n - 1 are the tail of the last eight
+      high = load8(p + n - 8) >> (8 * (16 - n)) | pad << (8 * (n - 8));
+  } else {  // bytes 4 to n - 1 are the tail of the last four
+    low = load4(p) | (std::uint64_t{load4(p + n - 4)} >> (8 * (8 - n))) << 32 | pad << (8 * n);
   }
   return _mm_set_epi64x(static_cast<long long>(high), static_cast<long long>(low));
 }

@@ -37,18 +37,6 @@ struct string_hash {
   }
 };
 
-// Unaligned loads of 8 and 4 bytes (a fixed-size memcpy is one move).
-inline std::uint64_t load8(const char* p) noexcept {
-  std::uint64_t w;
-  std::memcpy(&w, p, 8);
-  return w;
-}
-inline std::uint32_t load4(const char* p) noexcept {
-  std::uint32_t w;
-  std::memcpy(&w, p, 4);
-  return w;
-}
-
 // Hash of a literal segment, eight bytes at a time because segments are short and a
 // byte-at-a-time hash costs more than the probe it serves. The last word overlaps the one
 // before it rather than being copied out byte by byte; the length is in the seed.
