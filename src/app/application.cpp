@@ -2,6 +2,7 @@
 // and respond(), the one entry point per request.
 #include "waypoint/app/application.hpp"
 
+#include "waypoint/beast/adapter.hpp"
 #include "waypoint/beast/target.hpp"
 
 #include <cstdio>
@@ -262,18 +263,12 @@ void application::respond(const request& req, response& res) noexcept {
 }
 
 void application::route(context& ctx) const noexcept {
-  const request& req = ctx.request();
-  beast::request_head head;
-  head.method = req.method_string();
-  head.target = req.target();
-  head.host_fields = req.count(http::field::host);
-  if (head.host_fields != 0) head.host = req.find(http::field::host)->value();
-  head.version = req.version();
+  beast::request_head head = beast::detail::head_of(ctx.request());
   ctx.chain_ = root_chain_;
   ctx.endpoint_ = &unrouted_;
   beast::request_target target;
   if (const char* why = beast::resolve_target(head, target)) {
-    ctx.path_ = head.target;
+    ctx.path_ = head.target.substr(0, head.target.find('?'));  // a query may carry secrets
     ctx.status_ = match_status::bad_request;
     ctx.route_error_ = why;
     return;

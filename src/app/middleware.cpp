@@ -40,31 +40,49 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-bool origin_allowed(const cors_options& options, std::string_view origin) {
-  return std::any_of(
-      options.origins.begin(), options.origins.end(),
-      [&](const std::string& allowed) { return allowed == "*" || allowed == origin; });
-}
+// cors_options with what every request would otherwise recompute worked out once.
+struct cors_policy {
+  cors_options options;
+  bool any_origin = false;
+  std::string methods;         // joined options.methods, empty when not configured
+  std::string headers;         // joined options.headers
+  std::string expose_headers;  // joined options.expose_headers
+  std::string max_age;
 
-bool any_origin(const cors_options& options) {
-  return std::find(options.origins.begin(), options.origins.end(), "*") != options.origins.end();
-}
+  explicit cors_policy(cors_options o) : options(std::move(o)) {
+    any_origin =
+        std::find(options.origins.begin(), options.origins.end(), "*") != options.origins.end();
+    methods = join(options.methods);
+    headers = join(options.headers);
+    expose_headers = join(options.expose_headers);
+    max_age = std::to_string(options.max_age.count());
+  }
 
-// The methods a preflight allows when none are configured: what the path serves.
+  bool allows(std::string_view origin) const {
+    return any_origin || std::find(options.origins.begin(), options.origins.end(), origin) !=
+                             options.origins.end();
+  }
+};
+
+// A method no route can name (a pattern's method is a token, without spaces).
+constexpr std::string_view unnamed_method = "CORS PREFLIGHT PROBE";
+
+// The methods a preflight allows when none are configured: what the path serves. When the
+// preflight's own OPTIONS matched a route, the router is asked once more with a method no
+// route names: its 405 lists the path's methods, and a match means a method-less route
+// serves every method, the one asked for included.
 std::string served_methods(const context& ctx) {
   if (ctx.route_status() == match_status::method_not_allowed)
     return ctx.allowed_methods().to_string();
-  std::string_view pattern = ctx.route_pattern();
-  std::size_t blank = pattern.find_first_of(" \t");
-  if (blank == std::string_view::npos || pattern.find('/') < blank)
-    return "GET, HEAD, POST, PUT, PATCH, DELETE";  // a route of every method
-  std::string method(pattern.substr(0, blank));
-  return method == "GET" ? "GET, HEAD" : method;
+  auto probe = ctx.app().router().match(unnamed_method, ctx.path(), ctx.host());
+  if (probe.status() == match_status::method_not_allowed) return probe.allowed().to_string();
+  return std::string(ctx.header(http::field::access_control_request_method));
 }
 
-void set_allow_origin(context& ctx, const cors_options& options, std::string_view origin) {
+void set_allow_origin(context& ctx, const cors_policy& policy, std::string_view origin) {
+  const cors_options& options = policy.options;
   response_builder& res = ctx.response();
-  if (any_origin(options) && !options.credentials) {
+  if (policy.any_origin && !options.credentials) {
     res.header(http::field::access_control_allow_origin, "*");
     return;
   }
@@ -73,17 +91,19 @@ void set_allow_origin(context& ctx, const cors_options& options, std::string_vie
   if (options.credentials) res.header(http::field::access_control_allow_credentials, "true");
 }
 
-void answer_preflight(context& ctx, const cors_options& options, std::string_view origin) {
-  set_allow_origin(ctx, options, origin);
+void answer_preflight(context& ctx, const cors_policy& policy, std::string_view origin) {
+  set_allow_origin(ctx, policy, origin);
   response_builder& res = ctx.response();
-  res.header(http::field::access_control_allow_methods,
-             options.methods.empty() ? served_methods(ctx) : join(options.methods));
+  if (policy.methods.empty())
+    res.header(http::field::access_control_allow_methods, served_methods(ctx));
+  else
+    res.header(http::field::access_control_allow_methods, policy.methods);
   std::string_view asked = ctx.header(http::field::access_control_request_headers);
-  if (!options.headers.empty())
-    res.header(http::field::access_control_allow_headers, join(options.headers));
+  if (!policy.headers.empty())
+    res.header(http::field::access_control_allow_headers, policy.headers);
   else if (!asked.empty())
     res.header(http::field::access_control_allow_headers, asked);
-  res.header(http::field::access_control_max_age, std::to_string(options.max_age.count()));
+  res.header(http::field::access_control_max_age, policy.max_age);
   res.no_content();
 }
 
@@ -102,7 +122,7 @@ middleware recover() {
 middleware request_id() {
   return [](context& ctx, next inner) {
     std::string_view incoming = ctx.header("X-Request-Id");
-    if (incoming.empty() || !ctx.set_request_id(incoming)) (void)ctx.request_id();
+    if (!incoming.empty()) ctx.set_request_id(incoming);  // else generated on first use
     // Set before the inner layers run: error answers keep the fields already set.
     ctx.response().header("X-Request-Id", ctx.request_id());
     inner();
@@ -130,10 +150,10 @@ middleware access_log(access_log_options options) {
 }
 
 middleware cors(cors_options options) {
-  return [options = std::move(options)](context& ctx, next inner) {
+  return [policy = cors_policy(std::move(options))](context& ctx, next inner) {
     std::string_view origin = ctx.header(http::field::origin);
     if (origin.empty()) return inner();
-    if (!origin_allowed(options, origin)) {
+    if (!policy.allows(origin)) {
       // A cache must not hand this answer to an allowed origin, nor the reverse.
       ctx.response().append_header("Vary", "Origin");
       return inner();
@@ -142,12 +162,11 @@ middleware cors(cors_options options) {
                      !ctx.header(http::field::access_control_request_method).empty();
     bool path_has_routes = ctx.route_status() == match_status::matched ||
                            ctx.route_status() == match_status::method_not_allowed;
-    if (preflight && path_has_routes) return answer_preflight(ctx, options, origin);
+    if (preflight && path_has_routes) return answer_preflight(ctx, policy, origin);
     if (!preflight) {
-      set_allow_origin(ctx, options, origin);
-      if (!options.expose_headers.empty())
-        ctx.response().header(http::field::access_control_expose_headers,
-                              join(options.expose_headers));
+      set_allow_origin(ctx, policy, origin);
+      if (!policy.expose_headers.empty())
+        ctx.response().header(http::field::access_control_expose_headers, policy.expose_headers);
     }
     inner();
   };

@@ -273,7 +273,9 @@ INSTANTIATE_TEST_SUITE_P(
                       access_row{"exception logged with the status it gets", "GET", "/boom", 500,
                                  "/boom", "GET /boom"},
                       access_row{"escaped path kept escaped", "GET", "/users/a%20b", 200,
-                                 "/users/a%20b", "GET /users/{id}"}));
+                                 "/users/a%20b", "GET /users/{id}"},
+                      access_row{"a 400's query is not logged", "GET", "/users/1?token=s3cret#top",
+                                 400, "/users/1", nullptr}));
 
 TEST(AccessLog, DefaultSinkIsTheApplicationLogger) {
   std::vector<std::string> lines;
@@ -306,6 +308,9 @@ TEST_P(Cors, AnswersPreflightsAndMarksResponses) {
   app.use(cors({.origins = {"https://app.example.com"}, .max_age = std::chrono::seconds(60)}));
   app.get("/items/{id}", [](context& ctx) { ctx.response().body("item"); });
   app.put("/items/{id}", [](context& ctx) { ctx.response().body("put"); });
+  app.get("/own", [](context&) {});
+  app.handle("OPTIONS /own", [](context& ctx) { ctx.response().body("own"); });
+  app.handle("/any", [](context&) {});
   app.get("/fail", [](context&) { throw waypoint::http_error(403, "no"); });
   request req = make_request(row.method, row.target);
   for (const header_field& h : row.headers) req.set(h.name, h.value);
@@ -336,6 +341,22 @@ INSTANTIATE_TEST_SUITE_P(
                                "https://app.example.com",
                                "GET, HEAD, PUT",
                                "content-type"},
+                      cors_row{"preflight the path's OPTIONS route matches lists all its methods",
+                               "OPTIONS",
+                               "/own",
+                               {{"Origin", app_origin}, {"Access-Control-Request-Method", "GET"}},
+                               204,
+                               "https://app.example.com",
+                               "GET, HEAD, OPTIONS",
+                               ""},
+                      cors_row{"preflight to a route of every method allows the asked method",
+                               "OPTIONS",
+                               "/any",
+                               {{"Origin", app_origin}, {"Access-Control-Request-Method", "PATCH"}},
+                               204,
+                               "https://app.example.com",
+                               "PATCH",
+                               ""},
                       cors_row{"preflight from another origin is a plain OPTIONS",
                                "OPTIONS",
                                "/items/1",
