@@ -24,7 +24,6 @@
 #include <deque>
 #include <functional>
 #include <source_location>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -277,8 +276,9 @@ class basic_router {
   std::unordered_map<std::string, std::uint32_t, detail::string_hash, std::equal_to<>> host_roots_;
   // The hostless root's literal children, for the walk-free answer to an unknown first segment.
   detail::segment_filter first_segments_;
-  // Literal-only patterns by host + path, for the walk-free fast path of a static hit.
-  detail::literal_children static_paths_;
+  // Per tree (tree_node::statics on its root), the literal-only routes by request path:
+  // the walk-free fast path of a static hit.
+  std::vector<detail::literal_children> statics_;
   std::deque<route_type> routes_;
   std::vector<const route_type*> route_index_;  // routes_[i], without the deque's indirection
   detail::method_table methods_;

@@ -494,7 +494,7 @@ TEST(RelationProperty, AgreesWithBruteForceOverRequestSets) {
     ASSERT_TRUE(s.any()) << patterns.back().text() << " matches nothing";
     sets.push_back(s);
   }
-  int checked = 0;
+  ASSERT_EQ(patterns.size(), 160u);  // the universe is the size the test was written for
   for (std::size_t i = 0; i < patterns.size(); ++i) {
     for (std::size_t j = 0; j < patterns.size(); ++j) {
       const request_set& a = sets[i];
@@ -506,10 +506,8 @@ TEST(RelationProperty, AgreesWithBruteForceOverRequestSets) {
                                             : overlaps;
       ASSERT_EQ(waypoint::compare(patterns[i], patterns[j]), expected)
           << patterns[i].text() << " vs " << patterns[j].text();
-      ++checked;
     }
   }
-  EXPECT_EQ(checked, 160 * 160);
 }
 
 }  // namespace

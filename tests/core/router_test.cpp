@@ -471,6 +471,18 @@ TEST(Router, LongestPathsAreAccepted) {
   EXPECT_EQ(r.match("GET", path).status(), match_status::bad_request);
 }
 
+// The static shortcut of a host's tree looks the path up in that tree's own table: no
+// host + path key is built, so no length of host can outgrow the result's storage
+// (under the asan preset an overflow would fail this test).
+TEST(Router, LongHostWithLongestPathStaysWithinStorage) {
+  std::string host(2 * waypoint::max_path_length, 'h');
+  std::string path = "/" + std::string(waypoint::max_path_length - 1, 'a');
+  router_type r = build({(host + path).c_str(), (host + "/x").c_str()});
+  EXPECT_EQ(describe(r.match("GET", path, host)), "match " + host + path);
+  EXPECT_EQ(describe(r.match("GET", "/x", host)), "match " + host + "/x");
+  EXPECT_EQ(describe(r.match("GET", "/x", "other")), "404");
+}
+
 TEST(Router, LongEscapedPathDecodesWithinStorage) {
   router_type r = build({"/{x...}"});
   std::string path = "/";
@@ -565,7 +577,6 @@ TEST(PathScan, ClassifiesEveryByteInEveryLane) {
 // same_segment reads words that overlap; it must still answer like ==, for a difference
 // at any position of any length, and segment_hash must see only the segment's own bytes.
 TEST(LiteralLookup, SameSegmentAndHashSeeEveryByteAndNoOther) {
-  std::size_t compared = 0;
   for (std::size_t n = 0; n <= 40; ++n) {
     std::string buffer = "<" + std::string(n, 'k') + ">";  // neighbours that differ
     std::string other = "[" + std::string(n, 'k') + "]";
@@ -579,14 +590,12 @@ TEST(LiteralLookup, SameSegmentAndHashSeeEveryByteAndNoOther) {
       other[i + 1] = 'j';
       EXPECT_FALSE(waypoint::detail::same_segment(a, b)) << n << " differs at " << i;
       other[i + 1] = 'k';
-      ++compared;
     }
     if (n > 0) {
       std::string_view shorter(other.data() + 1, n - 1);
       EXPECT_FALSE(waypoint::detail::same_segment(a, shorter)) << n;
     }
   }
-  EXPECT_EQ(compared, 40u * 41u / 2u);
 }
 
 // The filter may let an unknown segment through, but never stops one it was given.
@@ -601,7 +610,8 @@ TEST(LiteralLookup, SegmentFilterHasNoFalseNegatives) {
   for (int i = 0; i < 1000; ++i)
     passed +=
         filter.may_contain(waypoint::detail::segment_fingerprint("other" + std::to_string(i)));
-  EXPECT_LT(passed, 1000);  // 200 segments set at most 200 of the 512 bits
+  // 200 segments set at most 200 of the 512 bits: about a third of the others pass.
+  EXPECT_LT(passed, 500);
 }
 
 // --- registration ------------------------------------------------------------------

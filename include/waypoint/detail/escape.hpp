@@ -52,11 +52,21 @@ constexpr int hex_value(char c) noexcept {
   return -1;
 }
 
+// s[i] (a '%') begins a valid %XX escape.
+constexpr bool escape_at(std::string_view s, std::size_t i) noexcept {
+  return i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0;
+}
+
+// Why a request path is refused; path_error and the scans name the first one met.
+inline constexpr const char* path_start_error = "the path must begin with '/'";
+inline constexpr const char* path_byte_error = "the path holds a byte that must be percent-encoded";
+inline constexpr const char* path_escape_error = "the path holds an invalid percent-escape";
+
 // Offset of the first invalid %-escape in `s`, or npos when every '%' starts one.
 constexpr std::size_t find_invalid_escape(std::string_view s) noexcept {
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (s[i] != '%') continue;
-    if (i + 2 >= s.size() || hex_value(s[i + 1]) < 0 || hex_value(s[i + 2]) < 0) return i;
+    if (!escape_at(s, i)) return i;
     i += 2;
   }
   return std::string_view::npos;
@@ -71,8 +81,7 @@ inline std::size_t percent_decode(std::string_view s, char* out,
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (plus_is_space && s[i] == '+') {
       out[n++] = ' ';
-    } else if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 &&
-               hex_value(s[i + 2]) >= 0) {
+    } else if (s[i] == '%' && escape_at(s, i)) {
       out[n++] = static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
       i += 2;
     } else {
@@ -85,13 +94,12 @@ inline std::size_t percent_decode(std::string_view s, char* out,
 // Why a request path is not acceptable, or nullptr when it is: it must begin with
 // '/', and hold only path bytes, '/' and valid escapes.
 constexpr const char* path_error(std::string_view path) noexcept {
-  if (path.empty() || path.front() != '/') return "the path must begin with '/'";
+  if (path.empty() || path.front() != '/') return path_start_error;
   for (std::size_t i = 0; i < path.size(); ++i) {
     char c = path[i];
     if (c == '/' || is_path_byte(c)) continue;
-    if (c != '%') return "the path holds a byte that must be percent-encoded";
-    if (i + 2 >= path.size() || hex_value(path[i + 1]) < 0 || hex_value(path[i + 2]) < 0)
-      return "the path holds an invalid percent-escape";
+    if (c != '%') return path_byte_error;
+    if (!escape_at(path, i)) return path_escape_error;
     i += 2;
   }
   return nullptr;
@@ -129,12 +137,11 @@ inline constexpr std::array<unsigned char, 256> path_class_table = [] {
 }();
 
 // path_error and is_clean_path in a single pass, a byte at a time. The two plain
-// functions stay as the oracle: the reference matcher and the fuzzers use them, and
-// tests/core/router_test.cpp checks that scan_path agrees with them.
+// functions stay as the oracle: the tests and fuzzers hold scan_path to them.
 constexpr path_scan scan_path_bytes(std::string_view path) noexcept {
   path_scan scan;
   if (path.empty() || path.front() != '/') {
-    scan.error = "the path must begin with '/'";
+    scan.error = path_start_error;
     return scan;
   }
   // Only '/', '.', '%' and invalid bytes need a look; the common byte costs a table load.
@@ -159,14 +166,14 @@ constexpr path_scan scan_path_bytes(std::string_view path) noexcept {
     } else if (cls == 4) {
       ++dots;
     } else if (cls == 3) {
-      if (i + 2 >= path.size() || hex_value(path[i + 1]) < 0 || hex_value(path[i + 2]) < 0) {
-        scan.error = "the path holds an invalid percent-escape";
+      if (!escape_at(path, i)) {
+        scan.error = path_escape_error;
         return scan;
       }
       scan.escaped = true;
       i += 2;
     } else {
-      scan.error = "the path holds a byte that must be percent-encoded";
+      scan.error = path_byte_error;
       return scan;
     }
   }
@@ -264,8 +271,7 @@ inline path_scan scan_path_blocks(std::string_view path) noexcept {
     after_slash = (b.slash >> 15) & 1u;
     for (unsigned m = b.percent; m; m &= m - 1) {
       std::size_t i = at + static_cast<std::size_t>(std::countr_zero(m));
-      if (i + 2 >= path.size() || hex_value(path[i + 1]) < 0 || hex_value(path[i + 2]) < 0)
-        return scan_path_bytes(path);
+      if (!escape_at(path, i)) return scan_path_bytes(path);
       scan.escaped = true;
     }
     for (unsigned m = b.dot; m && scan.clean; m &= m - 1)

@@ -21,7 +21,6 @@ struct basic_router<Handler>::walk {
   std::string_view path;  // clean, escaped, begins with '/'
   std::uint8_t method;
   bool head;
-  bool want_slash;        // path does not end in '/': a trailing-slash redirect is possible
   bool escaped;           // some segment holds a %XX escape
   std::uint64_t slashes;  // detail::slash_map(path)
   char* scratch;          // room to decode one segment
@@ -165,26 +164,20 @@ void basic_router<Handler>::match(std::string_view method, std::string_view path
          walked,
          method_bit,
          method_bit == detail::method_table::head,
-         walked.back() != '/',
          scan.escaped,
          clean ? scan.slashes : detail::slash_map(walked),
          storage + walked.size() + 1,
          out.values_};
-  std::string_view bare_host = detail::strip_port(host);
   std::uint32_t host_root = detail::no_index;
-  if (!bare_host.empty() && !host_roots_.empty()) host_root = root_for(bare_host);
+  if (!host_roots_.empty() && !host.empty()) host_root = root_for(detail::strip_port(host));
   if (clean && !scan.escaped) {
-    // A literal-only route whose path equals the request path is the most specific
-    // possible; when it serves the method no walk is needed.
-    std::string_view key = path;
-    if (host_root != detail::no_index) {
-      std::memcpy(storage, bare_host.data(), bare_host.size());
-      std::memcpy(storage + bare_host.size(), path.data(), path.size());
-      key = {storage, bare_host.size() + path.size()};
-    }
-    if (std::uint32_t id = static_paths_.find(key); id != detail::no_index) {
-      w.found = w.serve(nodes_[id]);
-      w.found_exact = true;
+    // A literal-only route whose path equals the request path is the most specific in
+    // the tree walked first; when it serves the method no walk is needed.
+    const detail::tree_node& tree = nodes_[host_root != detail::no_index ? host_root : 0];
+    if (tree.statics != detail::no_index) {
+      std::uint32_t id = statics_[tree.statics].find(path);
+      if (id != detail::no_index) w.found = w.serve(nodes_[id]);
+      w.found_exact = w.found != detail::no_index;
     }
   }
   std::size_t segments =
@@ -202,14 +195,12 @@ void basic_router<Handler>::match(std::string_view method, std::string_view path
       std::string_view first = w.segment(1, w.segment_end(1));
       unknown_first = !first_segments_.may_contain(detail::segment_fingerprint(w.decoded(first)));
     }
-    if (!unknown_first) {
-      w.count = 0;
-      w.descend(0, 0, segments);
-    }
+    if (!unknown_first) w.descend(0, 0, segments);
   }
 
-  bool exact = w.found != detail::no_index && w.found_exact;
-  if (!exact && w.want_slash && w.slash != detail::no_index && w.slash_exact) {
+  // An exact slash route is recorded only where the path ends at a node, so never for a
+  // path that already ends in '/'.
+  if (!w.found_exact && w.slash != detail::no_index && w.slash_exact) {
     if (clean) std::memcpy(storage, path.data(), path.size());
     storage[walked.size()] = '/';
     out.location_ = {storage, walked.size() + 1};
@@ -244,7 +235,7 @@ void basic_router<Handler>::match(std::string_view method, std::string_view path
 template <class Handler>
 void basic_router<Handler>::attach(std::uint32_t index, std::uint8_t method) {
   const pattern& p = routes_[index].pattern;
-  std::uint32_t id = 0;
+  std::uint32_t id = 0;  // the root of the pattern's tree, then the node it ends at
   if (!p.host().empty()) {
     auto it = host_roots_.find(p.host());
     if (it != host_roots_.end()) {
@@ -257,6 +248,7 @@ void basic_router<Handler>::attach(std::uint32_t index, std::uint8_t method) {
   if (p.host().empty() && !p.segments().empty() &&
       p.segments().front().type == segment::kind::literal)
     first_segments_.add(detail::segment_fingerprint(p.segments().front().text));
+  std::uint32_t root = id;
   bool any = p.method().empty();
   bool get = p.method() == "GET";
   std::uint32_t reach = reach_of(p);
@@ -314,15 +306,21 @@ void basic_router<Handler>::attach(std::uint32_t index, std::uint8_t method) {
     terminal.methods |= std::uint64_t{1} << method;
   }
   route_index_.push_back(&routes_[index]);
-  if (std::string key; static_key(p, key) && static_paths_.find(key) == detail::no_index)
-    static_paths_.insert(key, id);
+  if (std::string key; static_key(p, key)) {
+    if (nodes_[root].statics == detail::no_index) {
+      nodes_[root].statics = static_cast<std::uint32_t>(statics_.size());
+      statics_.emplace_back();
+    }
+    detail::literal_children& table = statics_[nodes_[root].statics];
+    if (table.find(key) == detail::no_index) table.insert(key, id);
+  }
 }
 
-// The request path (prefixed by the host) that a literal-only pattern matches, when an
+// The request path that a literal-only pattern matches (in its host's tree), when an
 // unescaped request path can spell it: no literal may hold '/' or a byte that needs escaping.
 template <class Handler>
 bool basic_router<Handler>::static_key(const pattern& p, std::string& key) {
-  key = p.host();
+  key.clear();
   for (const segment& s : p.segments()) {
     if (s.type == segment::kind::end) {
       key += '/';

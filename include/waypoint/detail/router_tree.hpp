@@ -3,11 +3,12 @@
 // registration; matching only reads it.
 #pragma once
 
+#include "waypoint/detail/escape.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -37,6 +38,16 @@ struct string_hash {
   }
 };
 
+// Every byte of a string of fewer than eight bytes in one word, without reading past it:
+// two 4-byte loads that overlap for 4 to 7 bytes, the first, middle and last byte below
+// that.
+inline std::uint64_t short_word(const char* p, std::size_t n) noexcept {
+  if (n >= 4) return load4(p) | std::uint64_t{load4(p + n - 4)} << 32;
+  if (n == 0) return 0;
+  auto byte = [&](std::size_t i) { return std::uint64_t{static_cast<unsigned char>(p[i])}; };
+  return byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16;
+}
+
 // Hash of a literal segment, eight bytes at a time because segments are short and a
 // byte-at-a-time hash costs more than the probe it serves. The last word overlaps the one
 // before it rather than being copied out byte by byte; the length is in the seed.
@@ -48,14 +59,11 @@ inline std::uint32_t segment_hash(std::string_view s) noexcept {
     h = (h ^ word) * 0xFF51AFD7ED558CCDull;
     h ^= h >> 32;
   };
-  if (n >= 8) {
+  if (n < 8) {
+    mix(short_word(p, n));
+  } else {
     for (std::size_t i = 0; i + 8 < n; i += 8) mix(load8(p + i));
     mix(load8(p + n - 8));
-  } else if (n >= 4) {
-    mix(load4(p) | std::uint64_t{load4(p + n - 4)} << 32);
-  } else if (n > 0) {
-    auto byte = [&](std::size_t i) { return std::uint64_t{static_cast<unsigned char>(p[i])}; };
-    mix(byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16);
   }
   return static_cast<std::uint32_t>(h);
 }
@@ -63,17 +71,8 @@ inline std::uint32_t segment_hash(std::string_view s) noexcept {
 // The length and at most the first eight bytes of a segment, mixed: enough to tell the
 // first segments of a table apart in a filter, at a fraction of segment_hash's cost.
 inline std::uint32_t segment_fingerprint(std::string_view s) noexcept {
-  const char* p = s.data();
   std::size_t n = s.size();
-  std::uint64_t word = 0;
-  if (n >= 8) {
-    word = load8(p);
-  } else if (n >= 4) {
-    word = load4(p) | std::uint64_t{load4(p + n - 4)} << 32;
-  } else if (n > 0) {
-    auto byte = [&](std::size_t i) { return std::uint64_t{static_cast<unsigned char>(p[i])}; };
-    word = byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16;
-  }
+  std::uint64_t word = n < 8 ? short_word(s.data(), n) : load8(s.data());
   return static_cast<std::uint32_t>(((word ^ n) * 0x9E3779B97F4A7C15ull) >> 32);
 }
 
@@ -89,8 +88,9 @@ inline bool same_segment(std::string_view a, std::string_view b) noexcept {
       if (load8(x + i) != load8(y + i)) return false;
     return load8(x + n - 8) == load8(y + n - 8);
   }
+  // The words short_word would build, compared as they are read: a mismatch in the first
+  // bytes (most mismatches) then costs no more loads.
   if (n >= 4) return load4(x) == load4(y) && load4(x + n - 4) == load4(y + n - 4);
-  // First, middle and last byte: every byte of a string under four bytes.
   return n == 0 || (x[0] == y[0] && x[n / 2] == y[n / 2] && x[n - 1] == y[n - 1]);
 }
 
@@ -235,6 +235,8 @@ struct tree_node {
   // The most segments a route at or below this node matches past it (unbounded_reach
   // when a rest wildcard is below): a path with more left cannot match here.
   std::uint32_t reach = 0;
+  // On a tree's root: its literal-only routes by path, in the router's statics_.
+  std::uint32_t statics = no_index;
 };
 
 inline constexpr std::uint32_t unbounded_reach = no_index;
