@@ -159,28 +159,6 @@ std::string read_file(const std::string& path) {
   return text.str();
 }
 
-// A request path the pattern matches: wildcards filled with sample values.
-std::string sample_path(const waypoint::pattern& p) {
-  std::string path;
-  for (const waypoint::segment& s : p.segments()) {
-    path += '/';
-    switch (s.type) {
-      case waypoint::segment::kind::literal:
-        path += s.text;
-        break;
-      case waypoint::segment::kind::wildcard:
-        path += "42";
-        break;
-      case waypoint::segment::kind::rest:
-        path += s.text.empty() ? "" : "a/b/c";
-        break;
-      case waypoint::segment::kind::end:
-        break;
-    }
-  }
-  return path;
-}
-
 // A few curl commands, one per kind of route, drawn from the table being served.
 void print_examples(const wb::router& r, const std::string& base) {
   std::cout << "try:\n";
@@ -197,7 +175,7 @@ void print_examples(const wb::router& r, const std::string& base) {
     *seen = true;
     std::string method(p.method().empty() ? "GET" : p.method());
     std::cout << "  curl -i" << (method == "GET" ? "" : " -X " + method) << " " << base
-              << sample_path(p) << "\n";
+              << waypoint::example_path(p, p) << "\n";
   }
   std::cout << "  curl -i " << base << "/no/such/route            # 404\n";
 }

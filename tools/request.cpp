@@ -2,16 +2,12 @@
 #include "request.hpp"
 
 #include <waypoint/beast/target.hpp>
+#include <waypoint/pattern.hpp>
 
 #include <algorithm>
 
 namespace waypoint::route_tool {
 namespace {
-
-bool is_token_byte(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
 
 bool has_control_byte(std::string_view s) {
   return std::ranges::any_of(s, [](char c) {
@@ -58,7 +54,7 @@ request_parse parse_request(std::span<const std::string_view> fields) {
   std::string_view method = fields[0];
   if (method.empty()) return failure("the method is empty");
   if (fields[1].empty()) return failure("the target is empty");
-  if (!std::ranges::all_of(method, is_token_byte))
+  if (!std::ranges::all_of(method, waypoint::detail::is_token_byte))
     return failure("the method is not an HTTP token");
   r.method = std::string(method);
   if (fields.size() == 3) {

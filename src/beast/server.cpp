@@ -13,6 +13,8 @@
 // theirs.
 #include "waypoint/beast/server.hpp"
 
+#include <waypoint/pattern.hpp>
+
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -143,9 +145,7 @@ bool target_too_long(std::string_view buffered, std::size_t limit) noexcept {
 bool method_is_garbage(std::string_view buffered) noexcept {
   for (char c : buffered) {
     if (c == ' ') return false;
-    bool token = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-    if (!token) return true;
+    if (!waypoint::detail::is_token_byte(c)) return true;
   }
   return false;
 }
@@ -686,12 +686,12 @@ struct server::impl {
   std::vector<listen_address> bound;
   std::vector<std::thread> threads;
   std::size_t next_worker = 0;
-  std::atomic<bool> stop_flag{false};
 
   std::mutex mutex;
   std::condition_variable listeners_closed_cv;
   bool started = false;
-  bool stop_requested = false;
+  // Written under `mutex`; the workers read it without.
+  std::atomic<bool> stop_requested{false};
   std::size_t open_listeners = 0;
   std::mutex wait_mutex;
 
@@ -796,7 +796,6 @@ void server::impl::stop() {
     }
     if (!stop_requested) {
       stop_requested = true;
-      stop_flag = true;
       asio::post(control, [this] { begin_stop(); });
     }
     if (on_server_thread) return;
@@ -834,7 +833,7 @@ void server::start() {
   unsigned n =
       s.options.threads ? s.options.threads : std::max(1u, std::thread::hardware_concurrency());
   for (unsigned i = 0; i < n; ++i)
-    s.workers.push_back(std::make_unique<worker>(s.options, s.dispatch, s.stop_flag));
+    s.workers.push_back(std::make_unique<worker>(s.options, s.dispatch, s.stop_requested));
   s.bind_all();
   for (listener& l : s.listeners) {
     if (l.owner) {
@@ -852,7 +851,6 @@ void server::start() {
         std::lock_guard lock(s.mutex);
         if (s.stop_requested) return;
         s.stop_requested = true;
-        s.stop_flag = true;
       }
       s.begin_stop();
     });

@@ -2,6 +2,8 @@
 // section 3.2 and 7.2, reduced to the checks that keep routing and response headers safe.
 #include "waypoint/beast/target.hpp"
 
+#include <waypoint/detail/escape.hpp>
+
 #include <array>
 
 namespace waypoint::beast {
@@ -14,14 +16,13 @@ constexpr bool is_target_byte(char c) noexcept {
   return u > 0x20 && u < 0x7f;
 }
 
-// RFC 3986 authority bytes: unreserved, sub-delims, ':' for the port, '[' ']' for an IPv6
-// literal and '%' for an escape or a zone. No '@': userinfo has no place in a request.
+// RFC 3986 authority bytes: the path's pchar set (unreserved, sub-delims, ':' for the
+// port) plus '[' ']' for an IPv6 literal and '%' for an escape or a zone, less '@':
+// userinfo has no place in a request.
 constexpr std::array<bool, 256> authority_table = [] {
-  std::array<bool, 256> table{};
-  for (unsigned char c = 'a'; c <= 'z'; ++c) table[c] = true;
-  for (unsigned char c = 'A'; c <= 'Z'; ++c) table[c] = true;
-  for (unsigned char c = '0'; c <= '9'; ++c) table[c] = true;
-  for (unsigned char c : std::string_view("-._~!$&'()*+,;=:[]%")) table[c] = true;
+  std::array<bool, 256> table = waypoint::detail::path_byte_table;
+  table['@'] = false;
+  for (unsigned char c : std::string_view("[]%")) table[c] = true;
   return table;
 }();
 
@@ -71,7 +72,6 @@ const char* split_absolute(std::string_view rest, request_target& out) noexcept 
   if (authority.empty()) return "the absolute-form target has no host";
   if (!is_authority(authority)) return "the absolute-form target's host is not a valid authority";
   out.host = authority;
-  out.absolute_form = true;
   if (end == std::string_view::npos) {
     out.path = "/";
     return nullptr;

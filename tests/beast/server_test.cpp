@@ -28,6 +28,7 @@ namespace {
 
 namespace http = boost::beast::http;
 namespace wb = waypoint::beast;
+using waypoint::testing::loopback;
 using waypoint::testing::request_text;
 using waypoint::testing::test_client;
 
@@ -355,8 +356,11 @@ TEST(Server, ControlBytesFromTheTargetNeverReachAResponseHeader) {
       EXPECT_FALSE(holds_line_break(f.value())) << r;
       for (char ch : f.value()) EXPECT_GT(static_cast<unsigned char>(ch), 0x1f) << r;
     }
-    if (res->result_int() == 307) {
+    if (&r == &requests.back()) {  // the escaped one is routed, and redirected as it is
+      EXPECT_EQ(res->result_int(), 307u);
       EXPECT_EQ((*res)[http::field::location], "/docs/?a=%0d%0aSet-Cookie:%20b");
+    } else {
+      EXPECT_EQ(res->result_int(), 400u) << r;
     }
   }
 }
@@ -507,11 +511,14 @@ TEST(Server, ListensOnIpv6Loopback) {
   ASSERT_EQ(endpoints.size(), 2u);
   EXPECT_EQ(endpoints[0].address, "::1");
   EXPECT_NE(endpoints[0].port, 0);
-  test_client c(endpoints[1].port);
-  ASSERT_TRUE(c.send(request_text("GET", "/")));
-  auto res = c.read();
-  ASSERT_TRUE(res);
-  EXPECT_EQ(res->body(), "ok");
+  test_client over_v6(endpoints[0].port, loopback::v6);
+  test_client over_v4(endpoints[1].port);
+  for (test_client* c : {&over_v6, &over_v4}) {
+    ASSERT_TRUE(c->send(request_text("GET", "/")));
+    auto res = c->read();
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->body(), "ok");
+  }
 }
 
 TEST(Server, ReusePortGivesEveryThreadAListener) {

@@ -19,17 +19,24 @@ namespace {
 
 namespace http = boost::beast::http;
 
-int connect_loopback(std::uint16_t port, int& error) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+int connect_loopback(std::uint16_t port, loopback family, int& error) {
+  bool v6 = family == loopback::v6;
+  int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     error = errno;
     return -1;
   }
   sockaddr_in addr{};
+  sockaddr_in6 addr6{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+  addr6.sin6_family = AF_INET6;
+  addr6.sin6_port = htons(port);
+  addr6.sin6_addr = in6addr_loopback;
+  int connected = v6 ? ::connect(fd, reinterpret_cast<sockaddr*>(&addr6), sizeof addr6)
+                     : ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  if (connected != 0) {
     error = errno;
     ::close(fd);
     return -1;
@@ -42,9 +49,9 @@ int connect_loopback(std::uint16_t port, int& error) {
 
 }  // namespace
 
-test_client::test_client(std::uint16_t port) {
+test_client::test_client(std::uint16_t port, loopback family) {
   int error = 0;
-  fd_ = connect_loopback(port, error);
+  fd_ = connect_loopback(port, family, error);
   if (fd_ < 0)
     throw std::runtime_error(std::string("test_client: connect: ") + std::strerror(error));
 }
@@ -63,7 +70,7 @@ test_client::test_client(test_client&& other) noexcept
 
 int test_client::try_connect(std::uint16_t port) {
   int error = 0;
-  int fd = connect_loopback(port, error);
+  int fd = connect_loopback(port, loopback::v4, error);
   if (fd >= 0) ::close(fd);
   return error;
 }

@@ -19,10 +19,12 @@ using reply = boost::beast::http::response<boost::beast::http::string_body>;
 // Generous: a liveness bound for slow CI machines and sanitizers, not a speed check.
 inline constexpr std::chrono::milliseconds patience{10'000};
 
+enum class loopback { v4, v6 };  // 127.0.0.1 or ::1
+
 class test_client {
  public:
-  // Connects to 127.0.0.1:port; throws std::runtime_error when it cannot.
-  explicit test_client(std::uint16_t port);
+  // Connects to the loopback address's port; throws std::runtime_error when it cannot.
+  explicit test_client(std::uint16_t port, loopback family = loopback::v4);
   ~test_client();
   test_client(test_client&& other) noexcept;
   test_client& operator=(test_client&&) = delete;
@@ -40,8 +42,6 @@ class test_client {
   bool closed_by_server(std::chrono::milliseconds wait = patience);
   // Closes this end now (the destructor would too).
   void close();
-  // Bytes received but not consumed by read().
-  const std::string& leftover() const noexcept { return buffered_; }
 
  private:
   // Appends what arrives within `wait`; returns 0 on end of stream or error, -1 on timeout.

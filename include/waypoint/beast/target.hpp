@@ -34,7 +34,6 @@ struct request_target {
   std::string_view path;   // escaped, begins with '/', without the query
   std::string_view query;  // after '?', possibly empty
   std::string_view host;   // may carry a port; empty when the request names none
-  bool absolute_form = false;
 };
 
 // Splits `head.target`; returns why the request cannot be routed, or nullptr. The path
