@@ -188,9 +188,9 @@ void print_nearest(std::ostream& out, const line_router& router, const request& 
   print_listing(out, rows);
 }
 
-void print_match(std::ostream& out, const line_router& router, const request& r) {
+void print_match(std::ostream& out, const line_router& router, const request& r,
+                 const outcome& o) {
   basic_explanation<std::size_t> e = router.explain(r.method, r.path, r.host);
-  outcome o = answer(router, r);
   out << "outcome: match, " << describe_match(*e.candidates.front().route) << '\n';
   for (const auto& [name, value] : o.values)
     out << "  " << name << " = " << json_string(value) << '\n';
@@ -241,7 +241,7 @@ void explain_request(std::ostream& out, const line_router& router, const request
   outcome o = answer(router, r);
   switch (o.status) {
     case match_status::matched:
-      return print_match(out, router, r);
+      return print_match(out, router, r, o);
     case match_status::not_found:
       out << "outcome: not_found (404)\n";
       return print_nearest(out, router, r);

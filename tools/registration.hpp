@@ -69,7 +69,7 @@ std::vector<registration_problem> register_lines(Matcher& matcher,
     } catch (const conflict_error& e) {
       auto it = line_of.find(e.existing());
       problems.push_back(conflict_problem(line, e, it == line_of.end() ? 0 : it->second));
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::length_error& e) {  // the router's 64-method limit
       problems.push_back(rejected_problem(line, e));
     }
   }

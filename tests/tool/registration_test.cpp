@@ -29,6 +29,21 @@ TEST(RegisterLines, ReportsAParseErrorWithItsOffsetAndBareProblem) {
   EXPECT_EQ(problems[0].message, "\"GET /a/{x\": at offset 7: '{' is never closed");
 }
 
+// A table that names more methods than the router can tell apart is refused line by
+// line from the first method over the limit, not by a crash.
+TEST(RegisterLines, RefusesLinesPastTheMethodLimit) {
+  line_router router;
+  std::vector<source_line> lines;
+  for (std::size_t i = 0; i < 70; ++i)
+    lines.push_back({i + 1, "M" + std::to_string(i) + " /x" + std::to_string(i), 0});
+  auto problems = register_lines(router, lines);
+  // GET, HEAD and the other seven standard methods are known from the start: 55 more fit.
+  ASSERT_EQ(problems.size(), 15u);
+  EXPECT_EQ(problems[0].type, kind::rejected);
+  EXPECT_EQ(problems[0].line, 56u);
+  EXPECT_NE(problems[0].problem.find("more than 64 distinct methods"), std::string::npos);
+}
+
 TEST(RegisterLines, NamesTheLineOfTheConflictingPatternAndAPathBothMatch) {
   line_router router;
   auto problems = register_lines(router, table({{2, "/a/{x}"}, {7, "/{y}/b"}}));
