@@ -84,13 +84,28 @@ class method_set {
       if (mask_ >> i & 1u) f(table_->name(i));
   }
 
-  // The Allow header value, e.g. "GET, HEAD, POST".
+  // Appends the Allow header value (e.g. "GET, HEAD, POST") to `out`, with `extra` merged
+  // in byte order when the set lacks it (an application's automatic OPTIONS).
+  void append_to(std::string& out, std::string_view extra = {}) const {
+    std::size_t start = out.size();
+    auto add = [&](std::string_view m) {
+      if (out.size() != start) out += ", ";
+      out.append(m);
+    };
+    bool placed = extra.empty();
+    for_each([&](std::string_view m) {
+      if (!placed && m >= extra) {
+        if (m != extra) add(extra);
+        placed = true;
+      }
+      add(m);
+    });
+    if (!placed) add(extra);
+  }
+
   std::string to_string() const {
     std::string out;
-    for_each([&](std::string_view m) {
-      if (!out.empty()) out += ", ";
-      out.append(m);
-    });
+    append_to(out);
     return out;
   }
 

@@ -70,21 +70,7 @@ std::string join_pattern(std::string_view method, std::string_view host, std::st
 // The Allow value of a path with the automatic OPTIONS added, in the router's byte order.
 std::string allow_with_options(const method_set& methods) {
   std::string allow;
-  bool placed = false;
-  auto add = [&](std::string_view m) {
-    if (!allow.empty()) allow += ", ";
-    allow.append(m);
-  };
-  methods.for_each([&](std::string_view m) {
-    if (m == "OPTIONS") {
-      placed = true;
-    } else if (!placed && m > "OPTIONS") {
-      add("OPTIONS");
-      placed = true;
-    }
-    add(m);
-  });
-  if (!placed) add("OPTIONS");
+  methods.append_to(allow, "OPTIONS");
   return allow;
 }
 
@@ -358,8 +344,8 @@ void answer_current_exception(context& ctx) noexcept {
       throw;
     } catch (const http_error& e) {
       if (!answerable(e)) {
-        log_failure(ctx,
-                    "http_error with status " + std::to_string(e.status()) + ": " + e.detail());
+        log_failure(ctx, "http_error with status " + std::to_string(e.status()) + ": " +
+                             std::string(e.detail()));
         ctx.response().problem(500, generic_500);
         return;
       }

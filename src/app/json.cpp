@@ -4,17 +4,10 @@
 // JSON_DIAGNOSTICS.
 #include "waypoint/app/json.hpp"
 
-#include <cctype>
+#include <boost/beast/core/string.hpp>
 
 namespace waypoint::app::detail {
 namespace {
-
-bool equals_lowercase(std::string_view text, std::string_view lower) noexcept {
-  if (text.size() != lower.size()) return false;
-  for (std::size_t i = 0; i < text.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(text[i])) != lower[i]) return false;
-  return true;
-}
 
 std::string_view trim(std::string_view s) noexcept {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -28,10 +21,10 @@ bool is_json_media_type(std::string_view content_type) noexcept {
   std::string_view type = trim(content_type.substr(0, content_type.find(';')));
   constexpr std::string_view application = "application/";
   if (type.size() <= application.size()) return false;
-  if (!equals_lowercase(type.substr(0, application.size()), application)) return false;
+  if (!boost::beast::iequals(type.substr(0, application.size()), application)) return false;
   std::string_view subtype = type.substr(application.size());
-  if (equals_lowercase(subtype, "json")) return true;
-  return subtype.size() > 5 && equals_lowercase(subtype.substr(subtype.size() - 5), "+json");
+  if (boost::beast::iequals(subtype, "json")) return true;
+  return subtype.size() > 5 && boost::beast::iequals(subtype.substr(subtype.size() - 5), "+json");
 }
 
 // nlohmann/json's what() without its "[json.exception.type_error.302] " prefix.

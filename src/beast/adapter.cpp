@@ -11,10 +11,7 @@ namespace {
 // capacity serves as scratch.
 void write_allow(const method_set& allow, std::string& out) {
   out.clear();
-  allow.for_each([&](std::string_view m) {
-    if (!out.empty()) out += ", ";
-    out.append(m);
-  });
+  allow.append_to(out);
 }
 
 // Location is the router's escaped canonical path (only path bytes, '/' and %XX) plus the

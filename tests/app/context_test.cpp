@@ -109,14 +109,17 @@ class Query : public ::testing::TestWithParam<query_row> {};
 TEST_P(Query, DecodesFirstValueOfName) {
   const query_row& row = GetParam();
   application app;
+  bool handled = false;
   std::optional<std::string> seen;
   app.get("/q", [&](context& ctx) {
+    handled = true;
     auto v = ctx.query(row.name);
     seen = v ? std::optional<std::string>(std::string(*v)) : std::nullopt;
   });
   std::string target = "/q";
   if (*row.query) target += std::string("?") + row.query;
   answer(app, "GET", target);
+  ASSERT_TRUE(handled) << row.rule;  // a nullopt row must not pass by never running
   EXPECT_EQ(seen, row.value) << row.rule;
 }
 
@@ -262,8 +265,13 @@ struct counted {
 
 TEST(Values, DestroyedWhenTheRequestEnds) {
   application app;
-  app.get("/v", [](context& ctx) { ctx.emplace<counted>(); });
-  answer(app, "GET", "/v");
+  int alive_in_handler = -1;
+  app.get("/v", [&](context& ctx) {
+    ctx.emplace<counted>();
+    alive_in_handler = counted::alive;
+  });
+  EXPECT_EQ(answer(app, "GET", "/v").result_int(), 200u);
+  EXPECT_EQ(alive_in_handler, 1);
   EXPECT_EQ(counted::alive, 0);
 }
 

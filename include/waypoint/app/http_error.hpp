@@ -21,13 +21,10 @@ namespace waypoint {
 class http_error : public std::runtime_error {
  public:
   http_error(int status, std::string detail, std::optional<std::string> pointer = std::nullopt)
-      : std::runtime_error(detail),
-        status_(status),
-        detail_(std::move(detail)),
-        pointer_(std::move(pointer)) {}
+      : std::runtime_error(detail), status_(status), pointer_(std::move(pointer)) {}
 
   int status() const noexcept { return status_; }
-  const std::string& detail() const noexcept { return detail_; }
+  std::string_view detail() const noexcept { return what(); }
   const std::optional<std::string>& pointer() const noexcept { return pointer_; }
 
  protected:
@@ -39,7 +36,6 @@ class http_error : public std::runtime_error {
 
  private:
   int status_;
-  std::string detail_;
   std::optional<std::string> pointer_;
 };
 
