@@ -44,7 +44,7 @@ Exit status: 0 success, 2 on usage or I/O error, or a malformed line in REQUESTS
 using clock_type = std::chrono::steady_clock;
 
 constexpr std::size_t repetitions = 5;  // the median of 5 shrugs off one noisy run
-constexpr std::size_t allocation_sample = 16;
+constexpr int allocation_sample = 16;
 
 // Keeps the compiler from dropping a computation whose result nothing reads: the empty asm
 // takes the object's address and may read any memory (Google Benchmark's DoNotOptimize).
@@ -103,13 +103,6 @@ double median_ns_per_call(Body& body, double min_time) {
   std::array<double, repetitions> samples{};
   for (double& s : samples) s = ns_per_call(body, batch, min_time);
   return median(samples);
-}
-
-template <class Body>
-double allocations_per_call(Body& body) {
-  std::uint64_t before = testing::allocation_count();
-  for (std::size_t i = 0; i < allocation_sample; ++i) body();
-  return static_cast<double>(testing::allocation_count() - before) / allocation_sample;
 }
 
 std::string allocation_figure(double allocations) {
@@ -211,7 +204,7 @@ void bench_router(const std::vector<source_line>& lines, const std::vector<bench
     body();
     match_status status = result->status();
     double ns = median_ns_per_call(body, min_time);
-    print_request_line(out, r, status, ns, allocations_per_call(body));
+    print_request_line(out, r, status, ns, testing::allocations_per_call(body, allocation_sample));
   }
 }
 
@@ -228,7 +221,7 @@ void bench_reference(const std::vector<source_line>& lines,
     };
     match_status status = reference.match(q.method, q.path, q.host).status;
     double ns = median_ns_per_call(body, min_time);
-    print_request_line(out, r, status, ns, allocations_per_call(body));
+    print_request_line(out, r, status, ns, testing::allocations_per_call(body, allocation_sample));
   }
 }
 

@@ -81,17 +81,6 @@ std::string unusable_reason(const Impl& impl) {
   return {};
 }
 
-// Heap allocations per call of `op`, counted over `calls` untimed calls made after a
-// warm-up call: exact, amortised allocations included, and none of the benchmark
-// library's own bookkeeping.
-template <class Op>
-double allocations_per_call(Op&& op, int calls = 100) {
-  op();
-  testing::allocation_scope scope;
-  for (int i = 0; i < calls; ++i) op();
-  return static_cast<double>(scope.count()) / calls;
-}
-
 // What a benchmark learns once, before its first repetition, and reports on every one:
 // repetitions are interleaved with other benchmarks, and for the slow routers this setup
 // costs as much as a repetition.
@@ -118,7 +107,7 @@ void match_one(benchmark::State& state, const route_table& table, const request&
     setup_facts f;
     f.unusable = unusable_reason(impl);
     if (!f.unusable.empty()) return f;
-    f.allocations = allocations_per_call([&] { impl.run(query); });
+    f.allocations = testing::allocations_per_call([&] { impl.run(query); });
     std::string differs = disagreement<Impl>(table, r);
     if (!differs.empty()) f.label = "disagrees: " + differs;
     return f;
@@ -150,7 +139,7 @@ void match_all(benchmark::State& state, const route_table& table,
     for (const request& r : requests) differ += !disagreement<Impl>(table, r).empty();
     if (differ)
       f.label = "disagrees on " + std::to_string(differ) + " of " + std::to_string(requests.size());
-    f.allocations = allocations_per_call(pass, 1) / n;
+    f.allocations = testing::allocations_per_call(pass, 1) / n;
     return f;
   });
   if (!facts.unusable.empty()) return state.SkipWithError(facts.unusable.c_str());

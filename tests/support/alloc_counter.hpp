@@ -20,4 +20,14 @@ class allocation_scope {
   std::uint64_t start_;
 };
 
+// Allocations per call of `op`: one warm-up call first (first-use statics, buffers grown
+// once), then the mean over `calls` calls.
+template <class Op>
+double allocations_per_call(Op&& op, int calls = 100) {
+  op();
+  allocation_scope scope;
+  for (int i = 0; i < calls; ++i) op();
+  return static_cast<double>(scope.count()) / calls;
+}
+
 }  // namespace waypoint::testing
