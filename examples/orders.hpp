@@ -17,7 +17,7 @@
 //   $ head -c 70000 /dev/zero | curl -i $url -H "$json" --data-binary @-   # 413
 //   $ curl -i $url -H "$json" -d '{"sku":"SOLD-OUT","quantity":1}'   # 409 from http_error
 //   $ curl -i $url -H "$json" -d '{"sku":"FAULTY","quantity":1}'     # 500, cause only logged
-//   $ curl -i -X PUT $url                                            # 405 with Allow
+//   $ curl -i -X PUT $url          # 405 with Allow: GET, HEAD, POST (the gateway's own router)
 //
 // SOLD-OUT and FAULTY stand in for an inventory that refuses and one that fails.
 #pragma once

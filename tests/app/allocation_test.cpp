@@ -56,6 +56,7 @@ std::uint64_t allocations_per_request(application& app, const request& req) {
 struct shape_row {
   const char* rule;
   request req;
+  unsigned status;                      // the answer the row is about
   std::uint64_t framework_allocations;  // what the pin promises, for every depth
 };
 
@@ -67,6 +68,7 @@ TEST_P(Allocations, IndependentOfMiddlewareDepth) {
   for (int depth : {0, 1, 3, 5, 10}) {
     application app;
     build(app, depth);
+    EXPECT_EQ(app.respond(row.req).result_int(), row.status) << row.rule;
     by_depth[depth] = allocations_per_request(app, row.req);
   }
   for (auto [depth, count] : by_depth)
@@ -78,20 +80,22 @@ TEST_P(Allocations, IndependentOfMiddlewareDepth) {
 INSTANTIATE_TEST_SUITE_P(
     Rows, Allocations,
     ::testing::Values(
-        shape_row{"static route, short body", make_request("GET", "/health"), 0},
-        shape_row{"param route", make_request("GET", "/users/42"), 0},
-        shape_row{"query parsed and decoded", make_request("GET", "/search?q=a+b%21&page=2"), 0},
-        shape_row{"typed path value", make_request("GET", "/typed/12345"), 0},
+        shape_row{"static route, short body", make_request("GET", "/health"), 200, 0},
+        shape_row{"param route", make_request("GET", "/users/42"), 200, 0},
+        shape_row{"query parsed and decoded", make_request("GET", "/search?q=a+b%21&page=2"), 200,
+                  0},
+        shape_row{"typed path value", make_request("GET", "/typed/12345"), 200, 0},
         // One header field is one allocation (a Beast field node).
-        shape_row{"handler sets Content-Type", make_request("GET", "/typed-header/1"), 1},
+        shape_row{"handler sets Content-Type", make_request("GET", "/typed-header/1"), 200, 1},
         // The problem document's text and its Content-Type field.
-        shape_row{"404 problem", make_request("GET", "/nothing"), 2},
+        shape_row{"404 problem", make_request("GET", "/nothing"), 404, 2},
+        shape_row{"400 problem", make_request("GET", "/users/%zz"), 400, 2},
         // Also the Allow field and its value, and the detail naming the method.
-        shape_row{"405 problem", make_request("DELETE", "/health"), 7},
+        shape_row{"405 problem", make_request("DELETE", "/health"), 405, 7},
         // Everything but the framework's 0 is nlohmann/json's: the parsed document, the
         // decoded strings, the encoded document and its text, and Content-Type.
         shape_row{"typed JSON route", json_request("POST", "/json", R"({"name":"n","count":1})"),
-                  21}),
+                  201, 21}),
     [](const auto& info) { return "row" + std::to_string(info.index); });
 
 }  // namespace
