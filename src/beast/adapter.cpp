@@ -37,14 +37,21 @@ void prepare_response(const route_outcome& o, http::response<http::string_body>&
     write_location(o, body);
     res.set(http::field::location, body);
   }
-  res.set(http::field::content_type, "text/plain; charset=utf-8");
-  res.set("X-Content-Type-Options", "nosniff");
-  body.assign(http::obsolete_reason(o.status));
-  body += ": ";
-  body.append(o.reason);
-  body += '\n';
+  write_plain_error(o.status, o.reason, res);
   res.content_length(body.size());
   if (o.head) body.clear();  // Content-Length still tells the size a GET would get
+}
+
+void write_plain_error(http::status status, std::string_view why,
+                       http::response<http::string_body>& res) {
+  res.result(status);
+  res.set(http::field::content_type, "text/plain; charset=utf-8");
+  res.set("X-Content-Type-Options", "nosniff");
+  std::string& body = res.body();
+  body.assign(http::obsolete_reason(status));
+  body += ": ";
+  body.append(why);
+  body += '\n';
 }
 
 }  // namespace waypoint::beast

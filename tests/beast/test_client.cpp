@@ -10,9 +10,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
+#include <utility>
 
 namespace waypoint::testing {
 namespace {
@@ -83,6 +86,28 @@ bool test_client::send(std::string_view bytes) {
     bytes.remove_prefix(static_cast<std::size_t>(n));
   }
   return true;
+}
+
+bool test_client::send_in_pieces(std::string_view bytes, const std::vector<std::size_t>& sizes,
+                                 std::chrono::microseconds gap) {
+  for (std::size_t size : sizes) {
+    if (bytes.empty()) break;
+    std::size_t n = std::min(size, bytes.size());
+    if (!send(bytes.substr(0, n))) return false;
+    bytes.remove_prefix(n);
+    if (!bytes.empty()) std::this_thread::sleep_for(gap);
+  }
+  return send(bytes);
+}
+
+std::string test_client::read_until_closed(std::chrono::milliseconds wait) {
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || receive(left) <= 0) break;
+  }
+  return std::exchange(buffered_, {});
 }
 
 long test_client::receive(std::chrono::milliseconds wait) {

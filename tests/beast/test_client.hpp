@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace waypoint::testing {
 
@@ -40,6 +41,12 @@ class test_client {
   // Waits for the server to close the connection; true when it did within `wait`, with no
   // further response bytes.
   bool closed_by_server(std::chrono::milliseconds wait = patience);
+  // Sends `bytes` as consecutive writes of the given sizes (the last piece takes what is
+  // left), pausing `gap` between them so that each tends to arrive as a read of its own.
+  bool send_in_pieces(std::string_view bytes, const std::vector<std::size_t>& sizes,
+                      std::chrono::microseconds gap);
+  // Everything the server sends until it closes the connection (or `wait` runs out).
+  std::string read_until_closed(std::chrono::milliseconds wait = patience);
   // Closes this end now (the destructor would too).
   void close();
 

@@ -118,6 +118,12 @@ route_outcome route(const basic_router<Handler>& router, const http::request<Bod
 // keep-alive to the caller. Reuses `res`'s body capacity.
 void prepare_response(const route_outcome& outcome, http::response<http::string_body>& res);
 
+// The plain error answer every layer gives unless told otherwise: status, Content-Type
+// text/plain, X-Content-Type-Options: nosniff and the one-line body "<Reason-Phrase>: <why>".
+// Sets no Content-Length. prepare_response and the server's default error renderer use it.
+void write_plain_error(http::status status, std::string_view why,
+                       http::response<http::string_body>& res);
+
 // The same, as a new response that carries the request's version and keep-alive.
 template <class Body, class Fields>
 http::response<http::string_body> make_response(const route_outcome& outcome,

@@ -1,6 +1,6 @@
 // waypoint::beast::server: a production HTTP/1.1 server on Boost.Asio that hands every
-// request to one dispatch callable. Asio lives only in src/beast/server.cpp; this header
-// carries Beast's message types and the standard library.
+// request to one dispatch callable. Asio lives only in src/beast; this header carries
+// Beast's message types and the standard library.
 //
 //   waypoint::beast::server_options options;           // 127.0.0.1:8080, one thread per core
 //   waypoint::beast::server s(options, [](const request& req, response& res) {
@@ -12,17 +12,20 @@
 // dispatch_to(router) (router_dispatch.hpp) is the dispatch that routes with waypoint; a
 // framework supplies its own. The server owns what is HTTP/1.1 framing, not routing:
 //   - keep-alive, pipelined requests answered in order, `Connection: close`, HTTP/1.0;
+//   - the outcome of a request does not depend on how its bytes were split into reads;
 //   - `Expect: 100-continue` (417 for any other expectation);
-//   - a request whose length cannot be known (Transfer-Encoding not ending in chunked, or
-//     with Content-Length) or that is not HTTP at all -> 400;
-//   - limits: target longer than max_target_bytes -> 414, header block larger than
-//     max_header_bytes -> 431, body larger than max_body_bytes -> 413, a request Beast cannot
-//     parse -> 400; each of these closes the connection after the response;
-//   - timeouts: idle (between requests), read (one whole request, from its first byte) and
-//     write (one batch of responses); an expired connection is closed;
+//   - framing: a Transfer-Encoding other than a single `chunked` -> 501, Transfer-Encoding
+//     in HTTP/1.0 or with Content-Length, or bytes that are not HTTP -> 400;
+//   - limits, each closing the connection after the response: target -> 414, header block
+//     -> 431, chunk-size line -> 400, trailer section -> 431, body -> 413, connections past
+//     max_connections -> 503; so one connection's memory is bounded (docs/server.md);
+//   - timeouts: idle (between requests, closes), header (first byte to header end, 408),
+//     body (a stall, or a rate under min_body_rate, 408) and write (closes);
 //   - graceful stop: listeners close (new connections are refused), idle connections close,
 //     requests in flight complete with `Connection: close`, and whatever is left after
-//     drain_timeout is closed.
+//     drain_timeout (or at a second SIGINT/SIGTERM) is closed.
+// The server's own error responses are rendered by server_options::render_error, so a
+// framework can answer them in its own format.
 // The response: the server writes the status line with the request's HTTP version, every
 // field the dispatch set except Content-Length, Transfer-Encoding, Connection and Date,
 // which it writes itself (Content-Length from the body; for HEAD a Content-Length the
@@ -40,6 +43,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace waypoint::beast {
@@ -53,6 +57,11 @@ using response = http::response<http::string_body>;
 // time. `res` arrives as a fresh 200 with an empty body and the request's version.
 // Threads call it concurrently for different connections: it must be thread-safe.
 using dispatch_function = std::function<void(const request& req, response& res)>;
+
+// Fills the response to a request the server refuses before any dispatch (400, 408, 413,
+// 414, 417, 431, 501, 503). `res` arrives with the status set, no fields and an empty body;
+// `why` is one sentence naming what was wrong. Runs on a server thread, must not throw.
+using error_renderer = std::function<void(http::status status, std::string_view why, response& res)>;
 
 // An address to listen on: IPv4 ("127.0.0.1", "0.0.0.0") or IPv6 ("::1", "::"). Port 0
 // picks a free port; server::endpoints() tells which.
@@ -73,19 +82,31 @@ struct server_options {
   bool handle_signals = true;
 
   std::size_t max_target_bytes = 8 * 1024;   // 414; the router accepts paths up to 8 KiB
-  std::size_t max_header_bytes = 16 * 1024;  // 431; counts the request line too
+  std::size_t max_header_bytes = 16 * 1024;  // 431; counts the request line too; also the
+                                             // trailer section of a chunked body
   std::size_t max_body_bytes = 1024 * 1024;  // 413
+  // Open connections, summed over threads; past it a connection gets a 503 and is closed.
+  // 0: derived from the descriptor limit (RLIMIT_NOFILE) when the server starts.
+  std::size_t max_connections = 0;
 
-  std::chrono::milliseconds idle_timeout{60'000};   // keep-alive wait for the next request
-  std::chrono::milliseconds read_timeout{15'000};   // one request, from its first byte
-  std::chrono::milliseconds write_timeout{15'000};  // one batch of responses
-  std::chrono::milliseconds drain_timeout{10'000};  // graceful stop, then connections close
+  std::chrono::milliseconds idle_timeout{60'000};    // keep-alive wait for the next request
+  std::chrono::milliseconds header_timeout{15'000};  // a request's first byte to its header's end
+  std::chrono::milliseconds body_timeout{15'000};    // the longest wait for more body bytes
+  // Past body_timeout from the header's end, the body must have averaged this rate, so a
+  // steady slow upload goes on and a trickle is cut. 0: no minimum rate.
+  std::size_t min_body_rate = 1024;                  // bytes per second
+  std::chrono::milliseconds write_timeout{15'000};   // one batch of responses
+  std::chrono::milliseconds drain_timeout{10'000};   // graceful stop, then connections close
+
+  // null: a text/plain line "<Reason-Phrase>: <why>" (write_plain_error in adapter.hpp).
+  error_renderer render_error;
 };
 
 // Counters summed over the server's threads; each is read without stopping anything.
 struct server_stats {
   std::uint64_t connections = 0;  // accepted
   std::uint64_t requests = 0;     // answered, errors included
+  std::uint64_t refused = 0;      // at max_connections: answered 503 or closed at once
 };
 
 class server {

@@ -1,0 +1,352 @@
+// The parse loop behind http_session.hpp.
+//
+// Beast's parser takes a request line as soon as it is complete, before the header is, and
+// keeps the rest of an unfinished header (or chunk-size line, or trailer section) in our
+// input until its end arrives. So: checks that read a request line run only while nothing
+// of the request has been consumed (the input then begins with it); every limit is checked
+// on what was consumed plus what waits in the input; and the parser stops at the header's
+// end (eager off) so that the header's own size is known exactly.
+#include "http_session.hpp"
+
+#include "response_writer.hpp"
+#include "waypoint/beast/adapter.hpp"
+#include "waypoint/pattern.hpp"
+
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/rfc7230.hpp>
+
+#include <algorithm>
+
+namespace waypoint::beast::detail {
+namespace {
+
+using error_code = boost::system::error_code;
+
+std::string_view view_of(boost::asio::const_buffer b) noexcept {
+  return {static_cast<const char*>(b.data()), b.size()};
+}
+
+// The request line of a request whose header is not complete yet: its target is longer
+// than `limit` when more than `limit` bytes follow the method without a space or line end.
+bool target_too_long(std::string_view request_start, std::size_t limit) noexcept {
+  std::size_t space = request_start.find(' ');
+  if (space == std::string_view::npos) return false;
+  std::string_view rest = request_start.substr(space + 1);
+  std::size_t end = rest.find_first_of(" \r\n");
+  return (end == std::string_view::npos ? rest.size() : end) > limit;
+}
+
+// A request line whose method holds a byte no token may hold is not HTTP: answer it now
+// rather than wait for a header end that may never come (a TLS handshake, for one).
+bool method_is_garbage(std::string_view request_start) noexcept {
+  for (char c : request_start) {
+    if (c == ' ') return false;
+    if (!waypoint::detail::is_token_byte(c)) return true;
+  }
+  return false;
+}
+
+// RFC 9112 §2.2: empty lines before a request line are to be ignored (some clients send
+// CRLF after a body).
+void skip_empty_lines(boost::beast::flat_buffer& input) {
+  std::string_view data = view_of(input.data());
+  input.consume(std::min(data.find_first_not_of("\r\n"), data.size()));
+}
+
+}  // namespace
+
+http_session::http_session(const session_environment& environment) noexcept
+    : env_(environment) {}
+
+void http_session::process() {
+  while (!closing_ && output_.size() < flush_threshold) {
+    if (parse_step() == step::need_more) break;
+  }
+}
+
+http_session::step http_session::parse_step() {
+  if (!fed_) skip_empty_lines(input_);
+  if (input_.size() == 0) return step::need_more;
+  if (!in_request_) {
+    in_request_ = true;
+    deadline_ = clock::now() + env_.options.header_timeout;
+  }
+  if (!parser_) begin_request();
+  return parser_->is_header_done() ? parse_body() : parse_header();
+}
+
+void http_session::begin_request() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(env_.options.max_header_bytes));
+  parser_->body_limit(env_.options.max_body_bytes);
+  parser_->eager(false);  // stop at the header's end: its size is then head_consumed_
+  head_consumed_ = 0;
+  body_bytes_ = 0;
+  chunk_left_ = 0;
+  chunk_scan_ = 0;
+  first_chunk_ = true;
+  parser_->on_chunk_header(chunk_started_);
+}
+
+http_session::step http_session::parse_header() {
+  const server_options& limits = env_.options;
+  std::string_view pending = view_of(input_.data());
+  if (head_consumed_ == 0) {  // the input begins with the request line
+    if (pending.size() > limits.max_target_bytes &&
+        target_too_long(pending, limits.max_target_bytes)) {
+      answer_error(http::status::uri_too_long,
+                   "the request target is longer than the server accepts");
+      return step::progress;
+    }
+    if (method_is_garbage(pending)) {
+      answer_error(http::status::bad_request, "the request is not HTTP");
+      return step::progress;
+    }
+  }
+  error_code ec;
+  std::size_t used = parser_->put(input_.data(), ec);
+  fed_ = true;
+  input_.consume(used);
+  head_consumed_ += used;
+  if (ec == http::error::need_more) {
+    if (head_consumed_ + input_.size() <= limits.max_header_bytes) return step::need_more;
+    ec = http::error::header_limit;
+  }
+  if (!ec && head_consumed_ > limits.max_header_bytes) ec = http::error::header_limit;
+  if (ec == http::error::header_limit) {
+    answer_error(http::status::request_header_fields_too_large,
+                 "the header block is larger than the server accepts");
+    return step::progress;
+  }
+  if (ec == http::error::body_limit) {
+    answer_error(http::status::payload_too_large, "the body is larger than the server accepts");
+    return step::progress;
+  }
+  if (ec) {
+    answer_error(http::status::bad_request, "the request is not valid HTTP/1.1");
+    return step::progress;
+  }
+  if (!check_header()) return step::progress;
+  if (parser_->is_done()) {
+    answer_request();
+  } else {
+    parser_->eager(true);
+    body_start_ = clock::now();
+    note_body_progress(0);
+  }
+  return step::progress;
+}
+
+http_session::step http_session::parse_body() {
+  if (parser_->chunked()) return parse_chunked();
+  error_code ec;
+  std::size_t used = parser_->put(input_.data(), ec);
+  input_.consume(used);
+  note_body_progress(used);
+  return finish_put(ec, used);
+}
+
+// After a put of body bytes: the error, the end of the request, or on with the rest.
+http_session::step http_session::finish_put(error_code ec, std::size_t used) {
+  if (ec == http::error::need_more) return step::need_more;
+  if (ec == http::error::body_limit) {
+    answer_error(http::status::payload_too_large, "the body is larger than the server accepts");
+  } else if (ec) {
+    answer_error(http::status::bad_request, "the body is not valid HTTP/1.1 framing");
+  } else if (parser_->is_done()) {
+    answer_request();
+  } else {
+    return used > 0 ? step::progress : step::need_more;
+  }
+  return step::progress;
+}
+
+// A chunked body is handed to Beast one framing element at a time: chunk data up to the
+// chunk's end, a chunk-size line once it is complete, the last chunk with its trailers once
+// they are. So Beast never parses a line or a trailer section we have not measured, and the
+// limits hold exactly, however the bytes were split.
+http_session::step http_session::parse_chunked() {
+  std::string_view pending = view_of(input_.data());
+  std::size_t give = pending.size();
+  bool data = chunk_left_ > 0;
+  if (data) {
+    give = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_left_, give));
+  } else {
+    chunk_frame frame = measure_chunk_frame(pending);
+    if (frame.error) return step::progress;
+    if (frame.length == 0) return step::need_more;
+    give = frame.length;
+  }
+  error_code ec;
+  std::size_t used = parser_->put(boost::asio::buffer(pending.data(), give), ec);
+  input_.consume(used);
+  if (data) chunk_left_ -= used;
+  note_body_progress(used);
+  chunk_scan_ = 0;
+  return finish_put(ec, used);
+}
+
+// At a chunk's start `pending` holds: the previous chunk's CRLF (after the first chunk),
+// the chunk-size line, and for the last chunk its trailer section up to the empty line.
+// Returns the bytes that make the complete element (0: not all here yet), or answers
+// (error set) when an element is over its limit.
+http_session::chunk_frame http_session::measure_chunk_frame(std::string_view pending) {
+  std::size_t line_start = first_chunk_ ? 0 : std::min<std::size_t>(2, pending.size());
+  std::size_t line_end = pending.find('\n', line_start);
+  std::size_t line_length = (line_end == std::string_view::npos ? pending.size() : line_end + 1) -
+                            line_start;
+  if (line_length > max_chunk_line_bytes) {
+    answer_error(http::status::bad_request,
+                 "a chunk-size line with its extensions is longer than 4096 bytes");
+    return {0, true};
+  }
+  if (line_end == std::string_view::npos) return {0, false};
+  std::string_view line = pending.substr(line_start, line_end - line_start);
+  std::size_t digits = std::min(line.find_first_not_of("0123456789abcdefABCDEF"), line.size());
+  bool last = digits > 0 && line.substr(0, digits).find_first_not_of('0') == std::string_view::npos;
+  if (!last) return {line_end + 1, false};
+  // The trailer section ends at the first empty line: CRLF CRLF counting the line's own.
+  std::size_t from = std::max(line_end - 1, chunk_scan_);
+  std::size_t end = pending.find("\r\n\r\n", from);
+  std::size_t section = (end == std::string_view::npos ? pending.size() : end + 4) - (line_end + 1);
+  if (section > env_.options.max_header_bytes) {
+    answer_error(http::status::request_header_fields_too_large,
+                 "the trailer section is larger than the server accepts");
+    return {0, true};
+  }
+  if (end == std::string_view::npos) {
+    chunk_scan_ = pending.size() >= 3 ? pending.size() - 3 : 0;
+    return {0, false};
+  }
+  return {end + 4, false};
+}
+
+// The header is in: framing and expectations, before any of the body. Returns false when
+// it answered.
+bool http_session::check_header() {
+  const request& req = parser_->get();
+  return check_framing(req) && check_expectation(req);
+}
+
+// RFC 9112 §6.1 and §6.3. Beast refuses Content-Length with Transfer-Encoding itself.
+bool http_session::check_framing(const request& req) {
+  auto codings = req.equal_range(http::field::transfer_encoding);
+  if (codings.first == codings.second) return true;
+  if (req.version() < 11) {
+    // An HTTP/1.0 peer cannot have meant chunked framing; guessing would desynchronise.
+    answer_error(http::status::bad_request, "HTTP/1.0 requests cannot use Transfer-Encoding");
+    return false;
+  }
+  std::size_t count = 0;
+  bool only_chunked = true;
+  for (auto it = codings.first; it != codings.second; ++it) {
+    for (auto coding : http::token_list(it->value())) {
+      ++count;
+      only_chunked = only_chunked && boost::beast::iequals(coding, "chunked");
+    }
+  }
+  if (count == 1 && only_chunked) return true;
+  // A coding the server does not apply would reach the handler still coded.
+  answer_error(http::status::not_implemented,
+               "the only Transfer-Encoding served is a single chunked");
+  return false;
+}
+
+// `Expect`: 100-continue is answered at the header's end whenever a body is to follow, so
+// whether the body came with the header or later makes no difference to the output
+// (RFC 9110 §10.1.1 lets a server send it either way).
+bool http_session::check_expectation(const request& req) {
+  auto expect = req.find(http::field::expect);
+  if (expect == req.end()) return true;
+  if (!boost::beast::iequals(expect->value(), "100-continue")) {
+    answer_error(http::status::expectation_failed, "the only expectation served is 100-continue");
+    return false;
+  }
+  bool body_follows = parser_->chunked() || parser_->content_length().value_or(0) > 0;
+  if (req.version() >= 11 && body_follows) output_ += "HTTP/1.1 100 Continue\r\n\r\n";
+  return true;
+}
+
+// A body must keep arriving: no wait longer than body_timeout, and, past that grace from
+// the header's end, an average of at least min_body_rate bytes per second.
+void http_session::note_body_progress(std::size_t bytes) {
+  const server_options& o = env_.options;
+  body_bytes_ += bytes;
+  clock::time_point stall = clock::now() + o.body_timeout;
+  if (o.min_body_rate == 0) {
+    deadline_ = stall;
+    return;
+  }
+  auto earned = std::chrono::microseconds(body_bytes_ * 1'000'000 / o.min_body_rate);
+  deadline_ = std::min(stall, body_start_ + o.body_timeout + earned);
+}
+
+void http_session::answer_request() {
+  const request& req = parser_->get();
+  response_framing framing{req.version(), req.method() == http::verb::head, req.keep_alive(),
+                           {}};
+  response_.base() = response::header_type();
+  response_.body().clear();
+  response_.version(req.version());
+  try {
+    env_.dispatch(req, response_);
+  } catch (...) {
+    response_.base() = response::header_type();
+    response_.result(http::status::internal_server_error);
+    response_.body() = "Internal Server Error: the handler failed\n";
+  }
+  if (env_.stop_requested.load(std::memory_order_relaxed) ||
+      http::token_list(response_[http::field::connection]).exists("close"))
+    framing.keep_alive = false;
+  framing.date = env_.date.get();
+  append_response(response_, framing, output_);
+  if (!framing.keep_alive) closing_ = true;
+  end_request();
+}
+
+// Answers a request that could not be read; the connection closes after it, since where
+// the next request would start is unknown.
+void http_session::answer_error(http::status status, std::string_view why) {
+  response_.base() = response::header_type();
+  response_.body().clear();
+  response_.result(status);
+  try {
+    env_.render_error(status, why, response_);
+  } catch (...) {
+    response_.base() = response::header_type();
+    write_plain_error(status, why, response_);
+  }
+  append_response(response_, {11, false, false, env_.date.get()}, output_);
+  input_.clear();
+  closing_ = true;
+  end_request();
+}
+
+void http_session::end_request() noexcept {
+  auto& answered = env_.requests_answered;  // one writer: no locked instruction
+  answered.store(answered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  parser_.reset();
+  in_request_ = false;
+  fed_ = false;
+}
+
+void http_session::expire() {
+  if (!in_request_ || closing_) return;
+  bool in_body = parser_ && parser_->is_header_done();
+  answer_error(http::status::request_timeout,
+               in_body ? "the body stalled or arrived slower than the server's minimum rate"
+                       : "the request header did not arrive in time");
+}
+
+void http_session::refuse(http::status status, std::string_view why) {
+  in_request_ = true;
+  answer_error(status, why);
+}
+
+boost::asio::mutable_buffer http_session::discard_and_prepare() {
+  input_.clear();
+  return input_.prepare(read_chunk);
+}
+
+}  // namespace waypoint::beast::detail

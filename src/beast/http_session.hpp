@@ -1,0 +1,138 @@
+// http_session: the HTTP/1.1 side of one connection, without the socket. Bytes go in
+// (prepare/commit), requests are parsed by Beast's parser, framed, limited and dispatched,
+// and the serialised responses come out (output()). The connection (server.cpp) moves bytes
+// and time; everything a request's outcome depends on is decided here, from the bytes
+// alone, so that the outcome cannot depend on how the bytes were split into reads. Tests
+// and the fuzzer feed it directly.
+//
+// Memory: the input holds at most one unfinished header (max_header_bytes), one
+// unfinished chunk-size line (max_chunk_line_bytes) or one trailer section
+// (max_header_bytes), plus one read (read_chunk): every other byte is consumed as it
+// arrives. The body is at most max_body_bytes; the output at most flush_threshold plus one
+// response.
+#pragma once
+
+#include "http_date.hpp"
+#include "waypoint/beast/server.hpp"
+
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/parser.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace waypoint::beast::detail {
+
+using clock = std::chrono::steady_clock;
+
+// Bytes asked of one read. Large enough for a burst of pipelined requests (wrk's are ~100
+// bytes each); the input only grows past it for a request line, header or trailer larger
+// than this.
+inline constexpr std::size_t read_chunk = 16 * 1024;
+
+// Responses are batched while pipelined requests are buffered; past this many bytes the
+// batch is written before parsing on, which bounds a connection's output memory.
+inline constexpr std::size_t flush_threshold = 64 * 1024;
+
+// A chunk-size line with its extensions. Go's net/http allows 4096 bytes for it; nothing
+// legitimate comes near.
+inline constexpr std::size_t max_chunk_line_bytes = 4096;
+
+// What every session of a server thread shares.
+struct session_environment {
+  const server_options& options;
+  const dispatch_function& dispatch;
+  const error_renderer& render_error;  // never null
+  date_cache& date;
+  // Set by stop() on any thread: responses finished after it say `Connection: close`.
+  const std::atomic<bool>& stop_requested;
+  // Requests answered, errors included; written by this thread only.
+  std::atomic<std::uint64_t>& requests_answered;
+};
+
+class http_session {
+ public:
+  explicit http_session(const session_environment& environment) noexcept;
+
+  // Room for the next read, then how much of it was filled.
+  boost::asio::mutable_buffer prepare() { return input_.prepare(read_chunk); }
+  void commit(std::size_t n) noexcept { input_.commit(n); }
+
+  // Answers what the input holds, until it needs more bytes, the output passes
+  // flush_threshold, or the connection is to close.
+  void process();
+  // The request being read ran out of time: answers 408 (the connection then closes).
+  // Between requests it does nothing: an idle connection is just closed.
+  void expire();
+  // Answers `status` before reading anything (a connection over the limit), then closes.
+  void refuse(http::status status, std::string_view why);
+
+  std::string& output() noexcept { return output_; }
+  // After the output is written the connection is to close.
+  bool closing() const noexcept { return closing_; }
+  // Bytes of a request have arrived and it is not answered yet.
+  bool in_request() const noexcept { return in_request_; }
+  // While in_request(): when the request being read runs out of time.
+  clock::time_point deadline() const noexcept { return deadline_; }
+  // The input's memory, for the tests that pin its bound.
+  std::size_t input_capacity() const noexcept { return input_.capacity(); }
+  // For lingering after a close: drops the input and gives room to read into.
+  boost::asio::mutable_buffer discard_and_prepare();
+
+ private:
+  enum class step : std::uint8_t { need_more, progress };
+  using request_parser = http::request_parser<http::string_body>;
+
+  step parse_step();
+  step parse_header();
+  step parse_body();
+  step parse_chunked();
+  step finish_put(boost::system::error_code ec, std::size_t used);
+  bool check_header();
+  bool check_framing(const request& req);
+  bool check_expectation(const request& req);
+
+  struct chunk_frame {
+    std::size_t length;  // bytes of the complete element; 0: not all here yet
+    bool error;          // answered: over a limit
+  };
+  chunk_frame measure_chunk_frame(std::string_view pending);
+
+  // Beast's chunk-header callback: the size of the chunk whose data follows.
+  struct chunk_started {
+    http_session* session;
+    void operator()(std::uint64_t size, boost::beast::string_view, boost::system::error_code&) {
+      session->chunk_left_ = size;
+      session->first_chunk_ = false;
+    }
+  };
+  void begin_request();
+  void note_body_progress(std::size_t bytes);
+  void answer_request();
+  void answer_error(http::status status, std::string_view why);
+  void end_request() noexcept;
+
+  const session_environment& env_;
+  boost::beast::flat_buffer input_;
+  std::string output_;                    // serialized responses not yet written
+  std::optional<request_parser> parser_;  // engaged while a request is being read
+  response response_;                     // reused: keeps its body's capacity
+  std::size_t head_consumed_ = 0;  // bytes of this request's header the parser took
+  std::uint64_t body_bytes_ = 0;   // bytes of this request's body (with chunk framing) taken
+  std::uint64_t chunk_left_ = 0;   // data bytes of the current chunk not yet given to Beast
+  std::size_t chunk_scan_ = 0;     // where the search for the trailer section's end resumes
+  bool first_chunk_ = true;        // no chunk-size line parsed yet: no CRLF precedes the next
+  chunk_started chunk_started_{this};
+  clock::time_point body_start_;   // when this request's header ended
+  clock::time_point deadline_;
+  bool in_request_ = false;
+  bool fed_ = false;  // the parser has been given bytes of this request
+  bool closing_ = false;
+};
+
+}  // namespace waypoint::beast::detail

@@ -1,0 +1,91 @@
+// append_response: serialised by hand rather than with Beast's serializer, which would
+// need a composed write per response; pipelined answers share one output string instead.
+#include "response_writer.hpp"
+
+#include <charconv>
+#include <cstdint>
+
+namespace waypoint::beast::detail {
+namespace {
+
+bool holds_line_break(std::string_view s) noexcept {
+  return s.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
+}
+
+void append_number(std::string& out, std::uint64_t n) {
+  char digits[24];
+  auto r = std::to_chars(digits, digits + sizeof digits, n);
+  out.append(digits, r.ptr);
+}
+
+bool is_decimal(std::string_view s) noexcept {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// Returns false (having appended a partial head) when the reason or a field holds CR, LF
+// or NUL.
+bool append_checked(const response& res, const response_framing& framing, std::string& out) {
+  unsigned status = res.result_int();
+  out += framing.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
+  append_number(out, status);
+  out += ' ';
+  std::string_view reason = res.reason();
+  if (holds_line_break(reason)) return false;
+  out.append(reason);
+  out += "\r\n";
+  std::string_view given_length;
+  for (const auto& f : res) {
+    switch (f.name()) {
+      case http::field::content_length:
+        given_length = f.value();
+        continue;
+      case http::field::transfer_encoding:
+      case http::field::connection:
+      case http::field::date:
+        continue;
+      default:
+        break;
+    }
+    if (holds_line_break(f.name_string()) || holds_line_break(f.value())) return false;
+    out.append(f.name_string());
+    out += ": ";
+    out.append(f.value());
+    out += "\r\n";
+  }
+  out += "Date: ";
+  out.append(framing.date);
+  out += "\r\n";
+  if (!framing.keep_alive) {
+    out += "Connection: close\r\n";
+  } else if (framing.version == 10) {
+    out += "Connection: keep-alive\r\n";
+  }
+  bool may_have_body = status >= 200 && status != 204 && status != 304;
+  const std::string& body = res.body();
+  if (may_have_body) {
+    out += "Content-Length: ";
+    // HEAD: a length the handler set for the GET body it did not produce is the truth.
+    if (framing.head && body.empty() && is_decimal(given_length)) {
+      out.append(given_length);
+    } else {
+      append_number(out, body.size());
+    }
+    out += "\r\n";
+  }
+  out += "\r\n";
+  if (may_have_body && !framing.head) out += body;
+  return true;
+}
+
+}  // namespace
+
+void append_response(const response& res, const response_framing& framing, std::string& out) {
+  std::size_t mark = out.size();
+  if (append_checked(res, framing, out)) return;
+  out.resize(mark);
+  response fallback{http::status::internal_server_error, framing.version};
+  fallback.body() = "Internal Server Error: the handler set an invalid header field\n";
+  append_checked(fallback, framing, out);
+}
+
+}  // namespace waypoint::beast::detail

@@ -1,0 +1,26 @@
+// The bytes of one response on the wire, appended to a connection's output. The server
+// decides here, and only here, which fields it writes itself (Date, Connection,
+// Content-Length), what HEAD and bodiless statuses send, and what becomes of a field that
+// could split the header. No socket is involved, so it is tested on strings.
+#pragma once
+
+#include "waypoint/beast/server.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace waypoint::beast::detail {
+
+struct response_framing {
+  unsigned version = 11;    // the request's HTTP version: 10 or 11
+  bool head = false;        // the request was HEAD: no body is sent
+  bool keep_alive = true;   // false: "Connection: close"
+  std::string_view date;    // the Date value
+};
+
+// Appends the status line, every field of `res` except Content-Length, Transfer-Encoding,
+// Connection and Date, the server's own Date, Connection and Content-Length, then the body.
+// A status line or field holding CR, LF or NUL is a handler bug: a 500 is appended instead.
+void append_response(const response& res, const response_framing& framing, std::string& out);
+
+}  // namespace waypoint::beast::detail
