@@ -67,14 +67,22 @@ constexpr std::chrono::milliseconds max_sweep_interval{1000};
 // the refusals themselves into unbounded descriptors.
 constexpr std::size_t refusal_reserve = 64;
 
-// Descriptors a derived max_connections leaves for listeners, refusals, files and the
-// program: an eighth of the limit, at least refusal_reserve + 64.
-std::size_t derived_max_connections() {
+struct connection_limits {
+  std::size_t connections;  // served at once
+  std::size_t refusals;     // answered 503 at once, past `connections`
+};
+
+// From the descriptor limit: an eighth of it (at least 128) is left for refusals, listeners,
+// files and the rest of the program; under a small limit, half serves and a quarter refuses.
+connection_limits limits_for(const server_options& o) {
+  if (o.max_connections) return {o.max_connections, refusal_reserve};
   rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 1 << 20;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return {std::size_t{1} << 20, refusal_reserve};
   auto descriptors = static_cast<std::size_t>(limit.rlim_cur);
-  std::size_t reserve = std::max<std::size_t>(descriptors / 8, refusal_reserve + 64);
-  return descriptors > 2 * reserve ? descriptors - reserve : std::max<std::size_t>(1, descriptors / 2);
+  std::size_t reserve = std::max<std::size_t>(descriptors / 8, 2 * refusal_reserve);
+  if (descriptors > 2 * reserve) return {descriptors - reserve, refusal_reserve};
+  return {std::max<std::size_t>(1, descriptors / 2), descriptors / 4};
 }
 
 // Whether the current thread is one of a server's; stop() must not wait for itself.
@@ -107,7 +115,7 @@ std::chrono::milliseconds sweep_interval(const server_options& o) {
 
 // Shared by the acceptors and the workers: how many connections are open.
 struct connection_count {
-  std::size_t limit = 0;
+  connection_limits limits{};
   std::atomic<std::size_t> open{0};
   std::atomic<std::uint64_t> refused{0};
 };
@@ -520,8 +528,8 @@ void server::impl::start_accepting(listener& l) {
 // refuse with a 503; past the refusal reserve too, it is closed here.
 void server::impl::hand_over(listener& l, worker& target, socket_type socket) {
   std::size_t open = count.open.fetch_add(1, std::memory_order_relaxed);
-  bool over_limit = open >= count.limit;
-  if (over_limit && open >= count.limit + refusal_reserve) {
+  bool over_limit = open >= count.limits.connections;
+  if (over_limit && open >= count.limits.connections + count.limits.refusals) {
     count.open.fetch_sub(1, std::memory_order_relaxed);
     count.refused.fetch_add(1, std::memory_order_relaxed);
     return;  // the socket closes as it goes out of scope
@@ -640,7 +648,7 @@ void server::start() {
   }
   unsigned n =
       s.options.threads ? s.options.threads : std::max(1u, std::thread::hardware_concurrency());
-  s.count.limit = s.options.max_connections ? s.options.max_connections : derived_max_connections();
+  s.count.limits = limits_for(s.options);
   for (unsigned i = 0; i < n; ++i)
     s.workers.push_back(
         std::make_unique<worker>(s.options, s.dispatch, s.stop_requested, s.count));

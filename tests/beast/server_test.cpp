@@ -2,6 +2,7 @@
 // (keep-alive, pipelining, Connection: close, 100-continue), hostile input, limits,
 // timeouts, many connections and graceful shutdown. Timeouts in these tests are short so
 // the suite stays fast; waits for the server are bounded by test_client's patience.
+#include "server_fixture.hpp"
 #include "test_client.hpp"
 
 #include <waypoint/beast/router_dispatch.hpp>
@@ -28,74 +29,12 @@ namespace {
 
 namespace http = boost::beast::http;
 namespace wb = waypoint::beast;
+using waypoint::testing::gate;
 using waypoint::testing::loopback;
 using waypoint::testing::request_text;
+using waypoint::testing::running_server;
 using waypoint::testing::test_client;
-
-// Lets a test hold a request inside its handler: the handler signals `entered` and waits
-// until the test releases it.
-struct gate {
-  std::promise<void> entered;
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-};
-
-// "<pattern> <value> <value>...": which route won and what it captured.
-void echo(const wb::request&, wb::response& res, const wb::route_match& m) {
-  res.body() = std::string(m.route()->pattern.text());
-  for (std::size_t i = 0; i < m.value_count(); ++i) res.body() += " " + std::string(m.value(i));
-}
-
-std::unique_ptr<wb::router> make_router(gate* g = nullptr) {
-  auto r = std::make_unique<wb::router>();
-  for (const char* p : {"GET /users/{id}", "GET /users/me", "POST /users", "GET /files/{path...}",
-                        "GET /docs/", "DELETE /users/{id}"})
-    r->add(p, echo);
-  r->add("POST /upload", [](const wb::request& req, wb::response& res, const wb::route_match&) {
-    res.body() = "received " + std::to_string(req.body().size()) + " bytes";
-  });
-  r->add("GET /throw", [](const wb::request&, wb::response&, const wb::route_match&) {
-    throw std::runtime_error("handler bug");
-  });
-  r->add("GET /inject", [](const wb::request&, wb::response& res, const wb::route_match&) {
-    res.set("X-Evil", "a\r\nSet-Cookie: b=c");
-  });
-  r->add("GET /close", [](const wb::request&, wb::response& res, const wb::route_match&) {
-    res.keep_alive(false);
-    res.body() = "bye";
-  });
-  if (g) {
-    r->add("GET /slow", [g](const wb::request&, wb::response& res, const wb::route_match&) {
-      g->entered.set_value();
-      g->released.wait();
-      res.body() = "finished";
-    });
-  }
-  r->freeze();
-  return r;
-}
-
-wb::server_options test_options() {
-  wb::server_options o;
-  o.listen = {{"127.0.0.1", 0}};
-  o.threads = 2;
-  o.handle_signals = false;
-  return o;
-}
-
-// A started server on an ephemeral port with the test router.
-struct running_server {
-  explicit running_server(wb::server_options o = test_options(), gate* g = nullptr)
-      : router(make_router(g)), server(std::move(o), wb::dispatch_to(*router)) {
-    server.start();
-    port = server.endpoints().front().port;
-  }
-  test_client connect() const { return test_client(port); }
-
-  std::unique_ptr<wb::router> router;
-  wb::server server;
-  std::uint16_t port = 0;
-};
+using waypoint::testing::test_options;
 
 bool holds_line_break(std::string_view s) {
   return s.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
@@ -428,6 +367,119 @@ TEST(Server, IdleKeepAliveConnectionIsDisconnected) {
   EXPECT_TRUE(c.closed_by_server());
 }
 
+TEST(Server, SteadySlowUploadAboveTheMinimumRateCompletes) {
+  wb::server_options o = short_timeouts();
+  o.min_body_rate = 1000;  // bytes per second
+  running_server s(o);
+  test_client c = s.connect();
+  // 3,000 bytes at about 2,000 bytes/s: 1.5 s, far past every timeout, but never stalled.
+  std::string body(3000, 'u');
+  ASSERT_TRUE(c.send("POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 3000\r\n\r\n"));
+  ASSERT_TRUE(c.send_in_pieces(body, std::vector<std::size_t>(30, 100), std::chrono::milliseconds(50)));
+  auto res = c.read();
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->result_int(), 200u);
+  EXPECT_EQ(res->body(), "received 3000 bytes");
+}
+
+struct slow_body_row {
+  std::string rule;
+  std::size_t piece;                  // bytes per write
+  std::chrono::milliseconds gap;      // between writes
+};
+
+TEST(Server, StalledOrTricklingBodyGets408) {
+  std::vector<slow_body_row> rows = {
+      {"a body that stops", 0, std::chrono::milliseconds(0)},
+      {"a body under the minimum rate", 1, std::chrono::milliseconds(50)},  // 20 bytes/s
+  };
+  wb::server_options o = short_timeouts();
+  o.min_body_rate = 1000;
+  running_server s(o);
+  for (const auto& row : rows) {
+    test_client c = s.connect();
+    ASSERT_TRUE(c.send("POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\nab"));
+    for (int i = 0; row.piece > 0 && i < 200; ++i)  // until the server answers and closes
+      if (!c.send(std::string(row.piece, 'x')) || c.closed_by_server(row.gap)) break;
+    auto reply = c.read();
+    ASSERT_TRUE(reply) << row.rule;
+    EXPECT_EQ(reply->result_int(), 408u) << row.rule;
+    EXPECT_FALSE(reply->keep_alive()) << row.rule;
+  }
+}
+
+// A client that stops reading a large response is cut off at write_timeout instead of
+// holding the connection (and the response's memory) for ever.
+TEST(Server, ClientThatStopsReadingIsCutAtTheWriteTimeout) {
+  running_server s(short_timeouts());
+  test_client c = s.connect();
+  ASSERT_TRUE(c.send(request_text("GET", "/big")));
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));  // write_timeout is 200 ms
+  auto received = c.read_until_closed();
+  ASSERT_TRUE(received) << "the server never closed";
+  EXPECT_LT(received->size(), waypoint::testing::big_body_bytes);
+}
+
+// After stop(), a request still arriving keeps its connection only for drain_timeout.
+TEST(Server, DrainTimeoutClosesWhatIsLeft) {
+  wb::server_options o = test_options();
+  o.drain_timeout = std::chrono::milliseconds(300);
+  running_server s(o);
+  test_client c = s.connect();
+  ASSERT_TRUE(c.send("GET /users/1 HTTP/1.1\r\nHo"));  // in flight: the drain waits for it
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto begun = std::chrono::steady_clock::now();
+  s.server.stop();
+  EXPECT_TRUE(c.closed_by_server());
+  s.server.wait();
+  EXPECT_GE(std::chrono::steady_clock::now() - begun, o.drain_timeout);
+}
+
+// The answer to a refused request survives the client's unread bytes: the server drains
+// them before closing, so no reset destroys the response in the client's buffer.
+TEST(Server, RefusedRequestWithMoreBytesBehindItIsStillRead) {
+  running_server s;
+  test_client c = s.connect();
+  ASSERT_TRUE(c.send("GARBAGE\r\n\r\n" + std::string(4 * 1024 * 1024, 'z')));
+  auto res = c.read();
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->result_int(), 400u);
+}
+
+TEST(Server, SecondSignalEndsTheDrainAtOnce) {
+  wb::server_options o = test_options();
+  o.handle_signals = true;
+  o.drain_timeout = std::chrono::seconds(60);
+  running_server s(o);
+  test_client c = s.connect();
+  ASSERT_TRUE(c.send("GET /users/1 HTTP/1.1\r\nHo"));  // the drain would wait a minute for it
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(::kill(::getpid(), SIGTERM), 0);
+  auto done = std::async(std::launch::async, [&] { s.server.wait(); });
+  EXPECT_EQ(done.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_TRUE(c.closed_by_server());
+}
+
+TEST(Server, ErrorsGoThroughTheRenderer) {
+  wb::server_options o = test_options();
+  o.render_error = [](http::status status, std::string_view why, wb::response& res) {
+    res.set(http::field::content_type, "application/problem+json");
+    res.body() = "{\"status\":" + std::to_string(static_cast<unsigned>(status)) + ",\"detail\":\"" +
+                 std::string(why) + "\"}";
+  };
+  running_server s(o);
+  test_client c = s.connect();
+  ASSERT_TRUE(c.send("GET /" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: t\r\n\r\n"));
+  auto res = c.read();
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->result_int(), 414u);
+  EXPECT_EQ((*res)[http::field::content_type], "application/problem+json");
+  EXPECT_EQ(res->body(),
+            "{\"status\":414,\"detail\":\"the request target is longer than the server accepts\"}");
+}
+
 TEST(Server, ServesAThousandConcurrentKeepAliveConnections) {
   constexpr std::size_t connections = 1000;
   rlimit limit{};
@@ -522,6 +574,34 @@ TEST(Server, ListensOnIpv6Loopback) {
   EXPECT_NE(endpoints[0].port, 0);
   test_client over_v6(endpoints[0].port, loopback::v6);
   test_client over_v4(endpoints[1].port);
+  for (test_client* c : {&over_v6, &over_v4}) {
+    ASSERT_TRUE(c->send(request_text("GET", "/")));
+    auto res = c->read();
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->body(), "ok");
+  }
+}
+
+// "::" and "0.0.0.0" on one port: the IPv6 socket is made IPv6-only so both can bind.
+TEST(Server, Ipv6AndIpv4WildcardsShareAPort) {
+  std::uint16_t port = 0;
+  {
+    wb::server probe(test_options(), [](const wb::request&, wb::response&) {});
+    probe.start();
+    port = probe.endpoints().front().port;  // free a moment ago; reused below
+  }
+  wb::server_options o = test_options();
+  o.listen = {{"::", port}, {"0.0.0.0", port}};
+  wb::server s(o, [](const wb::request&, wb::response& res) { res.body() = "ok"; });
+  try {
+    s.start();
+  } catch (const std::system_error& e) {
+    if (std::string(e.what()).find("[::]") != std::string::npos)
+      GTEST_SKIP() << "no IPv6 here: " << e.what();
+    throw;
+  }
+  test_client over_v6(port, loopback::v6);
+  test_client over_v4(port);
   for (test_client* c : {&over_v6, &over_v4}) {
     ASSERT_TRUE(c->send(request_text("GET", "/")));
     auto res = c->read();

@@ -100,14 +100,15 @@ bool test_client::send_in_pieces(std::string_view bytes, const std::vector<std::
   return send(bytes);
 }
 
-std::string test_client::read_until_closed(std::chrono::milliseconds wait) {
+std::optional<std::string> test_client::read_until_closed(std::chrono::milliseconds wait) {
   auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0 || receive(left) <= 0) break;
+    long n = left.count() > 0 ? receive(left) : -1;
+    if (n < 0) return std::nullopt;
+    if (n == 0) return std::exchange(buffered_, {});
   }
-  return std::exchange(buffered_, {});
 }
 
 long test_client::receive(std::chrono::milliseconds wait) {

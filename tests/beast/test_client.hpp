@@ -45,8 +45,9 @@ class test_client {
   // left), pausing `gap` between them so that each tends to arrive as a read of its own.
   bool send_in_pieces(std::string_view bytes, const std::vector<std::size_t>& sizes,
                       std::chrono::microseconds gap);
-  // Everything the server sends until it closes the connection (or `wait` runs out).
-  std::string read_until_closed(std::chrono::milliseconds wait = patience);
+  // Everything the server sends until it closes the connection; nothing when `wait` runs
+  // out first.
+  std::optional<std::string> read_until_closed(std::chrono::milliseconds wait = patience);
   // Closes this end now (the destructor would too).
   void close();
 
