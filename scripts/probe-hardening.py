@@ -414,9 +414,13 @@ def probe_n():
     connected = set()
     failed = 0
     deadline = time.monotonic() + 5
+    by_fd = {s.fileno(): s for s in socks}
     while pending and time.monotonic() < deadline:
-        _, w, _ = select.select([], list(pending)[:1000], [], 0.2)
-        for s in w:
+        poller = select.poll()
+        for s in pending:
+            poller.register(s, select.POLLOUT)
+        for fd, _ in poller.poll(200):
+            s = by_fd[fd]
             pending.discard(s)
             if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
                 connected.add(s)
@@ -439,9 +443,11 @@ def probe_n():
     deadline = time.monotonic() + 10
     open_set = set(connected)
     while open_set and time.monotonic() < deadline:
-        batch = list(open_set)[:1000]
-        r, _, _ = select.select(batch, [], [], 0.2)
-        for s in r:
+        poller = select.poll()
+        for s in open_set:
+            poller.register(s, select.POLLIN)
+        for fd, _ in poller.poll(200):
+            s = by_fd[fd]
             try:
                 d = s.recv(65536)
             except OSError:

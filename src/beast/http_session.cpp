@@ -47,6 +47,20 @@ bool method_is_garbage(std::string_view request_start) noexcept {
   return false;
 }
 
+// Where the header in `pending` ends (past its empty line), or npos. A bare "\n\n" counts
+// as an end too, so that a header with bare line feeds is refused at once rather than
+// waited for. The search resumes at `from`, where the last one stopped.
+std::size_t find_header_end(std::string_view pending, std::size_t from) noexcept {
+  for (std::size_t at = from >= 3 ? from - 3 : 0;; ++at) {
+    at = pending.find('\n', at);
+    if (at == std::string_view::npos) return at;
+    if (at + 1 < pending.size() && pending[at + 1] == '\n') return at + 2;
+    if (at + 2 < pending.size() && pending[at + 1] == '\r' && pending[at + 2] == '\n' &&
+        at >= 1 && pending[at - 1] == '\r')
+      return at + 3;
+  }
+}
+
 // RFC 9112 §2.2: empty lines before a request line are to be ignored (some clients send
 // CRLF after a body).
 void skip_empty_lines(boost::beast::flat_buffer& input) {
@@ -66,7 +80,7 @@ void http_session::process() {
 }
 
 http_session::step http_session::parse_step() {
-  if (!fed_) skip_empty_lines(input_);
+  if (!in_request_) skip_empty_lines(input_);
   if (input_.size() == 0) return step::need_more;
   if (!in_request_) {
     in_request_ = true;
@@ -80,8 +94,8 @@ void http_session::begin_request() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(env_.options.max_header_bytes));
   parser_->body_limit(env_.options.max_body_bytes);
-  parser_->eager(false);  // stop at the header's end: its size is then head_consumed_
-  head_consumed_ = 0;
+  parser_->eager(false);  // stop at the header's end
+  header_scan_ = 0;
   body_bytes_ = 0;
   chunk_left_ = 0;
   chunk_scan_ = 0;
@@ -89,41 +103,40 @@ void http_session::begin_request() {
   parser_->on_chunk_header(chunk_started_);
 }
 
+// The header goes to Beast only once it is all here. Beast would take a request line
+// early and find a bad field either at once or at the header's end, depending on the
+// reads; given whole headers it answers the same however they arrived.
 http_session::step http_session::parse_header() {
   const server_options& limits = env_.options;
   std::string_view pending = view_of(input_.data());
-  if (head_consumed_ == 0) {  // the input begins with the request line
-    if (pending.size() > limits.max_target_bytes &&
-        target_too_long(pending, limits.max_target_bytes)) {
-      answer_error(http::status::uri_too_long,
-                   "the request target is longer than the server accepts");
-      return step::progress;
-    }
-    if (method_is_garbage(pending)) {
-      answer_error(http::status::bad_request, "the request is not HTTP");
-      return step::progress;
-    }
+  if (pending.size() > limits.max_target_bytes &&
+      target_too_long(pending, limits.max_target_bytes)) {
+    answer_error(http::status::uri_too_long,
+                 "the request target is longer than the server accepts");
+    return step::progress;
   }
-  error_code ec;
-  std::size_t used = parser_->put(input_.data(), ec);
-  fed_ = true;
-  input_.consume(used);
-  head_consumed_ += used;
-  if (ec == http::error::need_more) {
-    if (head_consumed_ + input_.size() <= limits.max_header_bytes) return step::need_more;
-    ec = http::error::header_limit;
+  if (method_is_garbage(pending)) {
+    answer_error(http::status::bad_request, "the request is not HTTP");
+    return step::progress;
   }
-  if (!ec && head_consumed_ > limits.max_header_bytes) ec = http::error::header_limit;
-  if (ec == http::error::header_limit) {
+  std::size_t end = find_header_end(pending, header_scan_);
+  if (std::min(end, pending.size()) > limits.max_header_bytes) {
     answer_error(http::status::request_header_fields_too_large,
                  "the header block is larger than the server accepts");
     return step::progress;
   }
+  if (end == std::string_view::npos) {
+    header_scan_ = pending.size();
+    return step::need_more;
+  }
+  error_code ec;
+  std::size_t used = parser_->put(boost::asio::buffer(pending.data(), end), ec);
+  input_.consume(used);
   if (ec == http::error::body_limit) {
     answer_error(http::status::payload_too_large, "the body is larger than the server accepts");
     return step::progress;
   }
-  if (ec) {
+  if (ec || !parser_->is_header_done()) {
     answer_error(http::status::bad_request, "the request is not valid HTTP/1.1");
     return step::progress;
   }
@@ -328,7 +341,6 @@ void http_session::end_request() noexcept {
   answered.store(answered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   parser_.reset();
   in_request_ = false;
-  fed_ = false;
 }
 
 void http_session::expire() {

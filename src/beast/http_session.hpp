@@ -122,7 +122,7 @@ class http_session {
   std::string output_;                    // serialized responses not yet written
   std::optional<request_parser> parser_;  // engaged while a request is being read
   response response_;                     // reused: keeps its body's capacity
-  std::size_t head_consumed_ = 0;  // bytes of this request's header the parser took
+  std::size_t header_scan_ = 0;    // where the search for the header's end resumes
   std::uint64_t body_bytes_ = 0;   // bytes of this request's body (with chunk framing) taken
   std::uint64_t chunk_left_ = 0;   // data bytes of the current chunk not yet given to Beast
   std::size_t chunk_scan_ = 0;     // where the search for the trailer section's end resumes
@@ -131,7 +131,6 @@ class http_session {
   clock::time_point body_start_;   // when this request's header ended
   clock::time_point deadline_;
   bool in_request_ = false;
-  bool fed_ = false;  // the parser has been given bytes of this request
   bool closing_ = false;
 };
 

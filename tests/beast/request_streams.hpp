@@ -99,6 +99,9 @@ inline std::vector<request_stream> request_streams() {
        "POST /upload HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: " +
            std::string(17 * 1024, 't') + "\r\n\r\n",
        {431}},
+      {"a bad field is 400 once its header ends, however the header arrived",
+       std::string("GET /users/1 HTTP/1.1\r\nHost: \xf4\r\n\0\r\n\r\n", 37), {400}},
+      {"bare line feeds are 400", "GET /users/1 HTTP/1.1\nHost: t\n\n", {400}},
       {"a bad chunk size is 400",
        "POST /upload HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", {400}},
   };
