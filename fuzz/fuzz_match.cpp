@@ -3,7 +3,8 @@
 // Whatever the request, the outcome is consistent: a match's values fit its route and no
 // other matching route outranks it; a 404 or 405 has no route for the request's method; a
 // 405's Allow never lists that method; a redirect goes to a clean path that is not the
-// request's; a 400 names a real problem; and matching again gives the same outcome.
+// request's; a 400 names a real problem; no value holds a "." or ".." segment once
+// decoded (however the request spelled it); and matching again gives the same outcome.
 #include <waypoint/pattern.hpp>
 #include <waypoint/reference/outcome.hpp>
 #include <waypoint/router.hpp>
@@ -76,6 +77,19 @@ bool any_route_matches(const router_type& router, const request& r, std::string_
   return false;
 }
 
+// `value` (decoded), split on '/', has a "." or ".." piece: a handler that joins it to a
+// directory would climb out of it.
+bool has_dot_segment(std::string_view value) {
+  for (std::size_t start = 0; start <= value.size();) {
+    std::size_t end = value.find('/', start);
+    if (end == std::string_view::npos) end = value.size();
+    std::string_view piece = value.substr(start, end - start);
+    if (piece == "." || piece == "..") return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 void check_matched(const router_type& router, const request& r,
                    const router_type::match_result& m) {
   const std::string context = r.context();
@@ -83,8 +97,11 @@ void check_matched(const router_type& router, const request& r,
   require(winner != nullptr, "a match has a route", context);
   const auto& names = winner->pattern.wildcard_names();
   require(m.value_count() == names.size(), "one value per wildcard", context);
-  for (std::size_t i = 0; i < names.size(); ++i)
+  for (std::size_t i = 0; i < names.size(); ++i) {
     require(m.value(names[i]) == m.value(i), "values by name and by index agree", context);
+    require(!has_dot_segment(m.value(i)), "no value holds a dot segment " + quoted(m.value(i)),
+            context);
+  }
   std::string_view host = waypoint::detail::strip_port(r.host);
   require(waypoint::matches(winner->pattern, host, r.method, r.path), "the winner matches",
           context);
@@ -127,7 +144,8 @@ void check_redirect(const request& r, const router_type::match_result& m) {
 
 void check_bad_request(const request& r, const router_type::match_result& m) {
   require(!m.error().empty(), "a bad request says why", r.context());
-  require(r.path.size() > waypoint::max_path_length || waypoint::detail::path_error(r.path),
+  require(r.path.size() > waypoint::max_path_length || waypoint::detail::path_error(r.path) ||
+              waypoint::detail::joins_dot_segment(r.path),
           "a bad request has a bad path", r.context());
 }
 

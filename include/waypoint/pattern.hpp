@@ -46,7 +46,7 @@ enum class pattern_errc : std::uint8_t {
   rest_not_last,       // "/{x...}/a"
   end_not_last,        // "/{$}/a"
   invalid_escape,      // "/a%zz"
-  unclean_path,        // "/a//b", "/a/./b", "/a/../b"
+  unclean_path,        // "/a//b", "/a/./b", "/a/../b", "/a/%2E%2E", "/a%2F..%2Fb"
   too_many_wildcards,  // more wildcards than a match result can hold
 };
 
@@ -154,6 +154,12 @@ class path_parser {
       if (raw.empty() || raw == "." || raw == "..")
         fail(pattern_errc::unclean_path, begin,
              "the path is not clean (empty, \".\" or \"..\" segment) and could never match");
+      // A request segment that decodes to a dot segment is cleaned away, and one whose %2F
+      // joins a dot piece is refused: a literal spelled so could never match either.
+      if (dot_segment_length(raw) != 0 || escaped_slash_joins_dot(raw))
+        fail(pattern_errc::unclean_path, begin,
+             "the segment decodes to \".\" or \"..\", or joins one with %2F, and could never "
+             "match");
       if (raw.find('{') == std::string_view::npos) {
         segments.push_back(literal(raw, begin));
         continue;
@@ -399,11 +405,8 @@ inline void append_escaped(std::string& out, std::string_view text) {
 
 inline void append_segment_example(std::string& out, const segment& s) {
   out += '/';
-  // A literal "." or ".." came from %2E escapes; written plainly it would be cleaned away.
-  if (s.type == segment::kind::literal && (s.text == "." || s.text == ".."))
-    out += s.text == "." ? "%2E" : "%2E%2E";
-  else if (s.type == segment::kind::literal)
-    append_escaped(out, s.text);
+  // Invariant: no literal is "." or ".." (the parser refuses them), so none is cleaned away.
+  if (s.type == segment::kind::literal) append_escaped(out, s.text);
   if (s.type == segment::kind::wildcard) out += s.text;
 }
 

@@ -1,6 +1,9 @@
 // basic_router: registration with conflict detection, and an allocation-free match whose
 // outcomes are those of Go's net/http.ServeMux (match, 404, 405 with Allow, redirect),
-// plus bad_request for a path that is not a valid request path.
+// plus bad_request for a path that is not a valid request path. A segment that decodes to
+// "." or ".." ("%2e%2e") is cleaned like the plain one, and one whose %2F joins a dot
+// ("a%2F..%2Fb") is bad_request, so no value ever holds a dot segment (docs/precedence.md,
+// difference 8).
 //
 //   waypoint::router r;                        // handlers are std::function<void()>
 //   r.add("GET /users/{id}", show_user);

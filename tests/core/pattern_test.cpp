@@ -102,8 +102,9 @@ const parse_case parse_cases[] = {
     {"EscapedSpace", "/a%20b", "", "", "'a b'"},
     {"EscapedBracesAreLiteral", "/%7Bx%7D", "", "", "'{x}'"},
     {"EscapedUtf8", "/caf%C3%A9", "", "", "'caf\xC3\xA9'"},
-    {"EscapedDotIsNotADot", "/a/%2e", "", "", "'a' '.'"},
-    {"EscapedDotDotIsNotParent", "/%2E%2E/b", "", "", "'..' 'b'"},
+    {"ThreeEscapedDotsAreALiteral", "/a/%2e%2e%2e", "", "", "'a' '...'"},
+    {"NameThenEscapedDotIsALiteral", "/a.%2e", "", "", "'a..'"},
+    {"EscapedSlashNextToThreeDotsIsALiteral", "/...%2Fa", "", "", "'.../a'"},
     {"DotInsideSegment", "/a.b/.well-known", "", "", "'a.b' '.well-known'"},
     {"DotsInsideSegment", "/..a/a..", "", "", "'..a' 'a..'"},
     {"SubDelimsInLiteral", "/a;b=c/@x:y", "", "", "'a;b=c' '@x:y'"},
@@ -210,6 +211,15 @@ const error_case error_cases[] = {
     {"TrailingDot", "/.", pattern_errc::unclean_path, 1},
     {"TrailingDotDot", "GET /a/..", pattern_errc::unclean_path, 7},
     {"UncleanWithConnectToo", "CONNECT /a//b", pattern_errc::unclean_path, 11},
+    // A request segment that decodes to a dot segment is cleaned away, and one whose %2F
+    // joins a dot piece is refused: a literal spelled so could never match.
+    {"EscapedDotSegment", "/a/%2e", pattern_errc::unclean_path, 3},
+    {"EscapedDotDotSegment", "/%2E%2E/b", pattern_errc::unclean_path, 1},
+    {"DotThenEscapedDotSegment", "GET /a/.%2e", pattern_errc::unclean_path, 7},
+    {"EscapedDotThenDotSegment", "/%2e./b", pattern_errc::unclean_path, 1},
+    {"EscapedSlashJoiningDotDot", "/a%2F..%2Fb", pattern_errc::unclean_path, 1},
+    {"EscapedSlashBeforeDot", "/x/%2F.", pattern_errc::unclean_path, 3},
+    {"DotDotBeforeEscapedSlash", "/..%2f", pattern_errc::unclean_path, 1},
 };
 
 INSTANTIATE_TEST_SUITE_P(Errors, PatternRejects, ::testing::ValuesIn(error_cases),
@@ -367,8 +377,8 @@ const conflict_case conflict_cases[] = {
     {"DifferentHostsNeverConflict", "h1.com/a", "h2.com/a", false},
     {"EndAndWildcardDoNotConflict", "/a/{$}", "/a/{x}", false},
     {"SubtreesNestDoNotConflict", "/images/", "/images/thumbnails/", false},
-    {"EscapedDotLiteralExampleStaysClean", "/%2E", "/{x}/", false},
-    {"EscapedDotLiteralConflictExample", "GET /%2E/{x}", "GET /{y}/b", true},
+    {"DottedLiteralConflictExample", "GET /.../{x}", "GET /{y}/b", true},
+    {"EscapedSlashLiteralConflictExample", "GET /a%2F.b/{x}", "GET /{y}/b", true},
 };
 
 INSTANTIATE_TEST_SUITE_P(Conflicts, PatternConflict, ::testing::ValuesIn(conflict_cases),

@@ -192,8 +192,8 @@ const behaviour_case behaviour_cases[] = {
     {"CleanThenSlashRedirect", "GET", "/x/../static", "", "307 /static/"},
     {"CleanKeepsTrailingSlash", "GET", "/static//a/", "", "307 /static/a/"},
     {"CleanKeepsEscapesExactlyOnce", "GET", "/users/a%20b//", "", "307 /users/a%20b/"},
-    {"EscapedDotIsNotCleaned", "GET", "/users/%2e%2e", "", "match GET /users/{id} id=.."},
-    {"EscapedDotsDoNotClimb", "GET", "/users/%2e%2e/me", "", "404"},
+    {"EscapedDotDotIsCleanedLikeDotDot", "GET", "/users/%2e%2e", "", "307 /"},
+    {"EscapedDotsClimbLikeDots", "GET", "/users/%2e%2e/me", "", "307 /me"},
     {"ProtocolRelativeNeverSurvivesCleaning", "GET", "//evil.example/..", "", "307 /"},
     {"LeadingDoubleSlashIsCleaned", "GET", "//evil.example", "", "307 /evil.example"},
     {"SlashRedirectKeepsEscapedSlash", "GET", "/dir%2Fx", "", "307 /dir%2Fx/"},
@@ -492,14 +492,161 @@ TEST(Router, LongEscapedPathDecodesWithinStorage) {
   EXPECT_EQ(m.value(0), std::string((path.size() - 1) / 3, 'A'));
 }
 
+// --- dot segments spelled with escapes ------------------------------------------------
+
+// A segment that decodes to "." or ".." is a dot segment: it is cleaned and redirected
+// exactly as the plain one. A segment whose %2F joins a dot piece is refused. So no value
+// handed to a handler holds a "." or ".." segment once decoded.
+const std::vector<const char*> registry_table = {
+    "GET /v1/registry/{path...}",
+    "GET /v1/users/{id}",
+    "GET /v1/users/{id}/posts",
+    "/v1/static/",
+};
+
+// describe(), with the reason of a bad_request.
+std::string describe_with_reason(const router_type::match_result& m) {
+  std::string out = describe(m);
+  if (m.status() == match_status::bad_request) out += " " + std::string(m.error());
+  return out;
+}
+
+const std::string dot_join = std::string("400 ") + waypoint::detail::path_dot_join_error;
+
+struct dot_case {
+  const char* rule;
+  const char* path;
+  std::string expected;
+};
+
+class EscapedDotSegments : public ::testing::TestWithParam<dot_case> {};
+
+TEST_P(EscapedDotSegments, OnRegistryTable) {
+  static const router_type r = build(registry_table);
+  const dot_case& c = GetParam();
+  EXPECT_EQ(describe_with_reason(r.match("GET", c.path)), c.expected);
+}
+
+const dot_case dot_cases[] = {
+    // The finding: the rest wildcard was handed "../../etc/passwd".
+    {"EscapedDotDotsInRestAreCleaned", "/v1/registry/%2e%2e/%2e%2e/etc/passwd", "307 /etc/passwd"},
+    {"UppercaseEscapedDotDotIsCleaned", "/v1/registry/%2E%2E/etc/passwd", "307 /v1/etc/passwd"},
+    {"DotThenEscapedDotIsCleaned", "/v1/registry/a/.%2e/b", "307 /v1/registry/b"},
+    {"EscapedDotThenDotIsCleaned", "/v1/registry/a/%2e./b", "307 /v1/registry/b"},
+    {"MixedCaseEscapedDotDotIsCleaned", "/v1/registry/a/%2E%2e/b", "307 /v1/registry/b"},
+    {"EscapedDotIsCleaned", "/v1/registry/a/%2e/b", "307 /v1/registry/a/b"},
+    {"UppercaseEscapedDotIsCleaned", "/v1/registry/a/%2E/b", "307 /v1/registry/a/b"},
+    {"EscapedAndPlainDotsAreCleanedTogether", "/v1/registry/a/../b/%2e%2e/c/./d/%2e",
+     "307 /v1/registry/c/d"},
+    {"EscapedDotDotAtTheStartStopsAtRoot", "/%2e%2e/v1/users/7", "307 /v1/users/7"},
+    {"EscapedDotAtTheStartIsCleaned", "/%2e/v1/users/7", "307 /v1/users/7"},
+    {"EscapedDotDotInTheMiddleIsCleaned", "/v1/users/7/%2e%2e/8/posts", "307 /v1/users/8/posts"},
+    {"EscapedDotDotAtTheEndIsCleaned", "/v1/users/7/%2e%2e", "307 /v1/users"},
+    {"EscapedDotAtTheEndIsCleaned", "/v1/users/7/%2e", "307 /v1/users/7"},
+    {"EscapedDotDotBeforeTrailingSlashKeepsIt", "/v1/users/7/%2e%2e/", "307 /v1/users/"},
+    {"EscapedDotBeforeTrailingSlashKeepsIt", "/v1/static/%2e/", "307 /v1/static/"},
+    {"EscapedDotDotInsideTheRestIsCleaned", "/v1/registry/library/%2e%2e/nginx",
+     "307 /v1/registry/nginx"},
+    {"EscapedDotDotClimbsOutOfTheRest", "/v1/registry/%2e%2e/users/7", "307 /v1/users/7"},
+    {"EscapedDotDotInASingleWildcardIsCleaned", "/v1/users/%2e%2e/posts", "307 /v1/posts"},
+    {"CleaningKeepsOtherEscapes", "/v1/registry/a%20b/%2e/c%2Fd", "307 /v1/registry/a%20b/c%2Fd"},
+    {"CleaningThenTrailingSlashRedirect", "/v1/x/%2e%2e/static", "307 /v1/static/"},
+    // An escaped slash that joins a dot piece cannot be cleaned: refused.
+    {"EscapedSlashJoiningDotDotIsRefused", "/v1/registry/a%2F..%2Fb", dot_join},
+    {"EscapedSlashBeforeDotDotIsRefused", "/v1/registry/%2F..", dot_join},
+    {"DotDotBeforeEscapedSlashIsRefused", "/v1/registry/..%2Fetc/passwd", dot_join},
+    {"DotBeforeEscapedSlashIsRefused", "/v1/users/.%2Fx", dot_join},
+    {"LowercaseEscapedSlashJoiningEscapedDotsIsRefused",
+     "/v1/registry/%2e%2e%2f%2e%2e%2fetc%2fpasswd", dot_join},
+    {"JoinedDotIsRefusedEvenInAnUncleanPath", "/v1/registry/../a%2F..", dot_join},
+    {"JoinedDotIsRefusedAtTheEndWithTrailingSlash", "/v1/registry/a%2F../", dot_join},
+    {"InvalidByteIsNamedBeforeAJoinedDot", "/v1/registry/..%2F/a b",
+     std::string("400 ") + waypoint::detail::path_byte_error},
+    // Values that merely contain dots are names, not dot segments.
+    {"DotsInsideANameAreKept", "/v1/users/a..b", "match GET /v1/users/{id} id=a..b"},
+    {"ThreeDotsAreAName", "/v1/users/...", "match GET /v1/users/{id} id=..."},
+    {"ThreeEscapedDotsAreAName", "/v1/users/%2e%2e%2e", "match GET /v1/users/{id} id=..."},
+    {"HiddenFileIsAName", "/v1/registry/.hidden/x",
+     "match GET /v1/registry/{path...} path=.hidden/x"},
+    {"NameThenEscapedDotIsAName", "/v1/users/a.%2e", "match GET /v1/users/{id} id=a.."},
+    {"EscapedSlashNextToThreeDotsIsData", "/v1/registry/...%2Fa",
+     "match GET /v1/registry/{path...} path=.../a"},
+    {"EscapedSlashNextToHiddenFileIsData", "/v1/registry/a%2F.hidden",
+     "match GET /v1/registry/{path...} path=a/.hidden"},
+    {"LoneEscapedSlashIsStillData", "/v1/users/%2F", "match GET /v1/users/{id} id=/"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Registry, EscapedDotSegments, ::testing::ValuesIn(dot_cases),
+                         [](const auto& info) { return std::string(info.param.rule); });
+
+// Each spelling of a dot segment gets exactly the outcome of the plain one, wherever it is.
+TEST(EscapedDotSegments, AreAnsweredAsThePlainDotSegment) {
+  router_type r = build(registry_table);
+  const std::pair<const char*, std::vector<const char*>> spellings[] = {
+      {".", {"%2e", "%2E"}},
+      {"..", {"%2e%2e", "%2E%2E", ".%2e", "%2e.", "%2E.", ".%2E", "%2e%2E"}},
+  };
+  const char* paths[] = {"/D/v1/users/7",       "/v1/D/users/7",      "/v1/users/7/D",
+                         "/v1/users/7/D/",      "/v1/registry/a/D/b", "/v1/registry/D",
+                         "/v1/registry/a/b/D/", "/v1/static/D/x",     "/D"};
+  for (const auto& [plain, escaped] : spellings) {
+    for (std::string path : paths) {
+      std::size_t at = path.find('D');
+      std::string expected = describe(r.match("GET", path.replace(at, 1, plain)));
+      for (const char* spelling : escaped) {
+        std::string other = path;
+        other.replace(at, std::string_view(plain).size(), spelling);
+        EXPECT_EQ(describe(r.match("GET", other)), expected) << other;
+      }
+    }
+  }
+}
+
+// Split on '/', no decoded value holds a "." or ".." piece: every path of up to three
+// segments over spellings of dots, escaped slashes and names, under a single wildcard and
+// under a rest wildcard.
+TEST(EscapedDotSegments, NoMatchedValueHoldsADotSegment) {
+  router_type r = build(registry_table);
+  const char* pieces[] = {"a",   ".",     "..",  "%2e",    "%2E%2e", ".%2e",   "%2e.",
+                          "...", "a.%2e", "%2F", "a%2F..", "..%2F",  "%2F%2e", ".hidden"};
+  std::vector<std::string> tails{""};
+  for (int depth = 0; depth < 3; ++depth) {
+    std::vector<std::string> next;
+    for (const std::string& tail : tails)
+      for (const char* piece : pieces) next.push_back(tail + "/" + piece);
+    tails.insert(tails.end(), next.begin(), next.end());
+  }
+  std::size_t matched = 0;
+  for (const char* base : {"/v1/registry", "/v1/users"}) {
+    for (const std::string& tail : tails) {
+      std::string path = base + tail;
+      auto m = r.match("GET", path);
+      if (!m) continue;
+      ++matched;
+      for (std::size_t i = 0; i < m.value_count(); ++i) {
+        std::string value = "/" + std::string(m.value(i));
+        for (std::size_t start = 1; start <= value.size();) {
+          std::size_t end = std::min(value.find('/', start), value.size());
+          std::string_view piece = std::string_view(value).substr(start, end - start);
+          EXPECT_TRUE(piece != "." && piece != "..") << path << " gives " << m.value(i);
+          start = end + 1;
+        }
+      }
+    }
+  }
+  EXPECT_GT(matched, 100u);
+}
+
 // --- the one-pass path scan ---------------------------------------------------------
 
-// scan_path must give the answers of the plain path_error and is_clean_path, count one
-// segment per '/' and map the first 64 of them.
+// scan_path must give the answers of the plain path_error, joins_dot_segment and
+// is_clean_path, count one segment per '/' and map the first 64 of them.
 void expect_scan_agrees(const std::string& path, std::size_t& checked) {
   waypoint::detail::path_scan scan = waypoint::detail::scan_path(path);
   waypoint::detail::path_scan bytes = waypoint::detail::scan_path_bytes(path);
   const char* error = waypoint::detail::path_error(path);
+  if (!error && waypoint::detail::joins_dot_segment(path))
+    error = waypoint::detail::path_dot_join_error;
   ASSERT_EQ(scan.error == nullptr, error == nullptr) << path;
   ASSERT_EQ(bytes.error == nullptr, error == nullptr) << path;
   if (error) {
@@ -521,27 +668,86 @@ void expect_scan_agrees(const std::string& path, std::size_t& checked) {
   ++checked;
 }
 
-// Every path of up to six bytes over an alphabet that reaches each branch of the scan
-// (plain, '/', '.', '%', hex digits, a byte that must be escaped), alone and shifted so
-// that it straddles the boundaries of the 16-byte blocks the vector scan reads.
-TEST(PathScan, AgreesWithPlainValidationAndCleaning) {
-  const std::string alphabet = "a/.%2F ";
-  std::vector<std::string> tails{""};
-  for (std::size_t length = 1; length <= 6; ++length) {
-    std::vector<std::string> next;
-    for (const std::string& prefix : tails) {
-      if (prefix.size() + 1 != length) continue;
-      for (char c : alphabet) next.push_back(prefix + c);
-    }
-    tails.insert(tails.end(), next.begin(), next.end());
+// Every string of up to `longest` bytes over `alphabet`.
+std::vector<std::string> strings_over(const std::string& alphabet, std::size_t longest) {
+  std::vector<std::string> out{""};
+  for (std::size_t begin = 0, length = 1; length <= longest; ++length) {
+    std::size_t end = out.size();
+    for (std::size_t i = begin; i < end; ++i)
+      for (char c : alphabet) out.push_back(out[i] + c);
+    begin = end;
   }
+  return out;
+}
+
+// Each tail alone and shifted so that it straddles the boundaries of the 16-byte blocks
+// the vector scan reads.
+std::size_t expect_scan_agrees_after_prefixes(const std::vector<std::string>& tails) {
   std::size_t checked = 0;
   for (const std::string& prefix : {std::string("/"), "/" + std::string(6, 'b'),
                                     "/" + std::string(12, 'b'), "/" + std::string(14, 'b') + "/",
                                     "/b/" + std::string(27, 'c'), "/b/" + std::string(58, 'c')})
     for (const std::string& tail : tails) expect_scan_agrees(prefix + tail, checked);
-  EXPECT_GT(checked, 6 * 1000u);
+  return checked;
 }
+
+// Every path of up to six bytes over an alphabet that reaches each branch of the scan
+// (plain, '/', '.', '%', hex digits, a byte that must be escaped).
+TEST(PathScan, AgreesWithPlainValidationAndCleaning) {
+  EXPECT_GT(expect_scan_agrees_after_prefixes(strings_over("a/.%2F ", 6)), 6 * 1000u);
+}
+
+// The escaped dot and slash in both cases, next to plain dots and slashes: every way of
+// spelling a dot segment, or joining one to an escaped slash, in up to six bytes.
+TEST(PathScan, AgreesOnEscapedDotsAndSlashes) {
+  EXPECT_GT(expect_scan_agrees_after_prefixes(strings_over("/.%2eEf", 6)), 6 * 1000u);
+}
+
+// The plain oracles on the spellings the rules are about.
+struct dot_segment_case {
+  const char* rule;
+  const char* segment;
+  std::size_t dots;  // dot_segment_length
+  bool joins;        // escaped_slash_joins_dot
+};
+
+class DotSegment : public ::testing::TestWithParam<dot_segment_case> {};
+
+TEST_P(DotSegment, IsKnownByWhatItDecodesTo) {
+  const dot_segment_case& c = GetParam();
+  EXPECT_EQ(waypoint::detail::dot_segment_length(c.segment), c.dots);
+  EXPECT_EQ(waypoint::detail::escaped_slash_joins_dot(c.segment), c.joins);
+}
+
+const dot_segment_case dot_segment_cases[] = {
+    {"PlainDot", ".", 1, false},
+    {"PlainDotDot", "..", 2, false},
+    {"EscapedDot", "%2e", 1, false},
+    {"UppercaseEscapedDot", "%2E", 1, false},
+    {"EscapedDotDot", "%2e%2e", 2, false},
+    {"UppercaseEscapedDotDot", "%2E%2E", 2, false},
+    {"DotThenEscapedDot", ".%2e", 2, false},
+    {"EscapedDotThenDot", "%2e.", 2, false},
+    {"ThreeDotsAreAName", "...", 0, false},
+    {"ThreeEscapedDotsAreAName", "%2e%2e%2e", 0, false},
+    {"DotsInsideANameAreAName", "a..b", 0, false},
+    {"HiddenFileIsAName", ".hidden", 0, false},
+    {"NameThenEscapedDotIsAName", "a.%2e", 0, false},
+    {"EscapedOtherByteIsNotADot", "%2d", 0, false},
+    {"EmptyIsNotADotSegment", "", 0, false},
+    {"EscapedSlashJoinsDotDotBetweenNames", "a%2F..%2Fb", 0, true},
+    {"EscapedSlashBeforeDotDot", "%2F..", 0, true},
+    {"DotDotBeforeEscapedSlash", "..%2F", 0, true},
+    {"DotBeforeEscapedSlash", ".%2Fx", 0, true},
+    {"LowercaseEscapedSlashJoinsEscapedDots", "a%2f%2e%2e", 0, true},
+    {"EscapedSlashAloneJoinsNothing", "%2F", 0, false},
+    {"EscapedSlashBetweenNamesJoinsNothing", "a%2Fb", 0, false},
+    {"EscapedSlashNextToThreeDotsJoinsNothing", "...%2Fa", 0, false},
+    {"EscapedSlashNextToHiddenFileJoinsNothing", "a%2F.hidden", 0, false},
+};
+
+INSTANTIATE_TEST_SUITE_P(Spellings, DotSegment, ::testing::ValuesIn(dot_segment_cases),
+                         [](const auto& info) { return std::string(info.param.rule); });
 
 #if defined(__SSE2__)
 // The vector classes are the byte table's: a too-strict class would only send every path
@@ -804,6 +1010,8 @@ TEST(Allocations, NoneOnAnyOutcome) {
       {"GET", "/v1/dir", match_status::redirect},
       {"GET", "/v1//users/42", match_status::redirect},
       {"GET", "/v1/%zz", match_status::bad_request},
+      {"GET", "/v1/files/a/%2e%2e/b", match_status::redirect},
+      {"GET", "/v1/files/a%2F..%2Fb", match_status::bad_request},
   };
   auto result = std::make_unique<router_type::match_result>();
   for (const probe& p : probes) {

@@ -8,9 +8,11 @@
 // docs/testing.md explains how to turn a disagreement into a row of servemux_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "differential.hpp"
@@ -57,6 +59,30 @@ TEST(Differential, RouterAgreesWithReferenceOnRandomTables) {
   for (int status = 0; status < 5; ++status)
     EXPECT_GT(counts.by_status[status], counts.requests / 100)
         << names[status] << " is rarely reached";
+}
+
+// The generator spells dot segments with escapes and joins dots to escaped slashes, so the
+// run above holds the router to the reference on both rules (docs/precedence.md).
+TEST(Differential, GeneratesEscapedDotSegments) {
+  std::size_t requests = 0, escaped_dots = 0, joined_dots = 0;
+  for (std::uint64_t table = 0; table < 200; ++table) {
+    seeded_source source(default_seed + table);
+    scenario s = scenario_generator<seeded_source>(source).make(max_patterns, requests_per_table);
+    for (const auto& r : s.requests) {
+      ++requests;
+      if (waypoint::detail::path_error(r.path)) continue;
+      joined_dots += waypoint::detail::joins_dot_segment(r.path);
+      for (std::size_t start = 1; start <= r.path.size();) {
+        std::size_t end = std::min(r.path.find('/', start), r.path.size());
+        std::string_view segment = std::string_view(r.path).substr(start, end - start);
+        escaped_dots += segment.find('%') != std::string_view::npos &&
+                        waypoint::detail::dot_segment_length(segment) != 0;
+        start = end + 1;
+      }
+    }
+  }
+  EXPECT_GT(escaped_dots, requests / 100);
+  EXPECT_GT(joined_dots, requests / 200);
 }
 
 TEST(Differential, ReportsADisagreement) {

@@ -120,7 +120,8 @@ class scenario_generator {
                                                        "h.com:8080", "k.org",  "k.org:443", "x.net",
                                                        "[::1]:80",   "h.com:", "H.COM"};
   // Request segments: literals, their escapes, data slashes and percents, an escaped dot.
-  // Dot and empty segments come from mutate(), so that most paths are clean.
+  // Dot and empty segments, escaped or not, come from mutate(), so that most paths are
+  // clean.
   static constexpr std::string_view request_segments[] = {
       "a", "b", "c", "d", "a", "b", "%61", "A", "a%2Fb", "%2F", "%25", "%2e", "a%2fb"};
 
@@ -291,6 +292,35 @@ class scenario_generator {
       case 18:
         path.insert(std::min(path.find('/', 1), path.size()), "/");
         break;  // "/a//b"
+      // Dot segments spelled with escapes, which clean like the plain ones, and escaped
+      // slashes joining a dot, which are refused; then names that only hold dots.
+      case 19:
+        path.insert(std::min(path.find('/', 1), path.size()), "/%2e%2e");
+        break;  // "/a/%2e%2e/b"
+      case 20:
+        path += "/.%2E";
+        break;
+      case 21:
+        path.insert(0, "/%2e");
+        break;
+      case 22:
+        path += "/%2E./";
+        break;
+      case 23:
+        path += "/a%2F..%2Fb";
+        break;
+      case 24:
+        path.insert(std::min(path.find('/', 1), path.size()), "/%2f%2e");
+        break;  // "/a/%2f%2e/b"
+      case 25:
+        path += "/..%2F";
+        break;
+      case 26:
+        path += "/%2e%2e%2e";
+        break;
+      case 27:
+        path += "/a.%2e";
+        break;
       default:
         break;  // most requests stay as built
     }

@@ -74,7 +74,44 @@ const match_row match_rows[] = {
      "/a%2Fb",
      "",
      R"(match "/a%2Fb")"},
-    {"EscapedDotIsNotCleaned", {"/a/{x}"}, "GET", "/a/%2e", "", R"(match "/a/{x}" x=".")"},
+    // Waypoint: a segment is "." or ".." by what it decodes to. Go cleans the escaped path
+    // and hands the handler x="." or p="../../etc/passwd".
+    {"WaypointEscapedDotIsCleanedLikeADot",
+     {"/a/{x}"},
+     "GET",
+     "/a/%2e",
+     "",
+     R"(redirect 307 "/a")"},
+    {"WaypointEscapedDotDotsInRestAreCleaned",
+     {"/f/{p...}"},
+     "GET",
+     "/f/%2e%2e/%2e%2e/etc/passwd",
+     "",
+     R"(redirect 307 "/etc/passwd")"},
+    {"WaypointMixedEscapedDotsAreCleaned",
+     {"/f/{p...}"},
+     "GET",
+     "/f/a/.%2e/%2E./b/%2e/",
+     "",
+     R"(redirect 307 "/b/")"},
+    {"WaypointEscapedSlashJoiningADotIsBadRequest",
+     {"/f/{p...}"},
+     "GET",
+     "/f/a%2F..%2Fb",
+     "",
+     "400"},
+    {"WaypointDotsInsideNamesAreData",
+     {"/f/{p...}"},
+     "GET",
+     "/f/...%2Fa.%2e/.hidden",
+     "",
+     R"(match "/f/{p...}" p=".../a../.hidden")"},
+    {"WaypointThreeEscapedDotsAreAName",
+     {"/a/{x}"},
+     "GET",
+     "/a/%2e%2e%2e",
+     "",
+     R"(match "/a/{x}" x="...")"},
     {"RestTakesTheRemainderDecoded",
      {"/f/{p...}"},
      "GET",
@@ -236,6 +273,12 @@ const registration_row registration_rows[] = {
      "conflict"},
     {"UnclosedBraceIsRefused", {}, "/a/{x", refused(pattern_errc::unclosed_brace)},
     {"UncleanPatternIsRefused", {}, "/a/../b", refused(pattern_errc::unclean_path)},
+    // Waypoint: no request could reach these literals ("." and "..", "a/../b" decoded).
+    {"WaypointEscapedDotLiteralIsRefused", {}, "/a/%2E%2E", refused(pattern_errc::unclean_path)},
+    {"WaypointEscapedSlashJoiningADotLiteralIsRefused",
+     {},
+     "/a%2F..%2Fb",
+     refused(pattern_errc::unclean_path)},
     {"WaypointTooManyWildcardsIsRefused",
      {},
      too_many_wildcards(),
@@ -276,6 +319,18 @@ TEST(ServeMux, RedirectStatusIsConfigurable) {
   auto r = mux.match("GET", "/a");
   EXPECT_EQ(r.redirect_status, 308);
   EXPECT_EQ(r.location, "/a/");
+}
+
+TEST(ServeMux, JoinedDotSegmentSaysWhy) {
+  waypoint::reference::servemux<int> mux;
+  mux.add("/f/{p...}", 1);
+  waypoint::basic_router<int> router;
+  router.add("/f/{p...}", 1);
+  router.freeze();
+  EXPECT_EQ(mux.match("GET", "/f/..%2Fetc").error, waypoint::detail::path_dot_join_error);
+  EXPECT_EQ(router.match("GET", "/f/..%2Fetc").error(), waypoint::detail::path_dot_join_error);
+  // A path that is not valid besides is refused for that first.
+  EXPECT_EQ(mux.match("GET", "/f/..%2F/a b").error, waypoint::detail::path_byte_error);
 }
 
 TEST(ServeMux, RejectsOtherRedirectStatuses) {

@@ -57,10 +57,13 @@ constexpr bool escape_at(std::string_view s, std::size_t i) noexcept {
   return i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0;
 }
 
-// Why a request path is refused; path_error and the scans name the first one met.
+// Why a request path is refused; path_error and the scans name the first one met, and
+// name path_dot_join_error only for a path that has none of the others.
 inline constexpr const char* path_start_error = "the path must begin with '/'";
 inline constexpr const char* path_byte_error = "the path holds a byte that must be percent-encoded";
 inline constexpr const char* path_escape_error = "the path holds an invalid percent-escape";
+inline constexpr const char* path_dot_join_error =
+    "an escaped slash joins a dot segment (\".\" or \"..\" next to %2F)";
 
 // Offset of the first invalid %-escape in `s`, or npos when every '%' starts one.
 constexpr std::size_t find_invalid_escape(std::string_view s) noexcept {
@@ -70,6 +73,47 @@ constexpr std::size_t find_invalid_escape(std::string_view s) noexcept {
     i += 2;
   }
   return std::string_view::npos;
+}
+
+// s[i] begins the escape %2E or %2F (either case): an escaped '.' or '/'.
+constexpr bool escaped_dot_at(std::string_view s, std::size_t i) noexcept {
+  return s[i] == '%' && escape_at(s, i) && s[i + 1] == '2' && (s[i + 2] | 0x20) == 'e';
+}
+constexpr bool escaped_slash_at(std::string_view s, std::size_t i) noexcept {
+  return s[i] == '%' && escape_at(s, i) && s[i + 1] == '2' && (s[i + 2] | 0x20) == 'f';
+}
+
+// How many dots the escaped segment `s` decodes to when it decodes to "." or ".." (1 or
+// 2), else 0: "." and ".." spelled with plain dots, %2E or %2e in any mix.
+constexpr std::size_t dot_segment_length(std::string_view s) noexcept {
+  std::size_t dots = 0;
+  for (std::size_t i = 0; i < s.size() && dots <= 2; ++i) {
+    if (escaped_dot_at(s, i))
+      i += 2;
+    else if (s[i] != '.')
+      return 0;
+    ++dots;
+  }
+  return dots <= 2 ? dots : 0;
+}
+
+// The escaped segment `s` holds an escaped slash and one of the pieces it separates
+// decodes to "." or ".." ("a%2F..%2Fb", "%2F..", ".%2Fx"): decoded, the segment would
+// climb, and no cleaning keeps it one segment.
+constexpr bool escaped_slash_joins_dot(std::string_view s) noexcept {
+  bool joined = false;
+  bool dot_piece = false;
+  std::size_t start = 0;  // where the current piece begins
+  for (std::size_t i = 0; i <= s.size(); ++i) {
+    bool slash = i < s.size() && escaped_slash_at(s, i);
+    if (i < s.size() && !slash) continue;
+    dot_piece |= dot_segment_length(s.substr(start, i - start)) != 0;
+    if (!slash) break;
+    joined = true;
+    i += 2;
+    start = i + 1;
+  }
+  return joined && dot_piece;
 }
 
 // Decodes the valid escapes of `s` into `out` (which holds at least s.size() bytes)
@@ -91,8 +135,9 @@ inline std::size_t percent_decode(std::string_view s, char* out,
   return n;
 }
 
-// Why a request path is not acceptable, or nullptr when it is: it must begin with
-// '/', and hold only path bytes, '/' and valid escapes.
+// Why a request path is not a valid one, or nullptr when it is: it must begin with
+// '/', and hold only path bytes, '/' and valid escapes. A valid path can still be refused
+// by the router: see joins_dot_segment.
 constexpr const char* path_error(std::string_view path) noexcept {
   if (path.empty() || path.front() != '/') return path_start_error;
   for (std::size_t i = 0; i < path.size(); ++i) {
@@ -105,10 +150,24 @@ constexpr const char* path_error(std::string_view path) noexcept {
   return nullptr;
 }
 
+// Some segment of `path` (valid, beginning with '/') is escaped_slash_joins_dot: the
+// router answers bad_request (path_dot_join_error), so that no wildcard value ever holds a
+// "." or ".." segment once decoded.
+constexpr bool joins_dot_segment(std::string_view path) noexcept {
+  std::size_t start = 1;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (escaped_slash_joins_dot(path.substr(start, end - start))) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 // What one pass over a request path learns: whether it is acceptable (error is
-// nullptr), whether it is clean, whether any segment holds an escape (when none does,
-// the match walk never decodes), how many segments it has (one per '/') and where the
-// first ones begin.
+// nullptr: path_error, then joins_dot_segment), whether it is clean (is_clean_path),
+// whether any segment holds an escape (when none does, the match walk never decodes), how
+// many segments it has (one per '/') and where the first ones begin.
 struct path_scan {
   const char* error = nullptr;
   bool clean = true;
@@ -136,8 +195,8 @@ inline constexpr std::array<unsigned char, 256> path_class_table = [] {
   return table;
 }();
 
-// path_error and is_clean_path in a single pass, a byte at a time. The two plain
-// functions stay as the oracle: the tests and fuzzers hold scan_path to them.
+// path_error, joins_dot_segment and is_clean_path in a single pass, a byte at a time. The
+// plain functions stay as the oracle: the tests and fuzzers hold scan_path to them.
 constexpr path_scan scan_path_bytes(std::string_view path) noexcept {
   path_scan scan;
   if (path.empty() || path.front() != '/') {
@@ -145,11 +204,23 @@ constexpr path_scan scan_path_bytes(std::string_view path) noexcept {
     return scan;
   }
   // Only '/', '.', '%' and invalid bytes need a look; the common byte costs a table load.
+  // A segment is "." or ".." by what it decodes to, so %2E counts as a dot, and an escaped
+  // slash splits a segment into pieces that are looked at the same way.
   std::size_t segment_start = 1;  // where the current segment begins
-  std::size_t dots = 0;           // '.' bytes in the current segment
-  auto dot_segment = [&](std::size_t end) {
-    std::size_t length = end - segment_start;
-    return length <= 2 && dots == length;  // "", "." or ".."
+  std::size_t piece_start = 1;    // where its current piece (after the last %2F) begins
+  std::size_t dots = 0;           // '.' bytes and %2E escapes in the current piece
+  std::size_t escapes = 0;        // escapes in the current piece: 3 bytes decode to 1
+  bool joined = false;            // the current segment holds a %2F
+  bool dot_join = false;          // some %2F joins a dot piece: refused once all is valid
+  // The piece that ends at `end` decodes to "." or "..": a dot segment when the segment
+  // has no %2F, a refused request when it has one.
+  auto end_piece = [&](std::size_t end) {
+    std::size_t length = end - piece_start - 2 * escapes;  // decoded
+    if ((length != 1 && length != 2) || dots != length) return;
+    if (joined)
+      dot_join = true;
+    else
+      scan.clean = false;
   };
   scan.segments = 1;
   scan.slashes = 1;
@@ -158,9 +229,11 @@ constexpr path_scan scan_path_bytes(std::string_view path) noexcept {
     if (cls == 1) [[likely]]
       continue;
     if (cls == 2) {
-      if (dot_segment(i)) scan.clean = false;
-      segment_start = i + 1;
-      dots = 0;
+      if (i == segment_start) scan.clean = false;  // an empty segment
+      end_piece(i);
+      segment_start = piece_start = i + 1;
+      dots = escapes = 0;
+      joined = false;
       ++scan.segments;
       if (i < 64) scan.slashes |= std::uint64_t{1} << i;
     } else if (cls == 4) {
@@ -171,6 +244,15 @@ constexpr path_scan scan_path_bytes(std::string_view path) noexcept {
         return scan;
       }
       scan.escaped = true;
+      if (escaped_slash_at(path, i)) {
+        joined = true;  // before end_piece: the piece before a %2F is joined too
+        end_piece(i);
+        piece_start = i + 3;
+        dots = escapes = 0;
+      } else {
+        dots += escaped_dot_at(path, i);
+        ++escapes;
+      }
       i += 2;
     } else {
       scan.error = path_byte_error;
@@ -178,7 +260,8 @@ constexpr path_scan scan_path_bytes(std::string_view path) noexcept {
     }
   }
   // The last segment may be empty (a trailing slash) but not "." or "..".
-  if (segment_start < path.size() && dot_segment(path.size())) scan.clean = false;
+  end_piece(path.size());
+  if (dot_join) scan.error = path_dot_join_error;
   return scan;
 }
 
@@ -257,7 +340,7 @@ constexpr bool in_dot_segment(std::string_view path, std::size_t i) noexcept {
 
 // scan_path_bytes sixteen bytes at a time. Only the rare bytes ('.', '%') are looked at
 // one by one; an invalid byte or escape hands the path to scan_path_bytes, which names
-// the first error.
+// the first error, and so does a %2E or %2F, which only the byte scan decodes.
 inline path_scan scan_path_blocks(std::string_view path) noexcept {
   if (path.size() < 4 || path.front() != '/') return scan_path_bytes(path);
   path_scan scan;
@@ -272,6 +355,9 @@ inline path_scan scan_path_blocks(std::string_view path) noexcept {
     for (unsigned m = b.percent; m; m &= m - 1) {
       std::size_t i = at + static_cast<std::size_t>(std::countr_zero(m));
       if (!escape_at(path, i)) return scan_path_bytes(path);
+      // %2E and %2F can make or join a dot segment: the byte scan decodes those.
+      if (path[i + 1] == '2' && ((path[i + 2] | 0x20) == 'e' || (path[i + 2] | 0x20) == 'f'))
+        return scan_path_bytes(path);
       scan.escaped = true;
     }
     for (unsigned m = b.dot; m && scan.clean; m &= m - 1)
@@ -292,7 +378,8 @@ constexpr path_scan scan_path(std::string_view path) noexcept {
 }
 
 // True when `path` (which begins with '/') has no empty segment other than a trailing
-// one and no "." or ".." segment: Go's cleanPath would return it unchanged.
+// one and no segment that decodes to "." or ".." ("%2e%2e" is ".."): clean_path would
+// return it unchanged.
 constexpr bool is_clean_path(std::string_view path) noexcept {
   std::size_t start = 1;
   while (start <= path.size()) {
@@ -301,7 +388,7 @@ constexpr bool is_clean_path(std::string_view path) noexcept {
     std::string_view segment = path.substr(start, end - start);
     bool last = end == path.size();
     if (segment.empty() && !last) return false;
-    if (segment == "." || segment == "..") return false;
+    if (dot_segment_length(segment) != 0) return false;
     start = end + 1;
   }
   return true;
@@ -309,7 +396,9 @@ constexpr bool is_clean_path(std::string_view path) noexcept {
 
 // Go's cleanPath on an escaped path that begins with '/': removes empty, "." and ".."
 // segments and keeps a trailing slash. Writes into `out` (at least path.size() + 1
-// bytes) and returns the length. Escapes are not decoded, so "%2e" is not a dot.
+// bytes) and returns the length. Unlike Go, a segment is a dot segment by what it decodes
+// to: "%2e%2e" climbs like "..", so that no handler is ever given one. The other
+// segments are copied as escaped.
 inline std::size_t clean_path(std::string_view path, char* out) noexcept {
   std::size_t n = 0;
   out[n++] = '/';
@@ -319,8 +408,9 @@ inline std::size_t clean_path(std::string_view path, char* out) noexcept {
     if (end == std::string_view::npos) end = path.size();
     std::string_view segment = path.substr(start, end - start);
     start = end + 1;
-    if (segment.empty() || segment == ".") continue;
-    if (segment == "..") {
+    std::size_t dots = dot_segment_length(segment);
+    if (segment.empty() || dots == 1) continue;
+    if (dots == 2) {
       while (n > 1 && out[n - 1] != '/') --n;  // drop the last segment's bytes
       if (n > 1) --n;                          // and the slash before it
       continue;

@@ -14,6 +14,9 @@
 //   - a request segment "%2F" is data: it matches {x} and the literal "%2F", never {$}
 //     (Go decodes it to "/" and mistakes it for the trailing slash);
 //   - a path that is invalid, or longer than waypoint::max_path_length, is bad_request;
+//   - a request segment is "." or ".." by what it decodes to: "%2e%2e" is cleaned like ".."
+//     (Go cleans the escaped path, then hands the handler ".."), and a segment whose
+//     escaped slash joins a dot piece ("a%2F..%2Fb") is bad_request;
 //   - a pattern with more than waypoint::max_wildcards wildcards is refused;
 //   - a redirect location is the cleaned escaped path (Go re-escapes the decoded one), and
 //     CONNECT is cleaned like every other method.
@@ -24,6 +27,7 @@
 #include "waypoint/route.hpp"
 #include "waypoint/router.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -88,9 +92,9 @@ class servemux {
     if (path.size() > max_path_length)
       return bad_request("the path is longer than the router accepts");
     if (const char* error = detail::path_error(path)) return bad_request(error);
+    if (escaped_slash_joins_dot_segment(path)) return bad_request(detail::path_dot_join_error);
 
-    std::string cleaned(path.size() + 1, '\0');
-    cleaned.resize(detail::clean_path(path, cleaned.data()));
+    std::string cleaned = clean_path(path);
     std::string_view bare_host = detail::strip_port(host);
 
     found hit = match_or_redirect(bare_host, method, cleaned);
@@ -167,6 +171,53 @@ class servemux {
     std::string out(raw.size(), '\0');
     out.resize(detail::percent_decode(raw, out.data()));
     return out;
+  }
+
+  // The segments of `path` (which begins with '/'), escaped, split on the real slashes.
+  static std::vector<std::string_view> segments_of(std::string_view path) {
+    std::vector<std::string_view> out;
+    for (std::size_t start = 1; start <= path.size();) {
+      std::size_t end = std::min(path.find('/', start), path.size());
+      out.push_back(path.substr(start, end - start));
+      start = end + 1;
+    }
+    return out;
+  }
+
+  // Go's cleanPath, but a segment is "." or ".." by what it decodes to. The segments
+  // that stay are kept as escaped; a trailing slash stays.
+  static std::string clean_path(std::string_view path) {
+    std::vector<std::string_view> kept;
+    for (std::string_view segment : segments_of(path)) {
+      std::string name = decoded(segment);
+      if (segment.empty() || name == ".") continue;
+      if (name == "..") {
+        if (!kept.empty()) kept.pop_back();
+        continue;
+      }
+      kept.push_back(segment);
+    }
+    std::string out;
+    for (std::string_view segment : kept) {
+      out += '/';
+      out += segment;
+    }
+    if (out.empty() || path.back() == '/') out += '/';
+    return out;
+  }
+
+  // A segment holds an escaped slash, and one of the pieces it separates, decoded, is "."
+  // or "..": decoded it would climb, and cleaning cannot remove it without changing which
+  // segments the path has.
+  static bool escaped_slash_joins_dot_segment(std::string_view path) {
+    for (std::string_view segment : segments_of(path)) {
+      std::string name = decoded(segment);
+      if (name.find('/') == std::string::npos) continue;
+      std::string pieces = '/' + name;
+      for (std::string_view piece : segments_of(pieces))
+        if (piece == "." || piece == "..") return true;
+    }
+    return false;
   }
 
   // Go's matchPath: the first route under `n` that matches `path` (empty, or beginning
