@@ -32,7 +32,7 @@ inline constexpr std::size_t big_body_bytes = 64 * 1024 * 1024;
 
 inline void echo(const wb::request&, wb::response& res, const wb::route_match& m) {
   res.body() = std::string(m.route()->pattern.text());
-  for (std::size_t i = 0; i < m.value_count(); ++i) res.body() += " " + std::string(m.value(i));
+  for (std::size_t i = 0; i < m.value_count(); ++i) res.body().append(" ").append(m.value(i));
 }
 
 inline std::unique_ptr<wb::router> make_router(gate* g = nullptr) {

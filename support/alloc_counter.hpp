@@ -1,6 +1,10 @@
-// Exact heap-allocation counts for tests and benchmarks that promise zero (or a fixed
-// number of) allocations. Linking waypoint_alloc_counter replaces the global
-// operator new/delete with versions that count every call on this thread.
+// Exact heap-allocation counts for code that promises zero (or a fixed number of)
+// allocations. Three users share this interface (support/CMakeLists.txt): the tests pin
+// allocation counts with it, the route tool's `bench` command reports them, and the
+// benchmarks report them. Linking waypoint_alloc_counter (support/alloc_counter.cpp)
+// replaces the global operator new/delete with versions that count every call on this
+// thread; the benchmarks link bench/support/malloc_counter.cpp instead, which implements
+// the same functions at the malloc level.
 #pragma once
 
 #include <cstdint>
