@@ -410,6 +410,28 @@ INSTANTIATE_TEST_SUITE_P(
                    "b"},
         escape_row{"truncated sequence replaced", "a\xe2\x82", "a\xef\xbf\xbd\xef\xbf\xbd"},
         escape_row{"overlong encoding replaced", "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},
-        escape_row{"surrogate replaced", "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}));
+        escape_row{"surrogate replaced", "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+        escape_row{"detail of max_client_text_bytes kept whole",
+                   std::string(max_client_text_bytes, 'a'),
+                   std::string(max_client_text_bytes, 'a')},
+        escape_row{"longer detail cut at the limit and marked",
+                   std::string(max_client_text_bytes + 1, 'a'),
+                   std::string(max_client_text_bytes, 'a') + "\xe2\x80\xa6 (+1 bytes)"},
+        escape_row{"100 KiB detail cut", std::string(100 * 1024, 'x'),
+                   std::string(max_client_text_bytes, 'x') + "\xe2\x80\xa6 (+102144 bytes)"},
+        escape_row{"cut never splits a three-byte sequence",
+                   std::string(max_client_text_bytes - 1, 'a') + "\xe2\x82\xac" + "zz",
+                   std::string(max_client_text_bytes - 1, 'a') + "\xe2\x80\xa6 (+5 bytes)"},
+        escape_row{"cut never splits a four-byte sequence",
+                   std::string(max_client_text_bytes - 2, 'a') + "\xf0\x9f\x98\x80" + "z",
+                   std::string(max_client_text_bytes - 2, 'a') + "\xe2\x80\xa6 (+5 bytes)"},
+        escape_row{"bytes that are not UTF-8 are cut at most 3 before the limit",
+                   std::string(1000, '\x80'),
+                   [] {
+                     std::string s;
+                     for (std::size_t i = 0; i < max_client_text_bytes - 3; ++i)
+                       s += "\xef\xbf\xbd";
+                     return s + "\xe2\x80\xa6 (+747 bytes)";
+                   }()}));
 
 }  // namespace

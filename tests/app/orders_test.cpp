@@ -4,10 +4,13 @@
 
 #include "orders.hpp"
 
+#include <waypoint/app/middleware.hpp>
+
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -94,6 +97,20 @@ INSTANTIATE_TEST_SUITE_P(
                    "application/json", 500, std::nullopt},
         orders_row{"wrong method", "GET", "", "application/json", 405, std::nullopt},
         orders_row{"OPTIONS", "OPTIONS", "", "application/json", 204, std::nullopt}));
+
+// The probe that found the 500: a huge number must not reach the logs whole.
+TEST(Orders, LogLinesStayShortForAHugeNumber) {
+  std::vector<std::string> lines;
+  application app({.logger = [&](std::string_view l) { lines.emplace_back(l); }});
+  app.use(access_log());
+  waypoint::examples::add_order_routes(app);
+  response res = app.respond(json_request(
+      "POST", "/v1/commerce/orders", R"({"sku":"KB-101","quantity":)" + std::string(10'000, '9') + "}"));
+  EXPECT_EQ(res.result_int(), 400u);
+  EXPECT_LT(res.body().size(), 1024u);
+  ASSERT_FALSE(lines.empty());
+  for (const std::string& line : lines) EXPECT_LT(line.size(), 1024u) << line.substr(0, 200);
+}
 
 TEST(Orders, IdsAreDistinct) {
   application app;
