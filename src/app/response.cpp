@@ -137,4 +137,8 @@ response_builder& response_builder::problem(int code, std::string_view text,
   return *this;
 }
 
+void render_problem(http::status status, std::string_view detail, response& res) {
+  response_builder(res).problem(static_cast<int>(status), detail);
+}
+
 }  // namespace waypoint::app

@@ -369,6 +369,73 @@ TEST(ResponseBuilder, ProblemEscapesInvalidUtf8InDetail) {
   EXPECT_EQ(doc.value("title", ""), "Bad Request");
 }
 
+// --- render_problem ------------------------------------------------------------------
+
+// The statuses waypoint::beast::server answers itself, with their RFC 9110 names.
+struct render_row {
+  http::status status;
+  const char* title;
+};
+
+class RenderProblem : public ::testing::TestWithParam<render_row> {};
+
+TEST_P(RenderProblem, WritesTheDocumentTheApplicationWritesForThatStatus) {
+  const render_row& row = GetParam();
+  const int code = static_cast<int>(row.status);
+  response res{row.status, 11};
+  render_problem(row.status, "why the server refused", res);
+  EXPECT_EQ(res.result(), row.status) << code;
+  EXPECT_EQ(field(res, "Content-Type"), "application/problem+json") << code;
+  nlohmann::json doc = body_json(res);
+  ASSERT_TRUE(doc.is_object()) << res.body();
+  EXPECT_EQ(doc, (nlohmann::json{{"type", "about:blank"},
+                                 {"title", row.title},
+                                 {"status", code},
+                                 {"detail", "why the server refused"}}));
+  // Byte for byte what a handler's http_error of that status gets.
+  application app;
+  app.get("/e", [code](context&) -> void {
+    throw waypoint::http_error(code, "why the server refused");
+  });
+  EXPECT_EQ(res.body(), answer(app, "GET", "/e").body()) << code;
+}
+
+TEST_P(RenderProblem, CutsAHugeDetail) {
+  response res{GetParam().status, 11};
+  render_problem(GetParam().status, std::string(100 * 1024, 'w'), res);
+  nlohmann::json doc = body_json(res);
+  ASSERT_TRUE(doc.is_object()) << res.body().substr(0, 200);
+  EXPECT_EQ(doc.value("detail", ""),
+            std::string(max_client_text_bytes, 'w') + "\xe2\x80\xa6 (+102144 bytes)");
+  EXPECT_LT(res.body().size(), 512u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, RenderProblem,
+    ::testing::Values(render_row{http::status::bad_request, "Bad Request"},
+                      render_row{http::status::request_timeout, "Request Timeout"},
+                      render_row{http::status::payload_too_large, "Content Too Large"},
+                      render_row{http::status::uri_too_long, "URI Too Long"},
+                      render_row{http::status::expectation_failed, "Expectation Failed"},
+                      render_row{http::status::request_header_fields_too_large,
+                                 "Request Header Fields Too Large"},
+                      render_row{http::status::not_implemented, "Not Implemented"},
+                      render_row{http::status::service_unavailable, "Service Unavailable"}),
+    [](const auto& info) { return "status" + std::to_string(static_cast<int>(info.param.status)); });
+
+TEST(RenderProblem, ReplacesABodyAndTheFieldsThatDescribedIt) {
+  response res{http::status::service_unavailable, 11};
+  res.set(http::field::content_type, "text/plain");
+  res.set(http::field::content_encoding, "gzip");
+  res.set(http::field::retry_after, "5");
+  res.body() = "draining";
+  render_problem(http::status::service_unavailable, "the server is shutting down", res);
+  EXPECT_EQ(field(res, "Content-Type"), "application/problem+json");
+  EXPECT_EQ(field(res, "Content-Encoding"), "");
+  EXPECT_EQ(field(res, "Retry-After"), "5");
+  EXPECT_EQ(body_json(res).value("detail", ""), "the server is shutting down");
+}
+
 }  // namespace
 
 namespace {

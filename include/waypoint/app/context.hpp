@@ -133,6 +133,17 @@ class response_builder {
 // A 10,000-digit number or a 100 KiB path then costs the log 256 bytes, not the whole token.
 inline constexpr std::size_t max_client_text_bytes = 256;
 
+// Writes into `res` the problem document the application answers for its own errors of
+// `status` (the same writer, response_builder::problem): Content-Type
+// application/problem+json and {"type":"about:blank","title":<the RFC 9110 reason
+// phrase>,"status":<status>,"detail":<detail, cut at max_client_text_bytes>}; the body and
+// the fields that described an earlier body are replaced, others kept. For errors answered
+// outside the application, so that a client sees one error shape: waypoint::beast::server's
+// own 400, 408, 413, 414, 417, 431, 501 and 503 (app::response is beast::response):
+//   options.render_error = waypoint::app::render_problem;
+// Throws std::invalid_argument for a status outside 100..999, std::bad_alloc.
+void render_problem(http::status status, std::string_view detail, response& res);
+
 namespace detail {
 
 struct endpoint;  // a registered route: handler and middleware chain (application.hpp)
