@@ -87,29 +87,33 @@ std::string pointer_token(std::string_view name);
 
 // The byte (1-based) at which nlohmann/json's parser gives up on `text`, for the errors
 // that carry no position (out_of_range.406, a number overflowing a double). The cold path
-// of a refused body only: it parses `text` again, keeping nothing.
-inline std::size_t failing_byte(std::string_view text) {
-  using json = nlohmann::json;
-  struct locator final : nlohmann::json_sax<json> {
+// of a refused body only: it parses `text` again, keeping nothing. A template on the JSON
+// type so that, like parse_json_body, its mangled name carries the caller's nlohmann ABI.
+template <class Json>
+std::size_t failing_byte(std::string_view text) {
+  struct locator final : nlohmann::json_sax<Json> {
     std::size_t byte = 0;
     bool null() override { return true; }
     bool boolean(bool) override { return true; }
-    bool number_integer(json::number_integer_t) override { return true; }
-    bool number_unsigned(json::number_unsigned_t) override { return true; }
-    bool number_float(json::number_float_t, const json::string_t&) override { return true; }
-    bool string(json::string_t&) override { return true; }
-    bool binary(json::binary_t&) override { return true; }
+    bool number_integer(typename Json::number_integer_t) override { return true; }
+    bool number_unsigned(typename Json::number_unsigned_t) override { return true; }
+    bool number_float(typename Json::number_float_t, const typename Json::string_t&) override {
+      return true;
+    }
+    bool string(typename Json::string_t&) override { return true; }
+    bool binary(typename Json::binary_t&) override { return true; }
     bool start_object(std::size_t) override { return true; }
-    bool key(json::string_t&) override { return true; }
+    bool key(typename Json::string_t&) override { return true; }
     bool end_object() override { return true; }
     bool start_array(std::size_t) override { return true; }
     bool end_array() override { return true; }
-    bool parse_error(std::size_t position, const std::string&, const json::exception&) override {
+    bool parse_error(std::size_t position, const std::string&,
+                     const typename Json::exception&) override {
       byte = position;
       return false;
     }
   } sax;
-  (void)json::sax_parse(text, &sax);
+  (void)Json::sax_parse(text, &sax);
   return sax.byte;
 }
 
@@ -132,7 +136,7 @@ inline void parse_json_body(context& ctx, nlohmann::json& out) {
   } catch (const nlohmann::json::parse_error& e) {
     throw_malformed_json(e.byte, e.what());
   } catch (const nlohmann::json::exception& e) {
-    throw_malformed_json(failing_byte(ctx.body()), e.what());
+    throw_malformed_json(failing_byte<nlohmann::json>(ctx.body()), e.what());
   }
 }
 
