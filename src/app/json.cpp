@@ -66,6 +66,31 @@ void check_json_request(context& ctx) {
                               "\" is not JSON; send application/json");
 }
 
+void check_json_depth(std::string_view text) {
+  // Brackets inside strings do not nest; an escaped quote does not end a string. Unbalanced
+  // or otherwise malformed text is left to the parser, which reports it precisely.
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_json_depth)
+        throw http_error(400, "malformed JSON at byte " + std::to_string(i + 1) +
+                                  ": nested deeper than " + std::to_string(max_json_depth) +
+                                  " levels");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
 void throw_malformed_json(std::size_t byte, std::string_view message) {
   throw http_error(400, "malformed JSON at byte " + std::to_string(byte) + ": " +
                             std::string(without_id(message)));

@@ -9,13 +9,16 @@
 namespace waypoint::app {
 namespace {
 
+// The method and path are the client's and are clipped; append_json_string escapes their
+// control bytes (a CR or LF cannot start a forged line) and replaces invalid UTF-8.
 std::string access_line(context& ctx, int status, std::chrono::steady_clock::duration elapsed) {
+  std::string clipped;  // allocates only for a field too long to log whole
   std::string line;
   line.reserve(160);
   line += "{\"method\":";
-  waypoint::detail::append_json_string(line, ctx.method());
+  waypoint::detail::append_json_string(line, detail::clip_client_text(ctx.method(), clipped));
   line += ",\"path\":";
-  waypoint::detail::append_json_string(line, ctx.path());
+  waypoint::detail::append_json_string(line, detail::clip_client_text(ctx.path(), clipped));
   line += ",\"route\":";
   if (ctx.route_pattern().empty())
     line += "null";

@@ -26,6 +26,27 @@ std::string_view title_of(int status) noexcept {
 
 }  // namespace
 
+namespace detail {
+
+std::string_view clip_client_text(std::string_view text, std::string& scratch) {
+  if (text.size() <= max_client_text_bytes) return text;
+  // Back up over continuation bytes (10xxxxxx) to the lead byte of the sequence the limit
+  // splits, which goes with the cut part. Three at most: no UTF-8 sequence is longer, and
+  // text that is not UTF-8 is cut anywhere (its writers replace stray bytes with U+FFFD).
+  std::size_t cut = max_client_text_bytes;
+  while (cut > max_client_text_bytes - 3 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;
+  scratch.clear();
+  scratch.reserve(cut + 32);
+  scratch.append(text.substr(0, cut));
+  scratch += "\xE2\x80\xA6 (+";  // U+2026 HORIZONTAL ELLIPSIS
+  scratch += std::to_string(text.size() - cut);
+  scratch += " bytes)";
+  return scratch;
+}
+
+}  // namespace detail
+
 response_builder& response_builder::status(int code) {
   if (code < 100 || code > 999)
     throw std::invalid_argument("waypoint::app: status " + std::to_string(code) +
@@ -96,6 +117,8 @@ response_builder& response_builder::problem(int code, std::string_view text,
   message_->erase(http::field::etag);
   message_->erase(http::field::last_modified);
   message_->set(http::field::content_type, "application/problem+json");
+  std::string clipped;  // allocates only for a detail too long to send whole
+  text = detail::clip_client_text(text, clipped);
   // Written by hand: one string, sized once, instead of a JSON object per error.
   std::string& out = message_->body();
   out.clear();
@@ -112,6 +135,10 @@ response_builder& response_builder::problem(int code, std::string_view text,
   }
   out += '}';
   return *this;
+}
+
+void render_problem(http::status status, std::string_view detail, response& res) {
+  response_builder(res).problem(static_cast<int>(status), detail);
 }
 
 }  // namespace waypoint::app

@@ -369,6 +369,73 @@ TEST(ResponseBuilder, ProblemEscapesInvalidUtf8InDetail) {
   EXPECT_EQ(doc.value("title", ""), "Bad Request");
 }
 
+// --- render_problem ------------------------------------------------------------------
+
+// The statuses waypoint::beast::server answers itself, with their RFC 9110 names.
+struct render_row {
+  http::status status;
+  const char* title;
+};
+
+class RenderProblem : public ::testing::TestWithParam<render_row> {};
+
+TEST_P(RenderProblem, WritesTheDocumentTheApplicationWritesForThatStatus) {
+  const render_row& row = GetParam();
+  const int code = static_cast<int>(row.status);
+  response res{row.status, 11};
+  render_problem(row.status, "why the server refused", res);
+  EXPECT_EQ(res.result(), row.status) << code;
+  EXPECT_EQ(field(res, "Content-Type"), "application/problem+json") << code;
+  nlohmann::json doc = body_json(res);
+  ASSERT_TRUE(doc.is_object()) << res.body();
+  EXPECT_EQ(doc, (nlohmann::json{{"type", "about:blank"},
+                                 {"title", row.title},
+                                 {"status", code},
+                                 {"detail", "why the server refused"}}));
+  // Byte for byte what a handler's http_error of that status gets.
+  application app;
+  app.get("/e", [code](context&) -> void {
+    throw waypoint::http_error(code, "why the server refused");
+  });
+  EXPECT_EQ(res.body(), answer(app, "GET", "/e").body()) << code;
+}
+
+TEST_P(RenderProblem, CutsAHugeDetail) {
+  response res{GetParam().status, 11};
+  render_problem(GetParam().status, std::string(100 * 1024, 'w'), res);
+  nlohmann::json doc = body_json(res);
+  ASSERT_TRUE(doc.is_object()) << res.body().substr(0, 200);
+  EXPECT_EQ(doc.value("detail", ""),
+            std::string(max_client_text_bytes, 'w') + "\xe2\x80\xa6 (+102144 bytes)");
+  EXPECT_LT(res.body().size(), 512u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, RenderProblem,
+    ::testing::Values(render_row{http::status::bad_request, "Bad Request"},
+                      render_row{http::status::request_timeout, "Request Timeout"},
+                      render_row{http::status::payload_too_large, "Content Too Large"},
+                      render_row{http::status::uri_too_long, "URI Too Long"},
+                      render_row{http::status::expectation_failed, "Expectation Failed"},
+                      render_row{http::status::request_header_fields_too_large,
+                                 "Request Header Fields Too Large"},
+                      render_row{http::status::not_implemented, "Not Implemented"},
+                      render_row{http::status::service_unavailable, "Service Unavailable"}),
+    [](const auto& info) { return "status" + std::to_string(static_cast<int>(info.param.status)); });
+
+TEST(RenderProblem, ReplacesABodyAndTheFieldsThatDescribedIt) {
+  response res{http::status::service_unavailable, 11};
+  res.set(http::field::content_type, "text/plain");
+  res.set(http::field::content_encoding, "gzip");
+  res.set(http::field::retry_after, "5");
+  res.body() = "draining";
+  render_problem(http::status::service_unavailable, "the server is shutting down", res);
+  EXPECT_EQ(field(res, "Content-Type"), "application/problem+json");
+  EXPECT_EQ(field(res, "Content-Encoding"), "");
+  EXPECT_EQ(field(res, "Retry-After"), "5");
+  EXPECT_EQ(body_json(res).value("detail", ""), "the server is shutting down");
+}
+
 }  // namespace
 
 namespace {
@@ -410,6 +477,28 @@ INSTANTIATE_TEST_SUITE_P(
                    "b"},
         escape_row{"truncated sequence replaced", "a\xe2\x82", "a\xef\xbf\xbd\xef\xbf\xbd"},
         escape_row{"overlong encoding replaced", "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},
-        escape_row{"surrogate replaced", "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}));
+        escape_row{"surrogate replaced", "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+        escape_row{"detail of max_client_text_bytes kept whole",
+                   std::string(max_client_text_bytes, 'a'),
+                   std::string(max_client_text_bytes, 'a')},
+        escape_row{"longer detail cut at the limit and marked",
+                   std::string(max_client_text_bytes + 1, 'a'),
+                   std::string(max_client_text_bytes, 'a') + "\xe2\x80\xa6 (+1 bytes)"},
+        escape_row{"100 KiB detail cut", std::string(100 * 1024, 'x'),
+                   std::string(max_client_text_bytes, 'x') + "\xe2\x80\xa6 (+102144 bytes)"},
+        escape_row{"cut never splits a three-byte sequence",
+                   std::string(max_client_text_bytes - 1, 'a') + "\xe2\x82\xac" + "zz",
+                   std::string(max_client_text_bytes - 1, 'a') + "\xe2\x80\xa6 (+5 bytes)"},
+        escape_row{"cut never splits a four-byte sequence",
+                   std::string(max_client_text_bytes - 2, 'a') + "\xf0\x9f\x98\x80" + "z",
+                   std::string(max_client_text_bytes - 2, 'a') + "\xe2\x80\xa6 (+5 bytes)"},
+        escape_row{"bytes that are not UTF-8 are cut at most 3 before the limit",
+                   std::string(1000, '\x80'),
+                   [] {
+                     std::string s;
+                     for (std::size_t i = 0; i < max_client_text_bytes - 3; ++i)
+                       s += "\xef\xbf\xbd";
+                     return s + "\xe2\x80\xa6 (+747 bytes)";
+                   }()}));
 
 }  // namespace

@@ -77,4 +77,13 @@ TEST(Diagnostics, SuccessPathWorksUnderTheOtherAbi) {
   EXPECT_EQ(res.body(), R"({"a":4})");
 }
 
+TEST(Diagnostics, NumberBeyondAnyDoubleIsA400UnderTheOtherAbi) {
+  application app;
+  app.post<diag::pointed>("/pointed", [](diag::pointed p) { return nlohmann::json{{"x", p.x}}; });
+  response res = app.respond(json_request("POST", "/pointed", R"({"x":1e400})"));
+  EXPECT_EQ(res.result_int(), 400u) << res.body();
+  EXPECT_EQ(body_json(res).value("detail", ""),
+            "malformed JSON at byte 10: number overflow parsing '1e400'");
+}
+
 }  // namespace

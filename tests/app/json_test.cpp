@@ -69,6 +69,14 @@ inline void from_json(const nlohmann::json& j, odd_name& o) {
   waypoint::app::json_field(j, "a/b~c", o.value);
 }
 
+// A document carried as it came: reading it copies a nlohmann::json, which recurses once
+// per nesting level.
+struct envelope {
+  std::string kind;
+  nlohmann::json payload;
+};
+WAYPOINT_JSON_OBJECT(envelope, kind, payload)
+
 }  // namespace shop
 
 namespace {
@@ -191,6 +199,20 @@ INSTANTIATE_TEST_SUITE_P(
                   "malformed JSON at byte 1"},
         error_row{"trailing garbage is malformed", "/orders", R"({"customer":"a"} x)",
                   "application/json", 400, std::nullopt, "byte"},
+        error_row{"truncated document is malformed", "/orders",
+                  R"({"customer":"a","items":[{"sku":"a")", "application/json", 400,
+                  std::nullopt, "malformed JSON at byte 36: "},
+        error_row{"number beyond any double is malformed, not a 500", "/orders",
+                  R"({"customer":1e400})", "application/json", 400, std::nullopt,
+                  "malformed JSON at byte 17: number overflow parsing '1e400'"},
+        error_row{"negative number beyond any double is malformed", "/orders",
+                  R"({"customer":"a","items":[{"sku":"a","quantity":-1e400}]})",
+                  "application/json", 400, std::nullopt, "number overflow parsing '-1e400'"},
+        error_row{"invalid UTF-8 in a string is malformed", "/orders",
+                  "{\"customer\":\"a\xff\"}", "application/json", 400, std::nullopt,
+                  "ill-formed UTF-8 byte"},
+        error_row{"lone surrogate escape is malformed", "/orders", R"({"customer":"\ud800"})",
+                  "application/json", 400, std::nullopt, "surrogate"},
         error_row{"missing member", "/orders", "{" + good_items + "}", "application/json", 422,
                   "/customer", "missing member \"customer\""},
         error_row{"wrong type", "/orders", R"({"customer":7,)" + good_items + "}",
@@ -266,6 +288,62 @@ INSTANTIATE_TEST_SUITE_P(Rows, AcceptedContentType,
                                            accepted_type_row{" application/json ;charset=UTF-8"},
                                            accepted_type_row{"application/merge-patch+json"},
                                            accepted_type_row{"application/vnd.api+json"}));
+
+// Bodies at the limits of what the parser accepts, with the default 1 MiB body limit and a
+// type that copies a nested document (a nlohmann::json member), as a from_json may do.
+struct limit_row {
+  const char* rule;
+  std::string body;
+  int status;
+  const char* detail;  // a substring of "detail"
+};
+
+class DecodeLimits : public ::testing::TestWithParam<limit_row> {};
+
+TEST_P(DecodeLimits, AnswerWithoutCrashing) {
+  const limit_row& row = GetParam();
+  application app({.logger = [](std::string_view) {}});
+  app.post<shop::envelope, std::string>("/in", [](shop::envelope e) { return e.kind; });
+  response res = app.respond(json_request("POST", "/in", row.body));
+  EXPECT_EQ(res.result_int(), static_cast<unsigned>(row.status)) << row.rule;
+  nlohmann::json doc = body_json(res);
+  if (row.status >= 400) {
+    EXPECT_EQ(field(res, "Content-Type"), "application/problem+json") << row.rule;
+    EXPECT_EQ(doc["status"], row.status) << row.rule;
+    EXPECT_NE(doc.value("detail", "").find(row.detail), std::string::npos)
+        << row.rule << ": " << doc.dump();
+  }
+}
+
+std::string nested(std::size_t depth, std::string_view inner = "") {
+  return std::string(depth, '[') + std::string(inner) + std::string(depth, ']');
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, DecodeLimits,
+    ::testing::Values(
+        limit_row{"100,000 open brackets are refused before parsing",
+                  std::string(100'000, '['), 400,
+                  "malformed JSON at byte 257: nested deeper than 256 levels"},
+        limit_row{"100,000 balanced levels in a copied member are refused, not a crash",
+                  R"({"kind":"k","payload":)" + nested(100'000) + "}", 400,
+                  "nested deeper than 256 levels"},
+        limit_row{"100,000 balanced levels of objects are refused",
+                  [] {
+                    std::string s;
+                    for (int i = 0; i < 100'000; ++i) s += R"({"a":)";
+                    return s + "1" + std::string(100'000, '}');
+                  }(),
+                  400, "nested deeper than 256 levels"},
+        limit_row{"max_json_depth levels are accepted",
+                  R"({"kind":"k","payload":)" + nested(max_json_depth - 1) + "}", 201, ""},
+        limit_row{"brackets inside strings do not nest",
+                  R"({"kind":")" + std::string(1000, '[') + R"(\"[","payload":0})", 201, ""},
+        limit_row{"a 10,000-digit integer is malformed",
+                  R"({"kind":"k","payload":)" + std::string(10'000, '7') + "}", 400,
+                  "number overflow parsing '7777"},
+        limit_row{"a number where a string is expected is a 422",
+                  R"({"kind":7,"payload":null})", 422, "must be a string, not a number"}));
 
 TEST_F(Typed, ValidateHookThrowingValidationErrorGivesItsPointer) {
   response res = post("/names/1", R"({"name":"too long"})", "application/json", "PUT");

@@ -174,6 +174,24 @@ TEST(Errors, RecoverTurnsInnerExceptionsIntoResponsesForOuterLayers) {
   EXPECT_NE(log[0].find("secret cause"), std::string::npos);
 }
 
+// The 500 log line quotes the exception's text, which may quote the client.
+TEST(Errors, LoggedExceptionTextIsClippedAndCannotForgeLines) {
+  std::vector<std::string> log;
+  application app({.logger = [&](std::string_view l) { log.emplace_back(l); }});
+  app.use(recover());
+  app.get("/boom", [](context& ctx) {
+    throw std::runtime_error("bad token\r\nwaypoint: 500 for GET /forged " +
+                             ctx.body());
+  });
+  answer(app, make_request("GET", "/boom", {}, std::string(100 * 1024, 't')));
+  ASSERT_EQ(log.size(), 1u);
+  const std::string& line = log[0];
+  EXPECT_EQ(line.find_first_of("\r\n"), std::string::npos) << line.substr(0, 200);
+  EXPECT_NE(line.find("bad token\\r\\nwaypoint: 500 for GET /forged"), std::string::npos);
+  EXPECT_LT(line.size(), 1024u) << "a 100 KiB token is logged whole";
+  EXPECT_TRUE(line.ends_with(" bytes)")) << line.substr(line.size() - 40);
+}
+
 TEST(Errors, NextIsCopyableAndCallableLater) {
   application app;
   app.use([](context& ctx, next inner) {
@@ -276,6 +294,48 @@ INSTANTIATE_TEST_SUITE_P(
                                  "/users/a%20b", "GET /users/{id}"},
                       access_row{"a 400's query is not logged", "GET", "/users/1?token=s3cret#top",
                                  400, "/users/1", nullptr}));
+
+// The method and path are the client's: a line stays one line and short, whatever they hold.
+struct hostile_access_row {
+  const char* rule;
+  std::string method;
+  std::string target;
+  std::string logged_method;
+  std::string logged_path;
+};
+
+class AccessLogClientText : public ::testing::TestWithParam<hostile_access_row> {};
+
+TEST_P(AccessLogClientText, IsClippedAndCannotForgeLines) {
+  const hostile_access_row& row = GetParam();
+  std::vector<std::string> lines;
+  application app({.logger = [](std::string_view) {}});
+  app.use(access_log({.sink = [&](std::string_view l) { lines.emplace_back(l); }}));
+  app.get("/{token}", [](context& ctx) { ctx.response().body("t"); });
+  app.respond(make_request(row.method, row.target));
+  ASSERT_EQ(lines.size(), 1u) << row.rule;
+  EXPECT_EQ(lines[0].find_first_of("\r\n"), std::string::npos) << row.rule;
+  EXPECT_LT(lines[0].size(), 1024u) << row.rule;
+  nlohmann::json entry = nlohmann::json::parse(lines[0], nullptr, false);
+  ASSERT_TRUE(entry.is_object()) << row.rule << ": " << lines[0].substr(0, 200);
+  EXPECT_EQ(entry["method"], row.logged_method) << row.rule;
+  EXPECT_EQ(entry["path"], row.logged_path) << row.rule;
+}
+
+const std::string ellipsis = "\xe2\x80\xa6";
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, AccessLogClientText,
+    ::testing::Values(
+        hostile_access_row{"a 100 KiB path token is cut at max_client_text_bytes", "GET",
+                           "/" + std::string(100 * 1024, 'a'), "GET",
+                           "/" + std::string(max_client_text_bytes - 1, 'a') + ellipsis +
+                               " (+102145 bytes)"},
+        hostile_access_row{"a 100 KiB method token is cut", std::string(100 * 1024, 'M'), "/x",
+                           std::string(max_client_text_bytes, 'M') + ellipsis + " (+102144 bytes)",
+                           "/x"},
+        hostile_access_row{"CR LF in the target stay inside the line", "GET",
+                           "/a\r\n{\"method\":\"GET\"}", "GET", "/a\r\n{\"method\":\"GET\"}"}));
 
 TEST(AccessLog, DefaultSinkIsTheApplicationLogger) {
   std::vector<std::string> lines;

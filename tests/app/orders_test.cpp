@@ -4,10 +4,13 @@
 
 #include "orders.hpp"
 
+#include <waypoint/app/middleware.hpp>
+
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -21,6 +24,7 @@ struct orders_row {
   const char* content_type;
   int status;
   std::optional<std::string> pointer;
+  const char* detail = nullptr;  // a substring of "detail", when given
 };
 
 class Orders : public ::testing::TestWithParam<orders_row> {};
@@ -46,6 +50,10 @@ TEST_P(Orders, AnswersAsDocumented) {
   if (row.pointer) {
     EXPECT_EQ(doc.value("pointer", "<none>"), *row.pointer) << row.rule;
   }
+  if (row.detail) {
+    EXPECT_NE(doc.value("detail", "").find(row.detail), std::string::npos)
+        << row.rule << ": " << doc.dump();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -55,6 +63,24 @@ INSTANTIATE_TEST_SUITE_P(
                    std::nullopt},
         orders_row{"malformed", "POST", R"({"sku":"KB-101","quantity":2)", "application/json", 400,
                    std::nullopt},
+        orders_row{"quantity 1e400 is malformed, not a 500", "POST",
+                   R"({"sku":"KB-101","quantity":1e400})", "application/json", 400, std::nullopt,
+                   "malformed JSON at byte 32: number overflow parsing '1e400'"},
+        orders_row{"quantity -1e400 is malformed", "POST", R"({"sku":"KB-101","quantity":-1e400})",
+                   "application/json", 400, std::nullopt, "number overflow parsing '-1e400'"},
+        orders_row{"a 10,000-digit quantity is malformed", "POST",
+                   R"({"sku":"KB-101","quantity":)" + std::string(10'000, '1') + "}",
+                   "application/json", 400, std::nullopt, "number overflow"},
+        orders_row{"invalid UTF-8 in sku is malformed", "POST",
+                   "{\"sku\":\"KB-\xc3\x28\",\"quantity\":1}", "application/json", 400,
+                   std::nullopt, "ill-formed UTF-8"},
+        orders_row{"truncated document is malformed", "POST", R"({"sku":"KB-1)",
+                   "application/json", 400, std::nullopt, "malformed JSON at byte 13"},
+        orders_row{"60,000 open brackets are refused", "POST",
+                   R"({"sku":"KB-101","quantity":)" + std::string(60'000, '['),
+                   "application/json", 400, std::nullopt, "nested deeper than 256 levels"},
+        orders_row{"sku as a number", "POST", R"({"sku":101,"quantity":1})", "application/json",
+                   422, "/sku", "must be a string, not a number"},
         orders_row{"missing sku", "POST", R"({"quantity":2})", "application/json", 422, "/sku"},
         orders_row{"quantity as a string", "POST", R"({"sku":"KB-101","quantity":"2"})",
                    "application/json", 422, "/quantity"},
@@ -71,6 +97,20 @@ INSTANTIATE_TEST_SUITE_P(
                    "application/json", 500, std::nullopt},
         orders_row{"wrong method", "GET", "", "application/json", 405, std::nullopt},
         orders_row{"OPTIONS", "OPTIONS", "", "application/json", 204, std::nullopt}));
+
+// The probe that found the 500: a huge number must not reach the logs whole.
+TEST(Orders, LogLinesStayShortForAHugeNumber) {
+  std::vector<std::string> lines;
+  application app({.logger = [&](std::string_view l) { lines.emplace_back(l); }});
+  app.use(access_log());
+  waypoint::examples::add_order_routes(app);
+  response res = app.respond(json_request(
+      "POST", "/v1/commerce/orders", R"({"sku":"KB-101","quantity":)" + std::string(10'000, '9') + "}"));
+  EXPECT_EQ(res.result_int(), 400u);
+  EXPECT_LT(res.body().size(), 1024u);
+  ASSERT_FALSE(lines.empty());
+  for (const std::string& line : lines) EXPECT_LT(line.size(), 1024u) << line.substr(0, 200);
+}
 
 TEST(Orders, IdsAreDistinct) {
   application app;

@@ -15,6 +15,16 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 
+#include <functional>
+#include <string_view>
+#include <type_traits>
+
+// render_problem is assignable as it is to the server's error hook.
+static_assert(std::is_convertible_v<decltype(&waypoint::app::render_problem),
+                                    std::function<void(boost::beast::http::status,
+                                                       std::string_view,
+                                                       waypoint::beast::response&)>>);
+
 namespace {
 
 using namespace waypoint::app;

@@ -112,7 +112,8 @@ class response_builder {
   response_builder& redirect(int code, std::string_view location);
   // An RFC 9457 problem document: {"type","title","status","detail"[,"pointer"]} with
   // Content-Type: application/problem+json. Other headers already set are kept, so a
-  // request id or CORS fields survive an error.
+  // request id or CORS fields survive an error. A detail longer than max_client_text_bytes
+  // is cut (detail::clip_client_text), as it may quote the client.
   response_builder& problem(int code, std::string_view detail,
                             std::optional<std::string_view> pointer = std::nullopt);
 
@@ -122,6 +123,26 @@ class response_builder {
  private:
   app::response* message_;
 };
+
+// The most bytes of client-supplied text (a path, a header value, the token nlohmann/json
+// quotes in its message) that the framework copies into a problem's "detail" or into a log
+// line; the rest is cut and the cut marked. The framework's own words around such text are
+// at most about 100 bytes (a 415 naming a Content-Type, nlohmann/json's malformed-JSON
+// messages), so 256 keeps every ordinary detail whole with room for a 64-byte id or a long
+// number, and keeps an access-log line with two clipped fields (method, path) under 1 KiB.
+// A 10,000-digit number or a 100 KiB path then costs the log 256 bytes, not the whole token.
+inline constexpr std::size_t max_client_text_bytes = 256;
+
+// Writes into `res` the problem document the application answers for its own errors of
+// `status` (the same writer, response_builder::problem): Content-Type
+// application/problem+json and {"type":"about:blank","title":<the RFC 9110 reason
+// phrase>,"status":<status>,"detail":<detail, cut at max_client_text_bytes>}; the body and
+// the fields that described an earlier body are replaced, others kept. For errors answered
+// outside the application, so that a client sees one error shape: waypoint::beast::server's
+// own 400, 408, 413, 414, 417, 431, 501 and 503 (app::response is beast::response):
+//   options.render_error = waypoint::app::render_problem;
+// Throws std::invalid_argument for a status outside 100..999, std::bad_alloc.
+void render_problem(http::status status, std::string_view detail, response& res);
 
 namespace detail {
 
@@ -252,6 +273,13 @@ bool parse_text(std::string_view text, T& out) noexcept {
     return false;
   }
 }
+
+// `text` when it is at most max_client_text_bytes long; otherwise its first bytes up to
+// that limit, cut before any UTF-8 sequence the limit would split, followed by
+// "… (+N bytes)" naming what was cut, written into `scratch` (the only allocation, and
+// only when cutting). Used wherever the framework writes text a client may have supplied:
+// problem details, the access log, the 500 log line.
+std::string_view clip_client_text(std::string_view text, std::string& scratch);
 
 // Throws the 400 http_error for a path or query value that is not a `T`.
 [[noreturn]] void throw_bad_value(std::string_view where, std::string_view name,

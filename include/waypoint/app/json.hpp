@@ -16,7 +16,8 @@
 // document, thrown as an http_error so that middleware can observe it):
 //   413  longer than application_options::json_body_limit
 //   415  Content-Type not application/json or application/<anything>+json
-//   400  not well-formed JSON; "detail" names the byte position
+//   400  not readable as JSON: a syntax error, invalid UTF-8, a number no double can hold
+//        (1e400), nesting deeper than max_json_depth; "detail" names the byte position
 //   422  a member missing or of the wrong type; "pointer" names it (RFC 6901)
 //   422  the validate() hook refused the value: its message, and a pointer if it threw
 //        validation_error with one
@@ -45,6 +46,15 @@
 
 namespace waypoint::app {
 
+// The deepest nesting of arrays and objects a request body may have; deeper is a 400.
+// nlohmann/json parses and destroys iteratively, but copying, comparing and dumping a
+// document recurse once per level: in a debug build a copy overflows an 8 MiB stack between
+// 10,000 and 20,000 levels, a 1 MiB stack between 1,000 and 2,000 (about 500 bytes a
+// level), and a from_json that copies a nlohmann::json member does exactly that. 256
+// levels are about 128 KiB of stack, safe on small worker stacks, and far above what an
+// API payload nests (serde_json's default limit is 128).
+inline constexpr std::size_t max_json_depth = 256;
+
 template <class T>
 void json_field(const nlohmann::json& object, std::string_view name, T& out);
 template <class T>
@@ -58,6 +68,9 @@ namespace detail {
 
 // The 413 and 415 checks of a JSON request body.
 void check_json_request(context& ctx);
+// The 400 for a body nested deeper than max_json_depth. A scan of the bytes, before
+// nlohmann/json builds anything.
+void check_json_depth(std::string_view text);
 // The 400 for a body that is not JSON; `byte` as nlohmann/json counts it (1-based).
 [[noreturn]] void throw_malformed_json(std::size_t byte, std::string_view message);
 // A conversion error from nlohmann/json (`id` and what()) as a 422. `pointer` names the
@@ -72,14 +85,58 @@ void check_json_request(context& ctx);
 // "/" + name with '~' and '/' escaped (RFC 6901).
 std::string pointer_token(std::string_view name);
 
+// The byte (1-based) at which nlohmann/json's parser gives up on `text`, for the errors
+// that carry no position (out_of_range.406, a number overflowing a double). The cold path
+// of a refused body only: it parses `text` again, keeping nothing. A template on the JSON
+// type so that, like parse_json_body, its mangled name carries the caller's nlohmann ABI.
+template <class Json>
+std::size_t failing_byte(std::string_view text) {
+  struct locator final : nlohmann::json_sax<Json> {
+    std::size_t byte = 0;
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(typename Json::number_integer_t) override { return true; }
+    bool number_unsigned(typename Json::number_unsigned_t) override { return true; }
+    bool number_float(typename Json::number_float_t, const typename Json::string_t&) override {
+      return true;
+    }
+    bool string(typename Json::string_t&) override { return true; }
+    bool binary(typename Json::binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return true; }
+    bool key(typename Json::string_t&) override { return true; }
+    bool end_object() override { return true; }
+    bool start_array(std::size_t) override { return true; }
+    bool end_array() override { return true; }
+    bool parse_error(std::size_t position, const std::string&,
+                     const typename Json::exception&) override {
+      byte = position;
+      return false;
+    }
+  } sax;
+  (void)Json::sax_parse(text, &sax);
+  return sax.byte;
+}
+
 // The request body as a JSON document, after the 413, 415 and 400 checks. An out
 // parameter, so that its mangled name carries the nlohmann ABI of the caller.
+//
+// Every nlohmann/json exception out of parse() is a 400, whatever its class: parsing looks
+// at no type, so whatever stops it means the bytes cannot be read as a JSON value, which is
+// the client's malformed request (RFC 9110 15.5.1), never the server's fault and never a
+// question of shape (that is convert_body's 422). In nlohmann/json 3.11 parse() throws
+// parse_error.101 (syntax, invalid UTF-8, a lone surrogate, a truncated document) and
+// out_of_range.406 (a number beyond any double: 1e400, a 10,000-digit integer); the other
+// classes (type_error, invalid_iterator, other_error) are caught alike should a later
+// version raise them here.
 inline void parse_json_body(context& ctx, nlohmann::json& out) {
   check_json_request(ctx);
+  check_json_depth(ctx.body());
   try {
     out = nlohmann::json::parse(ctx.body());
   } catch (const nlohmann::json::parse_error& e) {
     throw_malformed_json(e.byte, e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw_malformed_json(failing_byte<nlohmann::json>(ctx.body()), e.what());
   }
 }
 
@@ -169,7 +226,11 @@ nlohmann::json write_value(const T& value) {
   }
 }
 
-// The body converted to T, as a 422 when it does not convert.
+// The body converted to T, as a 422 when it does not convert. Every nlohmann/json exception
+// here is a 422, whatever its class: the body parsed, so it is well-formed JSON, and a
+// conversion that fails (type_error.302 "type must be number", out_of_range.401/403 an index
+// or key that is not there, invalid_iterator or other_error from a hand-written from_json)
+// says the value has the wrong shape for T (RFC 9110 15.5.21).
 template <class T>
 T convert_body(const nlohmann::json& document) {
   try {

@@ -18,7 +18,14 @@
 #include "waypoint/app/application.hpp"
 #include "waypoint/beast/server.hpp"
 
+#include <type_traits>
+
 namespace waypoint::app {
+
+// One message type on both sides: the server hands the application (and render_problem)
+// its own response object.
+static_assert(std::is_same_v<response, beast::response>);
+static_assert(std::is_same_v<request, beast::request>);
 
 // The server dispatch that answers with `app` (frozen here); `app` must outlive the server.
 beast::dispatch_function dispatch_to(application& app);
