@@ -8,6 +8,7 @@
 // Everything else is the router's (404, 405 with Allow, redirects) and the server's.
 #include "orders.hpp"
 
+#include <waypoint/app/serve.hpp>
 #include <waypoint/beast/router_dispatch.hpp>
 #include <waypoint/beast/server.hpp>
 #include <waypoint/detail/json_string.hpp>
@@ -213,6 +214,9 @@ int main(int argc, char** argv) {
   server_options.listen.clear();
   for (const std::string& a : o.addresses) server_options.listen.push_back({a, o.port});
   server_options.threads = o.threads;
+  // The server's own errors (a body over its 1 MiB limit, a 431, a 408) as problem
+  // documents, like the orders route's; the plain router's 404s stay text.
+  server_options = waypoint::app::with_problem_errors(std::move(server_options));
   try {
     wb::server server(server_options, wb::dispatch_to(router));
     server.start();

@@ -13,6 +13,7 @@
 //   $ curl -i $url -H "$json" -d '{"quantity":2}'                    # 422 pointer /sku
 //   $ curl -i $url -H "$json" -d '{"sku":"KB-101","quantity":"2"}'   # 422 pointer /quantity
 //   $ curl -i $url -H "$json" -d '{"sku":"KB-101","quantity":0}'     # 422 validate(): /quantity
+//   $ curl -i $url -H "$json" -d '{"sku":"KB-101","quantity":1e400}' # 400 number overflow
 //   $ curl -i $url -d 'sku=KB-101'                                   # 415 (form encoding)
 //   $ head -c 70000 /dev/zero | curl -i $url -H "$json" --data-binary @-   # 413
 //   $ curl -i $url -H "$json" -d '{"sku":"SOLD-OUT","quantity":1}'   # 409 from http_error

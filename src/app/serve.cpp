@@ -8,8 +8,13 @@ beast::dispatch_function dispatch_to(application& app) {
   return [&app](const beast::request& req, beast::response& res) { app.respond(req, res); };
 }
 
+beast::server_options with_problem_errors(beast::server_options options) {
+  if (!options.render_error) options.render_error = render_problem;
+  return options;
+}
+
 void serve(application& app, const beast::server_options& options) {
-  beast::server server(options, dispatch_to(app));
+  beast::server server(with_problem_errors(options), dispatch_to(app));
   server.run();
 }
 

@@ -21,9 +21,7 @@
 
 // render_problem is assignable as it is to the server's error hook.
 static_assert(std::is_convertible_v<decltype(&waypoint::app::render_problem),
-                                    std::function<void(boost::beast::http::status,
-                                                       std::string_view,
-                                                       waypoint::beast::response&)>>);
+                                    waypoint::beast::error_renderer>);
 
 namespace {
 
@@ -85,6 +83,29 @@ TEST(Serve, ApplicationAnswersThroughTheServer) {
   EXPECT_EQ(field(responses[3], "Content-Length"), "9");
   EXPECT_EQ(responses[4].result_int(), 204u);
   EXPECT_EQ(field(responses[4], "Allow"), "OPTIONS, POST");
+}
+
+// A body over the server's own limit never reaches the application, yet the client gets
+// the same problem document the application gives for its own 413.
+TEST(Serve, ServerErrorsAreProblemDocuments) {
+  application app({.logger = [](std::string_view) {}});
+  waypoint::examples::add_order_routes(app);
+  waypoint::beast::server_options options;
+  options.listen = {{"127.0.0.1", 0}};
+  options.threads = 1;
+  options.handle_signals = false;
+  options.max_body_bytes = 1000;
+  waypoint::beast::server server(with_problem_errors(options), dispatch_to(app));
+  server.start();
+  auto responses = exchange(server.endpoints().front().port,
+                            {json_request("POST", "/v1/commerce/orders", std::string(2000, ' '))});
+  server.stop();
+  server.wait();
+  ASSERT_EQ(responses.size(), 1u);
+  EXPECT_EQ(responses[0].result_int(), 413u);
+  EXPECT_EQ(field(responses[0], "Content-Type"), "application/problem+json");
+  EXPECT_EQ(body_json(responses[0])["status"], 413);
+  EXPECT_EQ(body_json(responses[0])["detail"], "the body is larger than the server accepts");
 }
 
 }  // namespace

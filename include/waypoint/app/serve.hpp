@@ -8,7 +8,8 @@
 //   waypoint::app::serve(app, options);            // until SIGINT/SIGTERM, then drains
 //
 // or, to own the server (tests, several apps, custom stop):
-//   waypoint::beast::server s(options, waypoint::app::dispatch_to(app));
+//   waypoint::beast::server s(waypoint::app::with_problem_errors(options),
+//                             waypoint::app::dispatch_to(app));
 //   s.start(); ... s.stop(); s.wait();
 //
 // Keep json_body_limit at or below server_options::max_body_bytes, so that the 413 a
@@ -30,7 +31,12 @@ static_assert(std::is_same_v<request, beast::request>);
 // The server dispatch that answers with `app` (frozen here); `app` must outlive the server.
 beast::dispatch_function dispatch_to(application& app);
 
-// Freezes `app`, runs a server with `options` until it stops (SIGINT/SIGTERM unless
+// `options` with the server's own errors (400, 408, 413, 414, 417, 431, 501, 503) answered
+// as the application answers its own, RFC 9457 problem documents (render_problem), unless
+// options.render_error is already set.
+beast::server_options with_problem_errors(beast::server_options options);
+
+// Freezes `app`, runs a server with with_problem_errors(options) with `options` until it stops (SIGINT/SIGTERM unless
 // options.handle_signals is false), and returns after the graceful drain.
 void serve(application& app, const beast::server_options& options);
 
