@@ -4,7 +4,7 @@
 // depth, and typed JSON routes against hand-written decoding and encoding of the same
 // payload, with one nlohmann/json encode as a ruler. Every row reports allocs/op, counted
 // exactly by waypoint_bench_alloc_counter (bench/support/malloc_counter.cpp), which
-// implements tests/support's alloc_counter.hpp at the malloc level, so operator new and
+// implements support/alloc_counter.hpp at the malloc level, so operator new and
 // direct malloc calls are counted alike.
 #include <waypoint/app/json.hpp>
 #include <waypoint/beast/router_dispatch.hpp>

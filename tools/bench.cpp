@@ -1,7 +1,7 @@
 // `waypoint-route bench FILE REQUESTS [--reference] [--min-time SECONDS]`: the cost of
 // registering a route table, and of matching each named request against it, as JSON lines.
 // Timings are medians of repeated runs after a warm-up; allocations are counted exactly by
-// the counting operator new linked into the binary (tests/support/alloc_counter.cpp).
+// the counting operator new linked into the binary (support/alloc_counter.cpp).
 #include "alloc_counter.hpp"
 #include "commands.hpp"
 #include "json.hpp"

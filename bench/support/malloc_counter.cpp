@@ -1,12 +1,12 @@
 // Counts heap allocations for the benchmarks' `allocs` counters, at the malloc level.
 //
-// tests/support/alloc_counter.cpp counts operator new, which is enough for waypoint but
+// support/alloc_counter.cpp counts operator new, which is enough for waypoint but
 // blind to C code: R3 and PCRE allocate with malloc and strdup. This file interposes
 // glibc's malloc family instead (the "replacing malloc" mechanism glibc documents, with
 // each call forwarded to the __libc_ implementation), so an operator new, which calls
 // malloc, and a direct malloc inside a C library are counted alike, each once. realloc
 // counts as one allocation per call. It implements the interface of
-// tests/support/alloc_counter.hpp, so the suites use allocation_scope unchanged.
+// support/alloc_counter.hpp, so the suites use allocation_scope unchanged.
 #include "alloc_counter.hpp"
 
 #include <cerrno>
