@@ -25,26 +25,24 @@ HOST = "127.0.0.1"
 ARGS = None
 
 
-def rss_kib(pid):
+def status_kib(pid, key):
+    """A /proc/PID/status memory line (VmRSS, VmHWM) in KiB; -1 when unreadable."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1])
     except OSError:
         pass
     return -1
+
+
+def rss_kib(pid):
+    return status_kib(pid, "VmRSS")
 
 
 def hwm_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return -1
+    return status_kib(pid, "VmHWM")
 
 
 def cpu_ticks(pid):

@@ -191,7 +191,10 @@ class worker {
 
   // On this worker's thread, with the connection already counted in count_.open.
   void adopt(socket_type socket, bool over_limit) {
-    if (stopping_) return forget(socket);
+    if (stopping_) {  // the socket closes as it goes out of scope
+      count_.open.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
     error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     socket.non_blocking(true, ignored);  // write_now() must never block the thread
@@ -235,8 +238,6 @@ class worker {
   static void bump(std::atomic<std::uint64_t>& counter) noexcept {
     counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
-
-  void forget(socket_type&) noexcept { count_.open.fetch_sub(1, std::memory_order_relaxed); }
 
   // The sweep timer is the worker's last work: cancelling it lets run() return.
   void finish_if_drained() noexcept {

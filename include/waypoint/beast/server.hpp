@@ -25,7 +25,8 @@
 //     requests in flight complete with `Connection: close`, and whatever is left after
 //     drain_timeout (or at a second SIGINT/SIGTERM) is closed.
 // The server's own error responses are rendered by server_options::render_error, so a
-// framework can answer them in its own format.
+// framework can answer them in its own format; their status line says HTTP/1.1, since some
+// are sent before the request's version is known.
 // The response: the server writes the status line with the request's HTTP version, every
 // field the dispatch set except Content-Length, Transfer-Encoding, Connection and Date,
 // which it writes itself (Content-Length from the body; for HEAD a Content-Length the
