@@ -1,0 +1,35 @@
+// How many connections a server holds at once, and what happens past that: the limit
+// (max_connections, or one derived from the descriptor limit), the 503s past it, and the
+// count the acceptors and the workers share.
+#pragma once
+
+#include "waypoint/beast/server.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace waypoint::beast::detail {
+
+// Connections past max_connections that still get their 503 (and the linger that lets the
+// client read it); beyond these a connection is closed unanswered, so a flood cannot turn
+// the refusals themselves into unbounded descriptors.
+constexpr std::size_t refusal_reserve = 64;
+
+struct connection_limits {
+  std::size_t connections;  // served at once
+  std::size_t refusals;     // answered 503 at once, past `connections`
+};
+
+// From the descriptor limit: an eighth of it (at least 128) is left for refusals, listeners,
+// files and the rest of the program; under a small limit, half serves and a quarter refuses.
+connection_limits limits_for(const server_options& o);
+
+// Shared by the acceptors and the workers: how many connections are open.
+struct connection_count {
+  connection_limits limits{};
+  std::atomic<std::size_t> open{0};
+  std::atomic<std::uint64_t> refused{0};
+};
+
+}  // namespace waypoint::beast::detail

@@ -1,0 +1,124 @@
+// A worker: one thread, its io_context, the connections it owns and the sweep that acts on
+// their deadlines. A connection is touched by its worker's thread only: no strand, no lock.
+#pragma once
+
+#include "asio_types.hpp"
+#include "connection.hpp"
+#include "limits.hpp"
+
+#include <atomic>
+#include <list>
+
+namespace waypoint::beast::detail {
+
+// Whether the current thread is one of a server's; stop() must not wait for itself.
+extern thread_local bool on_server_thread;
+
+// A thread, its io_context and the connections it owns.
+class worker {
+ public:
+  worker(const server_options& options, const dispatch_function& dispatch,
+         const std::atomic<bool>& stop_requested, connection_count& count);
+
+  asio::io_context& context() noexcept { return context_; }
+  const server_options& options() const noexcept { return options_; }
+  const session_environment& environment() const noexcept { return environment_; }
+  bool stopping() const noexcept { return stopping_; }
+
+  // Runs the io_context until it has no work left (the sweep is its last): after a stop.
+  void run();
+
+  // On this worker's thread, with the connection already counted in count_.open.
+  void adopt(socket_type socket, bool over_limit) {
+    if (stopping_) {  // the socket closes as it goes out of scope
+      count_.open.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+    error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    socket.non_blocking(true, ignored);  // write_now() must never block the thread
+    connections_.emplace_front(*this, std::move(socket));
+    if (over_limit) {
+      count_.refused.fetch_add(1, std::memory_order_relaxed);
+      connections_.front().refuse(connections_.begin());
+      return;
+    }
+    bump(connections_accepted_);
+    connections_.front().start(connections_.begin());
+  }
+
+  void begin_shutdown() {
+    stopping_ = true;
+    drain_deadline_ = clock::now() + options_.drain_timeout;
+    for (connection& c : connections_) c.close_if_idle();
+    finish_if_drained();
+  }
+
+  // A second signal: the drain is over now.
+  void close_all() {
+    stopping_ = true;
+    drain_deadline_ = clock::now();
+    for (connection& c : connections_) c.close();
+  }
+
+  void remove(std::list<connection>::iterator it) noexcept {
+    connections_.erase(it);
+    count_.open.fetch_sub(1, std::memory_order_relaxed);
+    finish_if_drained();
+  }
+
+  server_stats stats() const noexcept {
+    return {connections_accepted_.load(std::memory_order_relaxed),
+            requests_.load(std::memory_order_relaxed), 0};
+  }
+
+ private:
+  // Single writer: a plain load and store, no locked instruction on the request path.
+  static void bump(std::atomic<std::uint64_t>& counter) noexcept {
+    counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+
+  // The sweep timer is the worker's last work: cancelling it lets run() return.
+  void finish_if_drained() noexcept {
+    if (stopping_ && connections_.empty()) sweep_.cancel();
+  }
+
+  void arm_sweep() {
+    sweep_.expires_after(sweep_every_);
+    sweep_.async_wait([this](error_code ec) {
+      if (!ec) sweep();
+    });
+  }
+
+  // Acts on the connections past their deadline (closes all of them once a drain has run
+  // out). Once stopping and empty, it stops re-arming, and with no work left run() returns.
+  void sweep() {
+    auto now = clock::now();
+    bool drained = stopping_ && now >= drain_deadline_;
+    for (connection& c : connections_) {
+      if (drained) {
+        c.close();
+      } else {
+        c.on_deadline(now);
+      }
+    }
+    if (stopping_ && connections_.empty()) return;
+    arm_sweep();
+  }
+
+  const server_options& options_;
+  error_renderer render_error_;
+  date_cache date_;
+  std::atomic<std::uint64_t> requests_{0};
+  session_environment environment_;
+  connection_count& count_;
+  asio::io_context context_{1};
+  timer_type sweep_;
+  std::chrono::milliseconds sweep_every_;
+  std::list<connection> connections_;
+  bool stopping_ = false;
+  clock::time_point drain_deadline_;
+  std::atomic<std::uint64_t> connections_accepted_{0};
+};
+
+}  // namespace waypoint::beast::detail
