@@ -117,6 +117,16 @@ class method_set {
   const detail::method_table* table_ = nullptr;
 };
 
+// What serves a path whatever the request's method (basic_router::methods_at).
+struct path_methods {
+  // A method-less route matches the path, so every method is served there.
+  bool any = false;
+  // Otherwise the methods the path's routes name, GET implying HEAD: the allowed() of a
+  // 405 at this path. Empty when no route serves the path, and for a path that is not clean
+  // or not valid (a request to it is redirected or refused).
+  method_set named;
+};
+
 template <class Handler>
 class basic_router;
 
@@ -262,6 +272,18 @@ class basic_router {
     return out;
   }
 
+  // The methods `path` (on `host`) is served with, for an Allow list or a CORS preflight:
+  // match()'s walk for a method no route names, so `any` is that match's matched() and
+  // `named` its 405's allowed(). Allocates nothing; `scratch` holds the walk's storage and
+  // is left holding that match.
+  path_methods methods_at(std::string_view path, std::string_view host,
+                          match_result& scratch) const noexcept;
+  // The same with a match result on the stack (~16 KiB).
+  path_methods methods_at(std::string_view path, std::string_view host = {}) const noexcept {
+    match_result scratch;
+    return methods_at(path, host, scratch);
+  }
+
   // Routes in precedence order: the order in which a request that several match is
   // offered to them (host routes first, then deeper and more literal paths first).
   std::vector<const route_type*> routes_by_precedence() const;
@@ -285,6 +307,9 @@ class basic_router {
     return it == host_roots_.end() ? detail::no_index : it->second;
   }
 
+  // match() for an interned method bit (detail::no_method: a method no route names).
+  void match_method(std::uint8_t method, std::string_view path, std::string_view host,
+                    match_result& out) const noexcept;
   void attach(std::uint32_t index, std::uint8_t method);
   static bool static_key(const pattern& p, std::string& key);
   static std::uint32_t reach_of(const pattern& p) noexcept;

@@ -3,7 +3,6 @@
 #include "waypoint/app/application.hpp"
 
 #include "waypoint/beast/adapter.hpp"
-#include "waypoint/beast/target.hpp"
 #include "waypoint/detail/json_string.hpp"
 
 #include <cstdio>
@@ -68,12 +67,9 @@ std::string join_pattern(std::string_view method, std::string_view host, std::st
   return text;
 }
 
-// The Allow value of a path with the automatic OPTIONS added, in the router's byte order.
-std::string allow_with_options(const method_set& methods) {
-  std::string allow;
-  methods.append_to(allow, "OPTIONS");
-  return allow;
-}
+// The method the application answers on every path that has routes (204 with Allow), so
+// every Allow it sends names it.
+constexpr std::string_view automatic_method = "OPTIONS";
 
 constexpr std::string_view generic_500 =
     "the server could not complete the request; the error is logged with the request id";
@@ -276,86 +272,56 @@ void application::respond(const request& req, response& res) noexcept {
   finish(ctx);
 }
 
+// The adapter's route() decides the outcome, and with it every answer rule; the
+// application picks the chain and renders the bodies.
 void application::route(context& ctx) const noexcept {
-  beast::request_head head = beast::detail::head_of(ctx.request());
-  ctx.chain_ = root_chain_;
-  ctx.endpoint_ = &unrouted_;
-  beast::request_target target;
-  if (const char* why = beast::resolve_target(head, target)) {
-    ctx.path_ = head.target.substr(0, head.target.find('?'));  // a query may carry secrets
-    ctx.status_ = match_status::bad_request;
-    ctx.route_error_ = why;
-    return;
+  beast::route_outcome& o = ctx.outcome_;
+  o = beast::route(router_, ctx.request(), ctx.match_);
+  if (o.path.empty()) {  // the target did not resolve: log it without a query
+    std::string_view target = ctx.request().target();
+    o.path = target.substr(0, target.find('?'));
   }
-  ctx.path_ = target.path;
-  ctx.query_ = target.query;
-  ctx.host_ = target.host;
-  router_.match(head.method, target.path, target.host, ctx.match_);
-  ctx.status_ = ctx.match_.status();
-  if (ctx.status_ == match_status::matched) {
+  if (o.matched()) {
     const detail::endpoint* ep = ctx.match_.handler();
     ctx.chain_ = ep->chain;
     ctx.endpoint_ = &ep->fn;
-  } else if (ctx.status_ == match_status::bad_request) {
-    ctx.route_error_ = ctx.match_.error();
+  } else {
+    ctx.chain_ = root_chain_;
+    ctx.endpoint_ = &unrouted_;
   }
 }
 
 void application::answer_unrouted(context& ctx) const {
+  const beast::route_outcome& o = ctx.outcome();
   response_builder& res = ctx.response();
-  switch (ctx.route_status()) {
+  if (o.matched()) throw std::logic_error("waypoint::app: unrouted answer for a matched request");
+  if (o.kind == match_status::not_found && not_found_) return not_found_(ctx);
+  beast::write_outcome_header(o, res.message(), automatic_method);
+  switch (o.kind) {
     case match_status::matched:
-      throw std::logic_error("waypoint::app: unrouted answer for a matched request");
-    case match_status::not_found:
-      if (not_found_)
-        not_found_(ctx);
-      else
-        res.problem(404, "no route serves this path");
+    case match_status::redirect:  // Location says it all; no body
       return;
     case match_status::method_not_allowed: {
-      std::string allow = allow_with_options(ctx.allowed_methods());
-      res.header(http::field::allow, allow);
-      if (ctx.method() == "OPTIONS") {
+      if (ctx.method() == automatic_method) {
         res.no_content();
         return;
       }
       std::string detail = "the path does not serve ";
       detail.append(ctx.method());
       detail += "; it serves ";
-      detail += allow;
-      res.problem(405, detail);
+      detail.append(res.header("Allow"));
+      res.problem(static_cast<int>(o.status), detail);
       return;
     }
-    case match_status::redirect: {
-      std::string location(ctx.match_.location_path());
-      if (!ctx.raw_query().empty()) {
-        location += '?';
-        location.append(ctx.raw_query());
-      }
-      res.redirect(ctx.match_.redirect_status(), location);
-      return;
-    }
+    case match_status::not_found:
     case match_status::bad_request:
-      res.problem(400, ctx.route_error());
+      res.problem(static_cast<int>(o.status), o.reason);
       return;
   }
 }
 
 void application::finish(context& ctx) const noexcept {
-  response& res = ctx.response().message();
-  unsigned status = res.result_int();
-  if (status < 200 || status == 204 || status == 304) {
-    res.body().clear();  // these statuses never carry content (RFC 9110 6.4.1)
-    return;
-  }
-  if (ctx.method() == "HEAD") {
-    try {
-      res.content_length(res.body().size());
-    } catch (...) {
-      // Without memory for the field the server still sends a valid (empty) answer.
-    }
-    res.body().clear();
-  }
+  beast::finish_body(ctx.outcome().head, ctx.response().message());
 }
 
 // --- exceptions ---------------------------------------------------------------------

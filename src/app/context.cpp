@@ -139,12 +139,12 @@ std::string_view context::header(http::field name) const noexcept {
 }
 
 std::string_view context::route_pattern() const noexcept {
-  if (status_ != match_status::matched || !match_.route()) return {};
+  if (outcome_.kind != match_status::matched || !match_.route()) return {};
   return match_.route()->pattern.text();
 }
 
 bool context::has_path_value(std::string_view name) const noexcept {
-  return status_ == match_status::matched && match_.has_value(name);
+  return outcome_.kind == match_status::matched && match_.has_value(name);
 }
 
 std::string_view context::path_value(std::string_view name) const {
@@ -152,7 +152,7 @@ std::string_view context::path_value(std::string_view name) const {
     std::string what = "waypoint::app: path_value(\"";
     what.append(name);
     what += "\"): ";
-    if (status_ != match_status::matched) {
+    if (outcome_.kind != match_status::matched) {
       what += "no route matched";
     } else {
       what += "route \"";

@@ -67,19 +67,16 @@ struct cors_policy {
   }
 };
 
-// A method no route can name (a pattern's method is a token, without spaces).
-constexpr std::string_view unnamed_method = "CORS PREFLIGHT PROBE";
-
-// The methods a preflight allows when none are configured: what the path serves. When the
-// preflight's own OPTIONS matched a route, the router is asked once more with a method no
-// route names: its 405 lists the path's methods, and a match means a method-less route
-// serves every method, the one asked for included.
+// The methods a preflight allows when none are configured: those the path serves, asked
+// of the router. The preflight's own match already holds them when it was a 405; when its
+// OPTIONS matched a route, the router walks the path once more for them. A method-less
+// route serves every method, the one asked for included.
 std::string served_methods(const context& ctx) {
-  if (ctx.route_status() == match_status::method_not_allowed)
-    return ctx.allowed_methods().to_string();
-  auto probe = ctx.app().router().match(unnamed_method, ctx.path(), ctx.host());
-  if (probe.status() == match_status::method_not_allowed) return probe.allowed().to_string();
-  return std::string(ctx.header(http::field::access_control_request_method));
+  path_methods served{false, ctx.allowed_methods()};
+  if (ctx.route_status() != match_status::method_not_allowed)
+    served = ctx.app().router().methods_at(ctx.path(), ctx.host());
+  if (served.any) return std::string(ctx.header(http::field::access_control_request_method));
+  return served.named.to_string();
 }
 
 void set_allow_origin(context& ctx, const cors_policy& policy, std::string_view origin) {

@@ -1,5 +1,7 @@
-// prepare_response: the bytes of the answers that are not a handler call. Compiled once, so
-// that users' translation units carry only route()'s few lines of template.
+// The answers that are not a handler call, and the rules every layer's answers share:
+// the outcome's header fields, the plain error body, HEAD and content-less statuses.
+// Compiled once, so that users' translation units carry only route()'s few lines of
+// template; waypoint::app calls the same functions.
 #include "waypoint/beast/adapter.hpp"
 
 #include <boost/beast/http/field.hpp>
@@ -9,9 +11,9 @@ namespace {
 
 // The Allow value ("GET, HEAD, POST"), written into `out` so a reused response's body
 // capacity serves as scratch.
-void write_allow(const method_set& allow, std::string& out) {
+void write_allow(const method_set& allow, std::string_view automatic_method, std::string& out) {
   out.clear();
-  allow.append_to(out);
+  allow.append_to(out, automatic_method);
 }
 
 // Location is the router's escaped canonical path (only path bytes, '/' and %XX) plus the
@@ -24,22 +26,33 @@ void write_location(const route_outcome& o, std::string& out) {
   }
 }
 
+bool carries_content(unsigned status) noexcept {
+  return status >= 200 && status != 204 && status != 304;
+}
+
 }  // namespace
 
-void prepare_response(const route_outcome& o, http::response<http::string_body>& res) {
+void write_outcome_header(const route_outcome& o, http::response<http::string_body>& res,
+                          std::string_view automatic_method) {
   res.result(o.status);
-  std::string& body = res.body();
+  std::string& scratch = res.body();
+  // By status and fields rather than kind, so that an outcome built by hand answers too.
   if (o.status == http::status::method_not_allowed) {
-    write_allow(o.allow, body);
-    res.set(http::field::allow, body);
+    write_allow(o.allow, automatic_method, scratch);
+    res.set(http::field::allow, scratch);
   }
   if (!o.location_path.empty()) {
-    write_location(o, body);
-    res.set(http::field::location, body);
+    write_location(o, scratch);
+    res.set(http::field::location, scratch);
   }
+  scratch.clear();
+}
+
+void prepare_response(const route_outcome& o, http::response<http::string_body>& res) {
+  write_outcome_header(o, res);
   write_plain_error(o.status, o.reason, res);
-  res.content_length(body.size());
-  if (o.head) body.clear();  // Content-Length still tells the size a GET would get
+  if (!o.head) res.content_length(res.body().size());  // finish_body sets HEAD's
+  finish_body(o.head, res);
 }
 
 void write_plain_error(http::status status, std::string_view why,
@@ -52,6 +65,23 @@ void write_plain_error(http::status status, std::string_view why,
   body += ": ";
   body.append(why);
   body += '\n';
+}
+
+void finish_body(bool head, http::response<http::string_body>& res) noexcept {
+  std::string& body = res.body();
+  if (!carries_content(res.result_int())) {
+    body.clear();
+    return;
+  }
+  if (!head) return;
+  if (!body.empty() || res.find(http::field::content_length) == res.end()) {
+    try {
+      res.content_length(body.size());
+    } catch (...) {
+      // Without memory for the field the server still sends a valid (empty) answer.
+    }
+  }
+  body.clear();
 }
 
 }  // namespace waypoint::beast

@@ -295,14 +295,43 @@ TEST(Unrouted, NotFoundHandlerReplacesThe404) {
   EXPECT_EQ(res.body(), "custom 404");
 }
 
-TEST(Head, GetRouteAnswersHeadWithLengthAndNoBody) {
+struct head_row {
+  const char* rule;
+  const char* target;
+  unsigned status;
+  const char* content_length;  // "" for the length of the GET answer's body
+};
+
+class Head : public ::testing::TestWithParam<head_row> {};
+
+// HEAD is waypoint::beast::finish_body's rule: the length a GET would get, and no body.
+TEST_P(Head, AnswersWithTheGetLengthAndNoBody) {
+  const head_row& row = GetParam();
   application app;
   app.get("/x", says("twelve bytes"));
-  response res = answer(app, "HEAD", "/x");
-  EXPECT_EQ(res.result_int(), 200u);
-  EXPECT_EQ(field(res, "Content-Length"), "12");
-  EXPECT_TRUE(res.body().empty());
+  app.handle("HEAD /large", [](context& ctx) { ctx.response().header("Content-Length", "1048576"); });
+  app.get("/stated", [](context& ctx) {
+    ctx.response().header("Content-Length", "99").body("twelve bytes");
+  });
+  app.get("/fail", [](context&) { throw waypoint::http_error(409, "already exists"); });
+  response res = answer(app, "HEAD", row.target);
+  EXPECT_EQ(res.result_int(), row.status) << row.rule;
+  std::string expected = *row.content_length
+                             ? std::string(row.content_length)
+                             : std::to_string(answer(app, "GET", row.target).body().size());
+  EXPECT_EQ(field(res, "Content-Length"), expected) << row.rule;
+  EXPECT_TRUE(res.body().empty()) << row.rule;
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, Head,
+    ::testing::Values(
+        head_row{"a GET route answers HEAD with its body's length", "/x", 200, "12"},
+        head_row{"a HEAD route's stated length of a body it does not send is kept", "/large", 200,
+                 "1048576"},
+        head_row{"a stated length is replaced by the body's", "/stated", 200, "12"},
+        head_row{"a problem document's length", "/fail", 409, ""},
+        head_row{"a 404's length", "/nothing", 404, ""}));
 
 TEST(NoContent, StatusCarriesNoBodyEvenIfSet) {
   application app;

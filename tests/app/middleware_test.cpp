@@ -460,6 +460,62 @@ INSTANTIATE_TEST_SUITE_P(
                                "",
                                ""}));
 
+struct preflight_row {
+  const char* rule;
+  const char* target;
+  const char* host;
+  const char* asked;    // Access-Control-Request-Method
+  const char* allowed;  // Access-Control-Allow-Methods
+};
+
+class PreflightMethods : public ::testing::TestWithParam<preflight_row> {};
+
+// Without configured methods a preflight allows what the router says the path serves
+// (router::methods_at), whatever the preflight's own OPTIONS matched.
+TEST_P(PreflightMethods, AreTheMethodsTheRouterServesAtThePath) {
+  const preflight_row& row = GetParam();
+  application app;
+  app.use(cors());
+  app.get("/items/{id}", [](context&) {});
+  app.put("/items/{id}", [](context&) {});
+  app.del("/items/{id}", [](context&) {});
+  app.get("/own", [](context&) {});
+  app.handle("OPTIONS /own", [](context& ctx) { ctx.response().body("own"); });
+  app.handle("/any", [](context&) {});
+  app.handle("/mixed", [](context&) {});
+  app.post("/mixed", [](context&) {});
+  app.group("api.example.com").get("/h", [](context&) {});
+  app.post("/h", [](context&) {});
+  app.freeze();
+  request req = make_request("OPTIONS", row.target,
+                             {{"Host", row.host},
+                              {"Origin", "https://a.example"},
+                              {"Access-Control-Request-Method", row.asked}});
+  response res = app.respond(req);
+  EXPECT_EQ(res.result_int(), 204u) << row.rule;
+  EXPECT_EQ(field(res, "Access-Control-Allow-Methods"), row.allowed) << row.rule;
+  waypoint::path_methods served = app.router().methods_at(row.target, row.host);
+  EXPECT_EQ(served.any ? std::string(row.asked) : served.named.to_string(), row.allowed)
+      << row.rule;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, PreflightMethods,
+    ::testing::Values(
+        preflight_row{"a path with several methods", "/items/7", "example.com", "PUT",
+                      "DELETE, GET, HEAD, PUT"},
+        preflight_row{"a path with an OPTIONS route of its own", "/own", "example.com", "GET",
+                      "GET, HEAD, OPTIONS"},
+        preflight_row{"a method-less route allows the asked method", "/any", "example.com",
+                      "PATCH", "PATCH"},
+        preflight_row{"a method-less route beside a method route", "/mixed", "example.com",
+                      "DELETE", "DELETE"},
+        preflight_row{"a host's routes and the host-less ones", "/h", "api.example.com", "POST",
+                      "GET, HEAD, POST"},
+        preflight_row{"other hosts only the host-less ones", "/h", "example.com", "POST",
+                      "POST"}),
+    [](const auto& info) { return "row" + std::to_string(info.index); });
+
 TEST(Cors, AnyOriginWithoutCredentialsAnswersStar) {
   application app;
   app.use(cors());

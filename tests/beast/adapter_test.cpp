@@ -1,7 +1,8 @@
 // The adapter: a Beast request routed to the ServeMux outcome and, when that is not a
 // handler call, the response: 404, 405 + Allow, redirect + Location (query kept), 400, and
-// HEAD without a body. Also its promises: route() allocates nothing, and nothing taken
-// from the target reaches a header unchecked.
+// HEAD without a body; the rules waypoint::app shares (write_outcome_header, finish_body).
+// Also its promises: route() allocates nothing, and nothing taken from the target reaches
+// a header unchecked.
 #include <waypoint/beast/adapter.hpp>
 
 #include <gtest/gtest.h>
@@ -170,6 +171,110 @@ TEST(Adapter, RouteAllocatesNothing) {
     route_outcome o = route(test_router(), req, *result);
     EXPECT_EQ(scope.count(), 0u) << method << " " << target;
     (void)o;
+  }
+}
+
+TEST(Adapter, OutcomeCarriesTheResolvedTarget) {
+  struct target_row {
+    std::string rule;
+    std::string target;
+    std::string host;
+    waypoint::match_status kind;
+    std::string path, query, routed_host;
+  };
+  using waypoint::match_status;
+  std::vector<target_row> rows = {
+      {"a match", "/users/42?x=1", "example.com", match_status::matched, "/users/42", "x=1",
+       "example.com"},
+      {"a 404", "/nothing?q", "example.com:80", match_status::not_found, "/nothing", "q",
+       "example.com:80"},
+      {"a 405", "/users", "example.com", match_status::method_not_allowed, "/users", "",
+       "example.com"},
+      {"a redirect", "/docs?a=b", "example.com", match_status::redirect, "/docs", "a=b",
+       "example.com"},
+      {"absolute-form names its host", "http://api.example.com/v1/z?k", "other",
+       match_status::matched, "/v1/z", "k", "api.example.com"},
+      {"a bad path is the router's 400", "/users/%zz?q", "example.com", match_status::bad_request,
+       "/users/%zz", "q", "example.com"},
+      {"a target that does not resolve has no path", "*", "example.com",
+       match_status::bad_request, "", "", ""},
+  };
+  auto result = std::make_unique<int_router::match_result>();
+  for (const target_row& r : rows) {
+    auto req = make_request(r.rule == "a 405" ? "PUT" : "GET", r.target, r.host);
+    route_outcome o = route(test_router(), req, *result);
+    EXPECT_EQ(o.kind, r.kind) << r.rule;
+    EXPECT_EQ(o.path, r.path) << r.rule;
+    EXPECT_EQ(o.query, r.query) << r.rule;
+    EXPECT_EQ(o.host, r.routed_host) << r.rule;
+  }
+}
+
+// write_outcome_header: the status and fields of an unrouted answer, whoever writes the body.
+TEST(Adapter, OutcomeHeaderCarriesStatusAllowAndLocation) {
+  struct header_row {
+    std::string rule;
+    std::string method;
+    std::string target;
+    std::string automatic;
+    http::status status;
+    std::string allow, location;
+  };
+  std::vector<header_row> rows = {
+      {"a 405 lists the path's methods, GET implying HEAD", "PUT", "/users/42", "",
+       http::status::method_not_allowed, "DELETE, GET, HEAD", ""},
+      {"an automatic method is merged in byte order", "PUT", "/users/42", "OPTIONS",
+       http::status::method_not_allowed, "DELETE, GET, HEAD, OPTIONS", ""},
+      {"an automatic method already served is listed once", "GET", "/users", "POST",
+       http::status::method_not_allowed, "POST", ""},
+      {"a redirect's Location keeps the query", "GET", "/docs?x=1&y=2", "OPTIONS",
+       http::status::temporary_redirect, "", "/docs/?x=1&y=2"},
+      {"a 404 has neither", "GET", "/nothing?x", "OPTIONS", http::status::not_found, "", ""},
+      {"a 400 has neither", "GET", "*", "OPTIONS", http::status::bad_request, "", ""},
+  };
+  auto result = std::make_unique<int_router::match_result>();
+  for (const header_row& r : rows) {
+    auto req = make_request(r.method, r.target);
+    route_outcome o = route(test_router(), req, *result);
+    http::response<http::string_body> res;
+    res.body() = "left by an earlier layer";
+    waypoint::beast::write_outcome_header(o, res, r.automatic);
+    EXPECT_EQ(res.result(), r.status) << r.rule;
+    EXPECT_EQ(res[http::field::allow], r.allow) << r.rule;
+    EXPECT_EQ(res[http::field::location], r.location) << r.rule;
+    EXPECT_TRUE(res.body().empty()) << r.rule;
+  }
+}
+
+// finish_body: the content rules of every answer, HEAD and the statuses without content.
+TEST(Adapter, FinishBodyAppliesHeadAndNoContentRules) {
+  struct body_row {
+    std::string rule;
+    bool head;
+    unsigned status;
+    std::string body;
+    std::string stated_length;    // a Content-Length set before, "" for none
+    std::string content_length;   // after, "" for none
+    std::string left_body;
+  };
+  std::vector<body_row> rows = {
+      {"HEAD: the body's length, no body", true, 200, "twelve bytes", "", "12", ""},
+      {"HEAD: a stated length replaced by the body's", true, 200, "twelve bytes", "99", "12", ""},
+      {"HEAD: a stated length kept when there is no body", true, 200, "", "1234", "1234", ""},
+      {"HEAD: no body and no length is 0", true, 404, "", "", "0", ""},
+      {"GET: left alone", false, 200, "twelve bytes", "", "", "twelve bytes"},
+      {"204 carries no content", false, 204, "ignored", "", "", ""},
+      {"304 carries no content, HEAD or not", true, 304, "ignored", "", "", ""},
+      {"1xx carries no content", false, 103, "ignored", "", "", ""},
+  };
+  for (const body_row& r : rows) {
+    http::response<http::string_body> res;
+    res.result(r.status);
+    res.body() = r.body;
+    if (!r.stated_length.empty()) res.set(http::field::content_length, r.stated_length);
+    waypoint::beast::finish_body(r.head, res);
+    EXPECT_EQ(res[http::field::content_length], r.content_length) << r.rule;
+    EXPECT_EQ(res.body(), r.left_body) << r.rule;
   }
 }
 

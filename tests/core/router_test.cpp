@@ -1006,6 +1006,70 @@ TEST(Introspection, ExplainReportsOutcomeWithoutWinner) {
   EXPECT_TRUE(e.candidates.empty());
 }
 
+// --- methods at a path --------------------------------------------------------------
+
+struct methods_case {
+  const char* rule;
+  const char* path;
+  const char* host;
+  const char* expected;  // "any", or the named methods as an Allow value ("" for none)
+};
+
+std::string describe(const waypoint::path_methods& m) {
+  return m.any ? (m.named.empty() ? "any" : "any with named methods") : m.named.to_string();
+}
+
+class MethodsAt : public ::testing::TestWithParam<methods_case> {};
+
+// methods_at is a match for a method no route names: `named` is what a 405 there lists
+// for every method outside it, and `any` means every method is served. It allocates nothing.
+TEST_P(MethodsAt, OnApiTable) {
+  static const router_type r = build(api_table);
+  const methods_case& c = GetParam();
+  auto scratch = std::make_unique<router_type::match_result>();
+  waypoint::path_methods served;
+  {
+    waypoint::testing::allocation_scope scope;
+    served = r.methods_at(c.path, c.host, *scratch);
+    EXPECT_EQ(scope.count(), 0u);
+  }
+  EXPECT_EQ(describe(served), c.expected);
+  EXPECT_EQ(describe(r.methods_at(c.path, c.host)), c.expected) << "the stack overload";
+  for (const char* method : {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "CUSTOM", "X"}) {
+    auto m = r.match(method, c.path, c.host);
+    if (served.any) {
+      EXPECT_EQ(m.status(), match_status::matched) << method;
+    } else if (served.named.contains(method)) {
+      EXPECT_NE(m.status(), match_status::method_not_allowed) << method;
+    } else if (m.status() == match_status::method_not_allowed) {
+      EXPECT_EQ(m.allowed().to_string(), served.named.to_string()) << method;
+    } else {
+      EXPECT_TRUE(served.named.empty()) << method << " is " << describe(m);
+    }
+  }
+}
+
+const methods_case methods_cases[] = {
+    {"MethodRoutesOfOnePath", "/m", "", "CUSTOM, GET, HEAD, POST, PUT"},
+    {"WildcardAndLiteralRoutesBothCount", "/users/me", "", "DELETE, GET, HEAD"},
+    {"GetImpliesHead", "/users", "", "GET, HEAD, POST"},
+    {"HeadAloneDoesNotImplyGet", "/head-only", "", "HEAD"},
+    {"GetAndHeadRoutesListOnce", "/both", "", "GET, HEAD"},
+    {"RestWildcardRoutes", "/files/a/b", "", "GET, HEAD, PUT"},
+    {"MethodLessRouteServesEveryMethod", "/static/", "", "any"},
+    {"MethodLessRestBehindAMethodRoute", "/static/logo.png", "", "any"},
+    {"HostTreeFirst", "/users/42", "example.com", "any"},
+    {"HostWithPort", "/users/42", "example.com:8080", "any"},
+    {"OtherHostsUseHostlessRoutes", "/users/42", "other.example", "DELETE, GET, HEAD"},
+    {"NoRouteNoMethods", "/nothing", "", ""},
+    {"UncleanPathRedirectsAndHasNone", "/users//42", "", ""},
+    {"InvalidPathHasNone", "/users/%zz", "", ""},
+    {"EscapedLiteral", "/esc/sp%20ace", "", "any"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Api, MethodsAt, ::testing::ValuesIn(methods_cases),
+                         [](const auto& info) { return std::string(info.param.rule); });
+
 // --- allocations -------------------------------------------------------------------
 
 TEST(Allocations, NoneOnAnyOutcome) {

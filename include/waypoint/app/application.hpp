@@ -13,9 +13,11 @@
 //
 // Patterns follow the core grammar (waypoint/pattern.hpp); a group's prefix may carry a
 // method, a host and a path, composed with each route's: a conflict between the composed
-// patterns throws the core's conflict_error naming both. Requests no route serves get
-// problem documents (404, 405 with Allow, 400) or the router's redirect; an OPTIONS request
-// to a path that has routes but no OPTIONS route gets 204 with Allow.
+// patterns throws the core's conflict_error naming both. Requests are routed by
+// waypoint::beast::route() (adapter.hpp), so the answers to those no route serves are the
+// adapter's decisions rendered as problem documents: 404, 405 with Allow, 400, and the
+// router's redirect with Location (query kept); an OPTIONS request to a path that has
+// routes but no OPTIONS route gets 204 with Allow, and every Allow names OPTIONS.
 //
 // Middleware registered with use() wraps every request, routed or not; a group's layers
 // wrap its routes only, inside the application's, in registration order. The set of
@@ -185,7 +187,8 @@ class application : public route_scope {
   // Answers `req` into `res` (expected fresh: 200, empty body, the request's version, as
   // waypoint::beast::server passes it). Never throws: an exception no layer handled
   // becomes its problem document (http_error) or a logged 500. For HEAD, the body is
-  // dropped and Content-Length says its size. Safe to call from many threads.
+  // dropped and Content-Length says its size (waypoint::beast::finish_body, which also
+  // keeps a length a HEAD handler stated without a body). Safe to call from many threads.
   void respond(const request& req, response& res) noexcept;
   // The same into a new response.
   response respond(const request& req);

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "waypoint/app/http_error.hpp"
+#include "waypoint/beast/adapter.hpp"
 #include "waypoint/router.hpp"
 
 #include <boost/beast/http/field.hpp>
@@ -315,9 +316,9 @@ class context {
   const app::request& request() const noexcept { return *request_; }
   std::string_view method() const noexcept { return request_->method_string(); }
   // The escaped path as on the request line, without the query.
-  std::string_view path() const noexcept { return path_; }
+  std::string_view path() const noexcept { return outcome_.path; }
   // The host routed on (from the target or the Host field); may carry a port.
-  std::string_view host() const noexcept { return host_; }
+  std::string_view host() const noexcept { return outcome_.host; }
   // The first value of a request header field, empty when absent.
   std::string_view header(std::string_view name) const noexcept;
   std::string_view header(http::field name) const noexcept;
@@ -325,14 +326,19 @@ class context {
 
   // --- routing -----------------------------------------------------------------------
   // matched when a route's handler runs; otherwise what the app answers.
-  match_status route_status() const noexcept { return status_; }
+  match_status route_status() const noexcept { return outcome_.kind; }
+  // The adapter's outcome (waypoint/beast/adapter.hpp) the application answers from:
+  // status, Allow set, redirect target, HEAD, the path, query and host routed on.
+  const beast::route_outcome& outcome() const noexcept { return outcome_; }
   // The matched route's pattern as registered (group prefix included), e.g.
   // "GET api.example.com/v1/users/{id}"; empty when no route matched.
   std::string_view route_pattern() const noexcept;
   // route_status() == method_not_allowed: the methods the path serves (GET implies HEAD).
-  method_set allowed_methods() const noexcept { return match_.allowed(); }
+  method_set allowed_methods() const noexcept { return outcome_.allow; }
   // Why the request could not be routed, when route_status() == bad_request.
-  std::string_view route_error() const noexcept { return route_error_; }
+  std::string_view route_error() const noexcept {
+    return outcome_.kind == match_status::bad_request ? outcome_.reason : std::string_view();
+  }
 
   // --- path values -------------------------------------------------------------------
   bool has_path_value(std::string_view name) const noexcept;
@@ -352,9 +358,9 @@ class context {
 
   // --- query -------------------------------------------------------------------------
   // The raw query (after '?'), empty when none.
-  std::string_view raw_query() const noexcept { return query_; }
+  std::string_view raw_query() const noexcept { return outcome_.query; }
   // Every parameter in order, names and values percent-decoded ('+' is a space).
-  std::span<const query_param> query_params() { return query_index_.params(query_); }
+  std::span<const query_param> query_params() { return query_index_.params(outcome_.query); }
   // The first value of `name`; nullopt when absent ("?flag" gives an empty value).
   std::optional<std::string_view> query(std::string_view name);
   // The first value of `name` converted to T; nullopt when absent, a 400 http_error when
@@ -419,11 +425,9 @@ class context {
   application* app_;
   const app::request* request_;
   response_builder response_;
-  std::string_view path_;
-  std::string_view query_;
-  std::string_view host_;
-  match_status status_ = match_status::not_found;
-  std::string_view route_error_;
+  // Set by application::route() before any layer runs; for a target that did not
+  // resolve, its path is the target up to any '?' (a query may carry secrets), for logs.
+  beast::route_outcome outcome_;
   std::span<const middleware* const> chain_;
   const handler* endpoint_ = nullptr;
   basic_match_result<const detail::endpoint*> match_;

@@ -48,7 +48,8 @@ struct cors_options {
   // Origins allowed to read responses; "*" allows any. Compared byte for byte with the
   // Origin header ("https://app.example.com", no trailing slash).
   std::vector<std::string> origins{"*"};
-  // Methods a preflight allows; empty: the methods the path serves.
+  // Methods a preflight allows; empty: the methods the path serves, as the router's
+  // methods_at() lists them (the asked method, when a method-less route serves the path).
   std::vector<std::string> methods{};
   // Request headers a preflight allows; empty: those the preflight asks for.
   std::vector<std::string> headers{};

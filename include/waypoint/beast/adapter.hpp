@@ -32,15 +32,20 @@ namespace waypoint::beast {
 
 namespace http = boost::beast::http;
 
-// What a request routed to. Views point into the request and the match result: keep both
-// alive while the outcome is used.
+// What a request routed to, and every decision about the answer when it is not a handler
+// call: a framework renders its own body from it but decides nothing again. Views point
+// into the request and the match result: keep both alive while the outcome is used.
 struct route_outcome {
-  http::status status = http::status::ok;  // ok: call the matched route's handler
-  std::string_view reason;                 // otherwise: why, for the response body
-  std::string_view location_path;          // redirect: the escaped canonical path
-  std::string_view query;                  // redirect: the request's query, kept in Location
-  method_set allow;                        // 405: the methods the path serves
-  bool head = false;                       // HEAD: answer without a body
+  http::status status = http::status::ok;     // ok: call the matched route's handler
+  match_status kind = match_status::matched;  // the router's outcome; bad_request also
+                                              // for a target that did not resolve
+  std::string_view reason;                    // otherwise: why, for the response body
+  std::string_view path;   // the escaped path routed on; empty when the target did not resolve
+  std::string_view query;  // the request's query (after '?'), kept in a redirect's Location
+  std::string_view host;   // the host routed on, from the target or Host; may carry a port
+  std::string_view location_path;  // redirect: the escaped canonical path
+  method_set allow;                // 405: the methods the path serves, GET implying HEAD
+  bool head = false;               // HEAD: answer without a body (finish_body)
 
   bool matched() const noexcept { return status == http::status::ok; }
 };
@@ -65,6 +70,10 @@ route_outcome outcome_of(const basic_match_result<Handler>& result, const reques
                          bool head) noexcept {
   route_outcome o;
   o.head = head;
+  o.kind = result.status();
+  o.path = target.path;
+  o.query = target.query;
+  o.host = target.host;
   switch (result.status()) {
     case match_status::matched:
       break;
@@ -81,7 +90,6 @@ route_outcome outcome_of(const basic_match_result<Handler>& result, const reques
       o.status = static_cast<http::status>(result.redirect_status());
       o.reason = "the path has a canonical form; follow Location";
       o.location_path = result.location_path();
-      o.query = target.query;
       break;
     case match_status::bad_request:
       o.status = http::status::bad_request;
@@ -104,6 +112,7 @@ route_outcome route(const basic_router<Handler>& router, const http::request<Bod
   if (const char* why = resolve_target(head, target)) {
     route_outcome o;
     o.status = http::status::bad_request;
+    o.kind = match_status::bad_request;
     o.reason = why;
     o.head = is_head;
     return o;
@@ -112,11 +121,19 @@ route_outcome route(const basic_router<Handler>& router, const http::request<Bod
   return detail::outcome_of(result, target, is_head);
 }
 
-// Fills `res` with the answer to an outcome that is not matched(): status, a short
-// text/plain body "<Reason-Phrase>: <why>", Allow (405), Location (redirect, query kept)
-// and, for HEAD, the body's Content-Length without the body. Leaves version and
-// keep-alive to the caller. Reuses `res`'s body capacity.
+// Fills `res` with the answer to an outcome that is not matched(): write_outcome_header,
+// the plain body of write_plain_error, Content-Length, and finish_body for HEAD. Leaves
+// version and keep-alive to the caller. Reuses `res`'s body capacity.
 void prepare_response(const route_outcome& outcome, http::response<http::string_body>& res);
+
+// The status and the header fields the answer to an outcome that is not matched() carries,
+// whoever writes its body: the outcome's status; for a 405, Allow with the methods the path
+// serves in byte order, GET implying HEAD, and `automatic_method` merged in when the caller
+// answers it itself on every path (waypoint::app's automatic OPTIONS); for a redirect,
+// Location: the router's escaped canonical path plus "?" and the query when there is one.
+// Uses `res`'s body as scratch and leaves it empty.
+void write_outcome_header(const route_outcome& outcome, http::response<http::string_body>& res,
+                          std::string_view automatic_method = {});
 
 // The plain error answer every layer gives unless told otherwise: status, Content-Type
 // text/plain, X-Content-Type-Options: nosniff and the one-line body "<Reason-Phrase>: <why>".
@@ -124,7 +141,17 @@ void prepare_response(const route_outcome& outcome, http::response<http::string_
 void write_plain_error(http::status status, std::string_view why,
                        http::response<http::string_body>& res);
 
-// The same, as a new response that carries the request's version and keep-alive.
+// The last step of every answer, the rules on content (RFC 9110 6.4.1 and 9.3.2): a 1xx,
+// 204 or 304 carries none, so its body is dropped; the answer to HEAD carries the
+// Content-Length of the body it would have carried (a GET route's body, when it serves the
+// HEAD) and no body. That length is the body's size, unless the body is empty and a
+// Content-Length is already set: a HEAD handler stating the length of a body it did not
+// produce is believed, as waypoint::beast::server's writer believes it. Without memory for
+// the field the body is still dropped.
+void finish_body(bool head, http::response<http::string_body>& res) noexcept;
+
+// The same as prepare_response, as a new response that carries the request's version and
+// keep-alive.
 template <class Body, class Fields>
 http::response<http::string_body> make_response(const route_outcome& outcome,
                                                 const http::request<Body, Fields>& req) {

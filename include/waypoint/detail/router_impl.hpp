@@ -138,6 +138,27 @@ struct basic_router<Handler>::walk {
 template <class Handler>
 void basic_router<Handler>::match(std::string_view method, std::string_view path,
                                   std::string_view host, match_result& out) const noexcept {
+  match_method(methods_.find(method), path, host, out);
+}
+
+// No route names detail::no_method, so the walk finds only a method-less route and
+// otherwise collects the methods of every route whose path matches: what a 405 lists.
+template <class Handler>
+path_methods basic_router<Handler>::methods_at(std::string_view path, std::string_view host,
+                                               match_result& scratch) const noexcept {
+  match_method(detail::no_method, path, host, scratch);
+  path_methods served;
+  if (scratch.status() == match_status::matched)
+    served.any = true;
+  else if (scratch.status() == match_status::method_not_allowed)
+    served.named = scratch.allowed();
+  return served;
+}
+
+template <class Handler>
+void basic_router<Handler>::match_method(std::uint8_t method_bit, std::string_view path,
+                                         std::string_view host,
+                                         match_result& out) const noexcept {
   out.route_ = nullptr;
   out.value_count_ = 0;
   out.allowed_ = 0;
@@ -159,7 +180,6 @@ void basic_router<Handler>::match(std::string_view method, std::string_view path
   std::string_view walked = path;
   if (!clean) walked = {storage, detail::clean_path(path, storage)};
 
-  std::uint8_t method_bit = methods_.find(method);
   walk w{*this,
          walked,
          method_bit,
