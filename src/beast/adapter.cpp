@@ -26,10 +26,6 @@ void write_location(const route_outcome& o, std::string& out) {
   }
 }
 
-bool carries_content(unsigned status) noexcept {
-  return status >= 200 && status != 204 && status != 304;
-}
-
 }  // namespace
 
 void write_outcome_header(const route_outcome& o, http::response<http::string_body>& res,

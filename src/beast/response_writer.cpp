@@ -2,6 +2,8 @@
 // need a composed write per response; pipelined answers share one output string instead.
 #include "response_writer.hpp"
 
+#include "waypoint/beast/adapter.hpp"
+
 #include <charconv>
 #include <cstdint>
 
@@ -60,7 +62,7 @@ bool append_checked(const response& res, const response_framing& framing, std::s
   } else if (framing.version == 10) {
     out += "Connection: keep-alive\r\n";
   }
-  bool may_have_body = status >= 200 && status != 204 && status != 304;
+  bool may_have_body = carries_content(status);
   const std::string& body = res.body();
   if (may_have_body) {
     out += "Content-Length: ";

@@ -150,6 +150,12 @@ void write_plain_error(http::status status, std::string_view why,
 // the field the body is still dropped.
 void finish_body(bool head, http::response<http::string_body>& res) noexcept;
 
+// Whether a response of this status carries content (RFC 9110 §6.4.1): not 1xx, 204, 304.
+// The one rule finish_body and the server's writer both follow.
+constexpr bool carries_content(unsigned status) noexcept {
+  return status >= 200 && status != 204 && status != 304;
+}
+
 // The same as prepare_response, as a new response that carries the request's version and
 // keep-alive.
 template <class Body, class Fields>
