@@ -4,7 +4,7 @@
 
 #include "waypoint/beast/adapter.hpp"
 #include "waypoint/beast/target.hpp"
-#include "waypoint/detail/json_string.hpp"
+#include "waypoint/json_string.hpp"
 
 #include <cstdio>
 #include <stdexcept>
