@@ -23,7 +23,6 @@ function(waypoint_check_routes target)
     message(FATAL_ERROR "waypoint_check_routes: waypoint::route-tool is not available; build "
             "(and install) waypoint with WAYPOINT_BUILD_TOOLS=ON")
   endif()
-  set(stamps)
   foreach(table IN LISTS ARGN)
     cmake_path(ABSOLUTE_PATH table BASE_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
                OUTPUT_VARIABLE table_path)
@@ -36,8 +35,8 @@ function(waypoint_check_routes target)
       DEPENDS ${table_path} waypoint::route-tool
       COMMENT "Checking route table ${table}"
       VERBATIM)
-    list(APPEND stamps ${stamp})
+    # A target per table, so that the function may be called more than once for a target.
+    add_custom_target(waypoint_check_routes_${target}_${stem} DEPENDS ${stamp})
+    add_dependencies(${target} waypoint_check_routes_${target}_${stem})
   endforeach()
-  add_custom_target(${target}_waypoint_routes DEPENDS ${stamps})
-  add_dependencies(${target} ${target}_waypoint_routes)
 endfunction()
