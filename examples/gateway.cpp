@@ -11,7 +11,7 @@
 #include <waypoint/app/serve.hpp>
 #include <waypoint/beast/router_dispatch.hpp>
 #include <waypoint/beast/server.hpp>
-#include <waypoint/detail/json_string.hpp>
+#include <waypoint/json_string.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -104,14 +104,14 @@ options parse_arguments(int argc, char** argv) {
 void echo(const wb::request&, wb::response& res, const wb::route_match& m) {
   std::string& body = res.body();
   body += R"({"route":)";
-  waypoint::detail::append_json_string(body, m.route()->pattern.text());
+  waypoint::append_json_string(body, m.route()->pattern.text());
   body += R"(,"values":{)";
   const auto& names = m.route()->pattern.wildcard_names();
   for (std::size_t i = 0; i < m.value_count(); ++i) {
     if (i) body += ',';
-    waypoint::detail::append_json_string(body, names[i]);
+    waypoint::append_json_string(body, names[i]);
     body += ':';
-    waypoint::detail::append_json_string(body, m.value(i));
+    waypoint::append_json_string(body, m.value(i));
   }
   body += "}}\n";
   res.set(wb::http::field::content_type, "application/json");

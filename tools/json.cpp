@@ -1,7 +1,7 @@
-// The route tool's JSON helpers; string escaping lives in waypoint/detail/json_string.hpp.
+// The route tool's JSON helpers; string escaping lives in waypoint/json_string.hpp.
 #include "json.hpp"
 
-#include <waypoint/detail/json_string.hpp>
+#include <waypoint/json_string.hpp>
 
 #include <cmath>
 #include <cstddef>

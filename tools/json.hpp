@@ -2,14 +2,14 @@
 // The tool depends on nothing but waypoint::core, so it writes its one-line objects by hand.
 #pragma once
 
-#include <waypoint/detail/json_string.hpp>
+#include <waypoint/json_string.hpp>
 
 #include <string>
 #include <string_view>
 
 namespace waypoint::route_tool {
 
-using detail::append_json_string;
+using waypoint::append_json_string;
 
 std::string json_string(std::string_view text);
 

@@ -2,9 +2,9 @@
 #pragma once
 
 #include "waypoint/pattern.hpp"
+#include "waypoint/source_location.hpp"
 
 #include <cstddef>
-#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -16,8 +16,8 @@ struct registration_site {
   std::string file;
   unsigned line = 0;
 
-  static registration_site from(const std::source_location& where) {
-    return {where.file_name(), static_cast<unsigned>(where.line())};
+  static registration_site from(const source_location& where) {
+    return {where.file_name(), where.line()};
   }
   std::string to_string() const { return file + ":" + std::to_string(line); }
 };

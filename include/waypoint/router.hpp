@@ -19,6 +19,7 @@
 #include "waypoint/detail/router_tree.hpp"
 #include "waypoint/pattern.hpp"
 #include "waypoint/route.hpp"
+#include "waypoint/source_location.hpp"
 
 #include <array>
 #include <cstddef>
@@ -26,7 +27,6 @@
 #include <cstring>
 #include <deque>
 #include <functional>
-#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -231,7 +231,7 @@ class basic_router {
   // conflict_error when it conflicts with (or repeats) a registered pattern,
   // std::logic_error after freeze().
   const route_type& add(std::string_view pattern_text, Handler handler,
-                        std::source_location where = std::source_location::current()) {
+                        source_location where = source_location::current()) {
     if (frozen_) throw std::logic_error("waypoint: add() after freeze()");
     pattern p = parse_pattern(pattern_text);
     if (p.wildcard_names().size() > max_wildcards)

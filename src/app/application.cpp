@@ -3,7 +3,7 @@
 #include "waypoint/app/application.hpp"
 
 #include "waypoint/beast/adapter.hpp"
-#include "waypoint/detail/json_string.hpp"
+#include "waypoint/json_string.hpp"
 
 #include <cstdio>
 #include <stdexcept>
@@ -142,7 +142,7 @@ std::string compose_pattern(const group_node& group, std::string_view method,
 // --- registration -------------------------------------------------------------------
 
 route_scope& route_scope::add(std::string_view method, std::string_view pattern, handler fn,
-                              const std::source_location& where) {
+                              const source_location& where) {
   application& app = *app_;
   if (app.frozen()) throw std::logic_error("waypoint::app: route added after freeze()");
   if (!fn) throw std::invalid_argument("waypoint::app: empty handler");
@@ -159,22 +159,22 @@ route_scope& route_scope::add(std::string_view method, std::string_view pattern,
   return *this;
 }
 
-route_scope& route_scope::handle(std::string_view pattern, handler fn, std::source_location where) {
+route_scope& route_scope::handle(std::string_view pattern, handler fn, source_location where) {
   return add({}, pattern, std::move(fn), where);
 }
-route_scope& route_scope::get(std::string_view pattern, handler fn, std::source_location where) {
+route_scope& route_scope::get(std::string_view pattern, handler fn, source_location where) {
   return add("GET", pattern, std::move(fn), where);
 }
-route_scope& route_scope::post(std::string_view pattern, handler fn, std::source_location where) {
+route_scope& route_scope::post(std::string_view pattern, handler fn, source_location where) {
   return add("POST", pattern, std::move(fn), where);
 }
-route_scope& route_scope::put(std::string_view pattern, handler fn, std::source_location where) {
+route_scope& route_scope::put(std::string_view pattern, handler fn, source_location where) {
   return add("PUT", pattern, std::move(fn), where);
 }
-route_scope& route_scope::patch(std::string_view pattern, handler fn, std::source_location where) {
+route_scope& route_scope::patch(std::string_view pattern, handler fn, source_location where) {
   return add("PATCH", pattern, std::move(fn), where);
 }
-route_scope& route_scope::del(std::string_view pattern, handler fn, std::source_location where) {
+route_scope& route_scope::del(std::string_view pattern, handler fn, source_location where) {
   return add("DELETE", pattern, std::move(fn), where);
 }
 

@@ -1,7 +1,7 @@
 // The built-in layers: recover, request id, access log and CORS.
 #include "waypoint/app/middleware.hpp"
 
-#include <waypoint/detail/json_string.hpp>
+#include <waypoint/json_string.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -16,20 +16,20 @@ std::string access_line(context& ctx, int status, std::chrono::steady_clock::dur
   std::string line;
   line.reserve(160);
   line += "{\"method\":";
-  waypoint::detail::append_json_string(line, detail::clip_client_text(ctx.method(), clipped));
+  waypoint::append_json_string(line, detail::clip_client_text(ctx.method(), clipped));
   line += ",\"path\":";
-  waypoint::detail::append_json_string(line, detail::clip_client_text(ctx.path(), clipped));
+  waypoint::append_json_string(line, detail::clip_client_text(ctx.path(), clipped));
   line += ",\"route\":";
   if (ctx.route_pattern().empty())
     line += "null";
   else
-    waypoint::detail::append_json_string(line, ctx.route_pattern());
+    waypoint::append_json_string(line, ctx.route_pattern());
   line += ",\"status\":";
   line += std::to_string(status);
   line += ",\"duration_us\":";
   line += std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
   line += ",\"request_id\":";
-  waypoint::detail::append_json_string(line, ctx.request_id());
+  waypoint::append_json_string(line, ctx.request_id());
   line += '}';
   return line;
 }

@@ -1,7 +1,7 @@
 // The response builder, and the RFC 9457 problem documents every error answer uses.
 #include "waypoint/app/context.hpp"
 
-#include <waypoint/detail/json_string.hpp>
+#include <waypoint/json_string.hpp>
 
 #include <stdexcept>
 
@@ -124,14 +124,14 @@ response_builder& response_builder::problem(int code, std::string_view text,
   out.clear();
   out.reserve(96 + text.size() + (pointer ? pointer->size() : 0));
   out += R"({"type":"about:blank","title":)";
-  waypoint::detail::append_json_string(out, title_of(code));
+  waypoint::append_json_string(out, title_of(code));
   out += R"(,"status":)";
   out += std::to_string(code);
   out += R"(,"detail":)";
-  waypoint::detail::append_json_string(out, text);
+  waypoint::append_json_string(out, text);
   if (pointer) {
     out += R"(,"pointer":)";
-    waypoint::detail::append_json_string(out, *pointer);
+    waypoint::append_json_string(out, *pointer);
   }
   out += '}';
   return *this;

@@ -27,13 +27,13 @@
 
 #include "waypoint/app/context.hpp"
 #include "waypoint/router.hpp"
+#include "waypoint/source_location.hpp"
 
 #include <atomic>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <mutex>
-#include <source_location>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -97,17 +97,17 @@ class route_scope {
  public:
   // A route whose method (if any) is in the pattern: "GET /a", "/b" (every method).
   route_scope& handle(std::string_view pattern, handler fn,
-                      std::source_location where = std::source_location::current());
+                      source_location where = source_location::current());
   route_scope& get(std::string_view pattern, handler fn,
-                   std::source_location where = std::source_location::current());
+                   source_location where = source_location::current());
   route_scope& post(std::string_view pattern, handler fn,
-                    std::source_location where = std::source_location::current());
+                    source_location where = source_location::current());
   route_scope& put(std::string_view pattern, handler fn,
-                   std::source_location where = std::source_location::current());
+                   source_location where = source_location::current());
   route_scope& patch(std::string_view pattern, handler fn,
-                     std::source_location where = std::source_location::current());
+                     source_location where = source_location::current());
   route_scope& del(std::string_view pattern, handler fn,
-                   std::source_location where = std::source_location::current());
+                   source_location where = source_location::current());
 
   // Adds a layer around every route of this scope (and, for the application, around
   // every request). Throws std::logic_error after freeze().
@@ -123,27 +123,27 @@ class route_scope {
   // 201 for post, 200 otherwise, 204 when Out is void, unless fn sets another status.
   template <class Out, class F>
   route_scope& get(std::string_view pattern, F fn,
-                   std::source_location where = std::source_location::current()) {
+                   source_location where = source_location::current()) {
     return add("GET", pattern, detail::json_output_route<Out, F>(std::move(fn), 200), where);
   }
   template <class Out, class F>
   route_scope& del(std::string_view pattern, F fn,
-                   std::source_location where = std::source_location::current()) {
+                   source_location where = source_location::current()) {
     return add("DELETE", pattern, detail::json_output_route<Out, F>(std::move(fn), 200), where);
   }
   template <class In, class Out = detail::deduced_output, class F>
   route_scope& post(std::string_view pattern, F fn,
-                    std::source_location where = std::source_location::current()) {
+                    source_location where = source_location::current()) {
     return add("POST", pattern, detail::json_route<In, Out, F>(std::move(fn), 201), where);
   }
   template <class In, class Out = detail::deduced_output, class F>
   route_scope& put(std::string_view pattern, F fn,
-                   std::source_location where = std::source_location::current()) {
+                   source_location where = source_location::current()) {
     return add("PUT", pattern, detail::json_route<In, Out, F>(std::move(fn), 200), where);
   }
   template <class In, class Out = detail::deduced_output, class F>
   route_scope& patch(std::string_view pattern, F fn,
-                     std::source_location where = std::source_location::current()) {
+                     source_location where = source_location::current()) {
     return add("PATCH", pattern, detail::json_route<In, Out, F>(std::move(fn), 200), where);
   }
 
@@ -153,7 +153,7 @@ class route_scope {
   explicit route_scope(application& app) noexcept : app_(&app), node_(nullptr) {}
 
   route_scope& add(std::string_view method, std::string_view pattern, handler fn,
-                   const std::source_location& where);
+                   const source_location& where);
   route_group make_group(std::string_view prefix);
 
   application* app_;

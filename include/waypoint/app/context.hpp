@@ -155,6 +155,20 @@ struct value_key {
   static constexpr char id = 0;
 };
 
+// T built from `args` at `where` (nullptr: on the heap): T(args...) when T has such a
+// constructor, else T{args...}. C++20 lets an aggregate take parenthesised values (P0960),
+// but clang before 16 does not implement it, and emplace<tenant>(7) must build there too.
+template <class T, class... Args>
+T* construct_value(void* where, Args&&... args) {
+  if constexpr (std::is_constructible_v<T, Args&&...>) {
+    return where ? ::new (where) T(std::forward<Args>(args)...)
+                 : new T(std::forward<Args>(args)...);
+  } else {
+    return where ? ::new (where) T{std::forward<Args>(args)...}
+                 : new T{std::forward<Args>(args)...};
+  }
+}
+
 // Request-scoped values keyed by type: a fixed array of slots, each with inline storage,
 // searched linearly. Middleware sets a handful of values at most, so a scan of a few
 // pointers beats any map and nothing is allocated for values that fit a slot.
@@ -176,10 +190,10 @@ class value_slots {
     slot& s = vacate(&value_key<T>::id);
     T* object;
     if constexpr (fits_inline<T>) {
-      object = ::new (static_cast<void*>(s.storage)) T(std::forward<Args>(args)...);
+      object = construct_value<T>(static_cast<void*>(s.storage), std::forward<Args>(args)...);
       s.destroy = [](void* p) noexcept { static_cast<T*>(p)->~T(); };
     } else {
-      object = new T(std::forward<Args>(args)...);
+      object = construct_value<T>(nullptr, std::forward<Args>(args)...);
       s.destroy = [](void* p) noexcept { delete static_cast<T*>(p); };
     }
     s.object = object;

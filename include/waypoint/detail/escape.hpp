@@ -25,7 +25,7 @@ inline constexpr std::array<bool, 256> path_byte_table = [] {
   for (unsigned char c = 'a'; c <= 'z'; ++c) table[c] = true;
   for (unsigned char c = 'A'; c <= 'Z'; ++c) table[c] = true;
   for (unsigned char c = '0'; c <= '9'; ++c) table[c] = true;
-  for (unsigned char c : std::string_view("-._~!$&'()*+,;=:@")) table[c] = true;
+  for (char c : std::string_view("-._~!$&'()*+,;=:@")) table[static_cast<unsigned char>(c)] = true;
   return table;
 }();
 
@@ -188,7 +188,7 @@ constexpr std::uint64_t slash_map(std::string_view path) noexcept {
 // Byte classes for scan_path_bytes: 0 not allowed, 1 path byte, 2 '/', 3 '%', 4 '.'.
 inline constexpr std::array<unsigned char, 256> path_class_table = [] {
   std::array<unsigned char, 256> table{};
-  for (int c = 0; c < 256; ++c) table[c] = path_byte_table[c] ? 1 : 0;
+  for (std::size_t c = 0; c < table.size(); ++c) table[c] = path_byte_table[c] ? 1 : 0;
   table['/'] = 2;
   table['%'] = 3;
   table['.'] = 4;

@@ -26,6 +26,7 @@
 #include "waypoint/pattern.hpp"
 #include "waypoint/route.hpp"
 #include "waypoint/router.hpp"
+#include "waypoint/source_location.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -34,7 +35,6 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -52,7 +52,7 @@ class servemux {
   // does not parse or has too many wildcards, waypoint::conflict_error when it conflicts
   // with (or repeats) a registered one.
   const route_type& add(std::string_view pattern_text, Handler handler,
-                        std::source_location where = std::source_location::current()) {
+                        source_location where = source_location::current()) {
     pattern p = parse_pattern(pattern_text);
     if (p.wildcard_names().size() > max_wildcards)
       throw pattern_error(pattern_errc::too_many_wildcards, 0, pattern_text,

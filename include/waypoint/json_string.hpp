@@ -1,13 +1,18 @@
-// JSON string literals written by hand, for the few places that print JSON without a JSON
-// library: the route tool's output, the gateway's echo bodies, and the framework's problem
-// documents and access-log lines. RFC 8259 section 7; UTF-8 per RFC 3629 section 4.
+// JSON string literals written by hand, for the places that print JSON without a JSON
+// library: the route tool's output, the framework's problem documents and access-log lines,
+// and handlers that echo request text, such as the example gateway's. RFC 8259 section 7;
+// UTF-8 per RFC 3629 section 4.
+//
+//   std::string body = R"({"route":)";
+//   waypoint::append_json_string(body, m.route()->pattern.text());   // {"route":"GET /a/{x}"
 #pragma once
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 
-namespace waypoint::detail {
+namespace waypoint {
+namespace detail {
 
 constexpr std::string_view replacement_character = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
 
@@ -72,6 +77,8 @@ inline void append_ascii_escaped(std::string& out, char c) {
   out += c;
 }
 
+}  // namespace detail
+
 // Appends `text` as a JSON string literal, quotes included. A decoded path value may hold
 // any bytes: each byte that does not belong to a well-formed UTF-8 sequence is written as
 // U+FFFD, so the output always parses.
@@ -79,12 +86,12 @@ inline void append_json_string(std::string& out, std::string_view text) {
   out += '"';
   std::size_t i = 0;
   while (i < text.size()) {
-    std::size_t n = utf8_sequence_length(text.substr(i));
+    std::size_t n = detail::utf8_sequence_length(text.substr(i));
     if (n == 0) {
-      out += replacement_character;
+      out += detail::replacement_character;
       ++i;
     } else if (n == 1) {
-      append_ascii_escaped(out, text[i++]);
+      detail::append_ascii_escaped(out, text[i++]);
     } else {
       out.append(text.substr(i, n));
       i += n;
@@ -93,4 +100,4 @@ inline void append_json_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
-}  // namespace waypoint::detail
+}  // namespace waypoint

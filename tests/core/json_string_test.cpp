@@ -1,0 +1,34 @@
+// Tests of waypoint/json_string.hpp through its public name. The full escaping table (every
+// control, every ill-formed UTF-8 form) is tests/tool/json_test.cpp, which reaches the same
+// function through the route tool's json_string().
+#include <waypoint/json_string.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+struct append_row {
+  const char* rule;
+  std::string before;
+  std::string text;
+  std::string expected;
+};
+
+TEST(AppendJsonString, AppendsOneQuotedLiteral) {
+  const append_row rows[] = {
+      {"appends after what is there", R"({"a":)", "b", R"({"a":"b")"},
+      {"the empty string is two quotes", "", "", R"("")"},
+      {"quote, backslash and controls are escaped", "", "\"\\\n\x01", R"("\"\\\n\u0001")"},
+      {"well-formed UTF-8 passes", "", "caf\xC3\xA9", "\"caf\xC3\xA9\""},
+      {"an ill-formed byte becomes U+FFFD", "", "a\xFFz", "\"a\xEF\xBF\xBDz\""},
+  };
+  for (const append_row& row : rows) {
+    std::string out = row.before;
+    waypoint::append_json_string(out, row.text);
+    EXPECT_EQ(out, row.expected) << row.rule;
+  }
+}
+
+}  // namespace
