@@ -321,14 +321,20 @@ def probe_h():
         out("h encoded-dots", f"GET {target.decode()}", status, f"body {rb[:200]!r}")
 
 
-def probe_i():
-    raw = (b"POST /v1/iam/users HTTP/1.0\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-           b"5\r\nhello\r\n0\r\n\r\n")
+def answer_and_after(raw):
+    """Sends `raw` in one write; the status, headers and whether the connection stays open."""
     s = connect()
     s.sendall(raw)
     status, headers, _ = read_response(s)
     conn = stays_open(s)
     s.close()
+    return status, headers, conn
+
+
+def probe_i():
+    raw = (b"POST /v1/iam/users HTTP/1.0\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+           b"5\r\nhello\r\n0\r\n\r\n")
+    status, headers, conn = answer_and_after(raw)
     out("i http10-chunked", repr(raw), status,
         f"Connection: {headers.get('connection', '-')}; afterwards the connection is {conn}")
 
@@ -337,22 +343,14 @@ def probe_j():
     for te in (b"gzip, chunked", b"identity, chunked"):
         raw = (b"POST /v1/iam/users HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: " + te +
                b"\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
-        s = connect()
-        s.sendall(raw)
-        status, headers, _ = read_response(s)
-        conn = stays_open(s)
-        s.close()
+        status, _, conn = answer_and_after(raw)
         out("j te-" + te.split(b",")[0].decode(), repr(raw), status, f"then {conn}")
 
 
 def probe_k():
     raw = (b"POST /v1/iam/users HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 5\r\n\r\n"
            b"hello")
-    s = connect()
-    s.sendall(raw)
-    status, _, _ = read_response(s)
-    conn = stays_open(s)
-    s.close()
+    status, _, conn = answer_and_after(raw)
     out("k expect-200-ok", repr(raw) + " (one write)", status, f"then {conn}")
 
 
