@@ -380,6 +380,14 @@ def probe_m():
         f"Date: {date} ({'IMF-fixdate' if ok else 'NOT IMF-fixdate'})")
 
 
+def ready(socks, event, by_fd, wait_ms=200):
+    """The sockets of `socks` ready for `event` within `wait_ms` (poll, not select: past fd 1024)."""
+    poller = select.poll()
+    for s in socks:
+        poller.register(s, event)
+    return [by_fd[fd] for fd, _ in poller.poll(wait_ms)]
+
+
 def probe_n():
     limit = None
     try:
@@ -412,11 +420,7 @@ def probe_n():
     deadline = time.monotonic() + 5
     by_fd = {s.fileno(): s for s in socks}
     while pending and time.monotonic() < deadline:
-        poller = select.poll()
-        for s in pending:
-            poller.register(s, select.POLLOUT)
-        for fd, _ in poller.poll(200):
-            s = by_fd[fd]
+        for s in ready(pending, select.POLLOUT, by_fd):
             pending.discard(s)
             if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
                 connected.add(s)
@@ -439,11 +443,7 @@ def probe_n():
     deadline = time.monotonic() + 10
     open_set = set(connected)
     while open_set and time.monotonic() < deadline:
-        poller = select.poll()
-        for s in open_set:
-            poller.register(s, select.POLLIN)
-        for fd, _ in poller.poll(200):
-            s = by_fd[fd]
+        for s in ready(open_set, select.POLLIN, by_fd):
             try:
                 d = s.recv(65536)
             except OSError:
