@@ -3,6 +3,8 @@
 
 #include "worker.hpp"
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
 #include <algorithm>
@@ -18,7 +20,7 @@ constexpr std::chrono::milliseconds linger_timeout{1000};
 }  // namespace
 
 connection::connection(worker& owner, socket_type socket)
-    : owner_(owner), socket_(std::move(socket)), session_(owner.environment()) {}
+    : owner_(owner), socket_(std::move(socket)), session_(owner.environment(), *this) {}
 
 void connection::start(std::list<connection>::iterator self) {
   self_ = self;
@@ -35,6 +37,8 @@ void connection::refuse(std::list<connection>::iterator self) {
 void connection::close() noexcept {
   error_code ignored;
   socket_.close(ignored);
+  // A pending watch read completes with an error and abandons; without one, abandon now.
+  if (phase_ == phase::waiting && !read_pending_) abandon();
 }
 
 // A request being read gets its 408: the read is cancelled and its completion answers.
@@ -54,9 +58,12 @@ void connection::close_if_idle() noexcept {
   if (phase_ == phase::idle) close();
 }
 
-// The completion of the pending operation, after the socket closed, lands here.
+// The completion of the pending operation, after the socket closed, lands here; while a
+// deferred response is in flight, its completion does.
 void connection::destroy() noexcept {
-  close();
+  if (session_.awaiting_response()) return abandon();
+  error_code ignored;
+  socket_.close(ignored);
   owner_.remove(self_);  // deletes *this: nothing may follow
 }
 
@@ -84,7 +91,7 @@ void connection::on_read(error_code ec, std::size_t n) {
 }
 
 // Answers every complete request in the input, writes the answers, then reads more (or,
-// when the connection is to close, lingers).
+// when the connection is to close, lingers; when a response is deferred, watches).
 void connection::answer() {
   for (;;) {
     session_.process();
@@ -92,6 +99,7 @@ void connection::answer() {
     if (!write_now()) return;  // an asynchronous write continues, or the connection is gone
   }
   if (session_.closing()) return do_linger();
+  if (session_.awaiting_response()) return watch();
   do_read();
 }
 
@@ -131,6 +139,89 @@ void connection::on_write(error_code ec) {
   } catch (const std::exception&) {
     destroy();
   }
+}
+
+// While a response is deferred: no deadline (the handler's time is its own), and a read
+// that notices the client going away and keeps what it pipelines meanwhile, up to one
+// read's worth, so the input stays within its bound.
+void connection::watch() {
+  phase_ = phase::waiting;
+  deadline_ = clock::time_point::max();
+  if (read_pending_ || session_.input_size() >= read_chunk) return;
+  read_pending_ = true;
+  socket_.async_read_some(session_.prepare(),
+                          [this](error_code ec, std::size_t n) { on_watch(ec, n); });
+}
+
+void connection::on_watch(error_code ec, std::size_t n) {
+  read_pending_ = false;
+  if (!ec) session_.commit(n);
+  if (gone_) return destroy();
+  if (session_.awaiting_response()) {
+    if (ec) return abandon();  // end of stream or reset: nobody will read the answer
+    return watch();
+  }
+  // The response is done (on_deferred_done cancelled this read, or data came first).
+  if (ec && ec != asio::error::operation_aborted) return destroy();
+  try {
+    answer();
+  } catch (const std::exception&) {
+    destroy();
+  }
+}
+
+// The client is gone (or the drain is over) while a response is deferred: the socket
+// closes, whatever answers is told to stop, and the connection waits for it to finish.
+void connection::abandon() noexcept {
+  if (!gone_) {
+    gone_ = true;
+    error_code ignored;
+    socket_.close(ignored);
+    cancel_.emit(asio::cancellation_type::terminal);
+  }
+}
+
+void connection::deferred_done() noexcept {
+  if (owner_.context().get_executor().running_in_this_thread()) return on_deferred_done();
+  asio::post(owner_.context(), [this] { on_deferred_done(); });
+}
+
+void connection::on_deferred_done() noexcept {
+  session_.deferred_done();
+  if (session_.dispatching()) return;  // the session sends it once the dispatch returns
+  if (gone_) {
+    if (!read_pending_) destroy();  // else the watch read's completion destroys
+    return;
+  }
+  if (phase_ == phase::writing) return;  // on_write goes on with answer()
+  if (read_pending_) {
+    error_code ignored;
+    socket_.cancel(ignored);  // on_watch goes on with answer()
+    return;
+  }
+  try {
+    answer();
+  } catch (const std::exception&) {
+    destroy();
+  }
+}
+
+asio::any_io_executor connection::executor() { return socket_.get_executor(); }
+
+const connection_endpoints& connection::endpoints() {
+  if (!endpoints_) {
+    auto describe = [](const tcp::endpoint& e) {
+      return listen_address{e.address().to_string(), e.port()};
+    };
+    connection_endpoints ends;
+    error_code ec;
+    tcp::endpoint local = socket_.local_endpoint(ec);
+    if (!ec) ends.local = describe(local);
+    tcp::endpoint remote = socket_.remote_endpoint(ec);
+    if (!ec) ends.remote = describe(remote);
+    endpoints_ = std::move(ends);
+  }
+  return *endpoints_;
 }
 
 // Half-closes, then reads and drops what the client still sends until it closes too.

@@ -4,16 +4,20 @@
 
 #include "asio_types.hpp"
 
+#include <boost/asio/cancellation_signal.hpp>
+
 #include <list>
+#include <optional>
 
 namespace waypoint::beast::detail {
 
 class worker;
 
-// One accepted socket and its session. Exactly one asynchronous operation is pending at
-// any time (a read, a write or a lingering read), so whoever closes the socket knows that
-// the operation's completion will destroy the connection.
-class connection {
+// One accepted socket and its session. At most one operation on the socket is pending (a
+// read, a write or a lingering read), so whoever closes the socket knows that the
+// operation's completion will destroy the connection; a deferred response in flight holds
+// the connection too, until it is done, since its request and response live here.
+class connection final : public exchange_host {
  public:
   connection(worker& owner, socket_type socket);
   void start(std::list<connection>::iterator self);
@@ -25,8 +29,14 @@ class connection {
   void close_if_idle() noexcept;
   void close() noexcept;
 
+  // exchange_host
+  asio::any_io_executor executor() override;
+  const connection_endpoints& endpoints() override;
+  asio::cancellation_slot cancellation_slot() override { return cancel_.slot(); }
+  void deferred_done() noexcept override;
+
  private:
-  enum class phase : std::uint8_t { idle, reading, writing, lingering };
+  enum class phase : std::uint8_t { idle, reading, writing, waiting, lingering };
 
   void do_read();
   void on_read(error_code ec, std::size_t n);
@@ -34,6 +44,10 @@ class connection {
   bool write_now();
   void do_write();
   void on_write(error_code ec);
+  void watch();
+  void on_watch(error_code ec, std::size_t n);
+  void on_deferred_done() noexcept;
+  void abandon() noexcept;
   void do_linger();
   void on_linger(error_code ec);
   void destroy() noexcept;
@@ -43,8 +57,12 @@ class connection {
   std::list<connection>::iterator self_;
   http_session session_;
   clock::time_point deadline_;
+  asio::cancellation_signal cancel_;  // emitted when the socket closes under a deferred response
+  std::optional<connection_endpoints> endpoints_;  // asked for once, then kept
   phase phase_ = phase::idle;
-  bool expired_ = false;  // the read was cancelled because the request ran out of time
+  bool expired_ = false;       // the read was cancelled because the request ran out of time
+  bool read_pending_ = false;  // the read that watches a deferred response's connection
+  bool gone_ = false;          // closed while a deferred response is in flight
 };
 
 }  // namespace waypoint::beast::detail

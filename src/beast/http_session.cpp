@@ -70,11 +70,15 @@ void skip_empty_lines(boost::beast::flat_buffer& input) {
 
 }  // namespace
 
-http_session::http_session(const session_environment& environment) noexcept
-    : env_(environment) {}
+http_session::http_session(const session_environment& environment, exchange_host& host) noexcept
+    : env_(environment), host_(host) {}
 
 void http_session::process() {
-  while (!closing_ && output_.size() < flush_threshold) {
+  if (waiting_) {
+    if (!deferred_ready_) return;
+    send_response();
+  }
+  while (!closing_ && !waiting_ && output_.size() < flush_threshold) {
     if (parse_step() == step::need_more) break;
   }
 }
@@ -297,24 +301,37 @@ void http_session::note_body_progress(std::size_t bytes) {
 
 void http_session::answer_request() {
   const request& req = parser_->get();
-  response_framing framing{req.version(), req.method() == http::verb::head, req.keep_alive(),
-                           {}};
+  framing_ = {req.version(), req.method() == http::verb::head, req.keep_alive(), {}};
   response_.base() = response::header_type();
   response_.body().clear();
   response_.version(req.version());
+  exchange x(host_, req, response_);
+  dispatching_ = true;
   try {
-    env_.dispatch(req, response_);
+    env_.dispatch(x);
   } catch (...) {
-    response_.base() = response::header_type();
-    response_.result(http::status::internal_server_error);
-    response_.body() = "Internal Server Error: the handler failed\n";
+    // Once deferred, the response is the handle's to finish (its destructor answers 500).
+    if (!x.deferred()) {
+      response_.base() = response::header_type();
+      response_.result(http::status::internal_server_error);
+      response_.body() = "Internal Server Error: the handler failed\n";
+    }
   }
+  dispatching_ = false;
+  waiting_ = x.deferred();
+  if (!waiting_ || deferred_ready_) send_response();
+}
+
+// The response to the request in parser_, dispatched and (if deferred) done.
+void http_session::send_response() {
+  waiting_ = false;
+  deferred_ready_ = false;
   if (env_.stop_requested.load(std::memory_order_relaxed) ||
       http::token_list(response_[http::field::connection]).exists("close"))
-    framing.keep_alive = false;
-  framing.date = env_.date.get();
-  append_response(response_, framing, output_);
-  if (!framing.keep_alive) closing_ = true;
+    framing_.keep_alive = false;
+  framing_.date = env_.date.get();
+  append_response(response_, framing_, output_);
+  if (!framing_.keep_alive) closing_ = true;
   end_request();
 }
 
@@ -344,7 +361,7 @@ void http_session::end_request() noexcept {
 }
 
 void http_session::expire() {
-  if (!in_request_ || closing_) return;
+  if (!in_request_ || closing_ || waiting_) return;  // a handler's time is the handler's
   bool in_body = parser_ && parser_->is_header_done();
   answer_error(http::status::request_timeout,
                in_body ? "the body stalled or arrived slower than the server's minimum rate"

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "http_date.hpp"
+#include "response_writer.hpp"
 #include "waypoint/beast/server.hpp"
 
 #include <boost/asio/buffer.hpp>
@@ -46,7 +47,7 @@ inline constexpr std::size_t max_chunk_line_bytes = 4096;
 // What every session of a server thread shares.
 struct session_environment {
   const server_options& options;
-  const dispatch_function& dispatch;
+  const exchange_function& dispatch;
   const error_renderer& render_error;  // never null
   date_cache& date;
   // Set by stop() on any thread: responses finished after it say `Connection: close`.
@@ -57,15 +58,24 @@ struct session_environment {
 
 class http_session {
  public:
-  explicit http_session(const session_environment& environment) noexcept;
+  http_session(const session_environment& environment, exchange_host& host) noexcept;
 
   // Room for the next read, then how much of it was filled.
   boost::asio::mutable_buffer prepare() { return input_.prepare(read_chunk); }
   void commit(std::size_t n) noexcept { input_.commit(n); }
 
   // Answers what the input holds, until it needs more bytes, the output passes
-  // flush_threshold, or the connection is to close.
+  // flush_threshold, a response is deferred, or the connection is to close. A deferred
+  // response that is done goes out first.
   void process();
+  // The host's deferred_done(), on the session's thread: the response goes out at the next
+  // process() (during a dispatch, once it returns).
+  void deferred_done() noexcept { deferred_ready_ = true; }
+  // A dispatch deferred its response, which is not done yet: nothing more is parsed.
+  bool awaiting_response() const noexcept { return waiting_ && !deferred_ready_; }
+  bool dispatching() const noexcept { return dispatching_; }
+  // Bytes received and not yet parsed.
+  std::size_t input_size() const noexcept { return input_.size(); }
   // The request being read ran out of time: answers 408 (the connection then closes).
   // Between requests it does nothing: an idle connection is just closed.
   void expire();
@@ -114,10 +124,12 @@ class http_session {
   void begin_request();
   void note_body_progress(std::size_t bytes);
   void answer_request();
+  void send_response();
   void answer_error(http::status status, std::string_view why);
   void end_request() noexcept;
 
   const session_environment& env_;
+  exchange_host& host_;
   boost::beast::flat_buffer input_;
   std::string output_;                    // serialized responses not yet written
   std::optional<request_parser> parser_;  // engaged while a request is being read
@@ -130,8 +142,12 @@ class http_session {
   chunk_started chunk_started_{this};
   clock::time_point body_start_;   // when this request's header ended
   clock::time_point deadline_;
+  response_framing framing_{};     // of the request being answered
   bool in_request_ = false;
   bool closing_ = false;
+  bool dispatching_ = false;
+  bool waiting_ = false;          // the response is deferred
+  bool deferred_ready_ = false;   // ... and done
 };
 
 }  // namespace waypoint::beast::detail

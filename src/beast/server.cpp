@@ -38,8 +38,10 @@ using namespace detail;
 
 struct server::impl {
   server_options options;
-  dispatch_function dispatch;
-  asio::io_context control{1};
+  exchange_function dispatch;
+  std::vector<asio::io_context*> caller_contexts;  // empty: the server runs its own threads
+  std::optional<asio::io_context> own_control;
+  asio::io_context* control = nullptr;  // accepts (unless reuse_port) and handles signals
   std::optional<asio::executor_work_guard<executor>> control_guard;
   std::optional<asio::signal_set> signals;
   std::vector<std::unique_ptr<worker>> workers;
@@ -57,8 +59,25 @@ struct server::impl {
   std::atomic<bool> stop_requested{false};
   std::size_t open_listeners = 0;
   std::mutex wait_mutex;
+  std::condition_variable drained_cv;  // caller contexts: running_workers reached 0
+  bool drained = false;
 
-  impl(server_options o, dispatch_function d) : options(std::move(o)), dispatch(std::move(d)) {}
+  impl(server_options o, exchange_function d, std::vector<asio::io_context*> contexts)
+      : options(std::move(o)), dispatch(std::move(d)), caller_contexts(std::move(contexts)) {
+    if (caller_contexts.empty()) {
+      control = &own_control.emplace(1);
+    } else {
+      control = caller_contexts.front();
+    }
+  }
+
+  // Whether the calling thread runs one of the server's io_contexts.
+  bool on_own_thread() const {
+    if (caller_contexts.empty()) return on_server_thread;
+    return std::any_of(caller_contexts.begin(), caller_contexts.end(), [](asio::io_context* c) {
+      return c->get_executor().running_in_this_thread();
+    });
+  }
 
   void bind_all();
   void start_accepting(listener& l);
@@ -68,7 +87,9 @@ struct server::impl {
   void begin_stop();
   void close_everything();
   void listener_closed();
+  void worker_finished();
   void stop();
+  void check_options() const;
 };
 
 void server::impl::bind_all() {
@@ -82,7 +103,7 @@ void server::impl::bind_all() {
   // alone, "::" keeps the system's default and usually serves IPv4 too.
   for (tcp::endpoint at : endpoints) {
     if (!options.reuse_port) {
-      listeners.push_back({open_listener(control, at, false, any_v4), nullptr, {}});
+      listeners.push_back({open_listener(*control, at, false, any_v4), nullptr, {}});
       at = listeners.back().acceptor.local_endpoint();
     } else {
       for (auto& w : workers) {
@@ -157,6 +178,20 @@ void server::impl::wait_for_signals() {
   });
 }
 
+// The last worker to finish ends the signal wait, the control thread's last work.
+void server::impl::worker_finished() {
+  if (running_workers.fetch_sub(1) != 1) return;
+  if (signals) {
+    asio::post(*control, [this] {
+      error_code ignored;
+      signals->cancel(ignored);
+    });
+  }
+  std::lock_guard lock(mutex);
+  drained = true;
+  drained_cv.notify_all();
+}
+
 void server::impl::close_everything() {
   for (auto& w : workers) asio::post(w->context(), [w = w.get()] { w->close_all(); });
 }
@@ -194,18 +229,16 @@ void server::impl::stop() {
     }
     if (!stop_requested) {
       stop_requested = true;
-      asio::post(control, [this] { begin_stop(); });
+      asio::post(*control, [this] { begin_stop(); });
     }
-    if (on_server_thread) return;
+    if (on_own_thread()) return;
     listeners_closed_cv.wait(lock, [&] { return open_listeners == 0; });
   }
 }
 
-server::server(server_options options, dispatch_function dispatch)
-    : impl_(std::make_unique<impl>(std::move(options), std::move(dispatch))) {
-  const server_options& o = impl_->options;
-  if (!impl_->dispatch)
-    throw std::invalid_argument("waypoint: the server needs a dispatch function");
+void server::impl::check_options() const {
+  const server_options& o = options;
+  if (!dispatch) throw std::invalid_argument("waypoint: the server needs a dispatch function");
   if (o.listen.empty())
     throw std::invalid_argument("waypoint: the server needs an address to listen on");
   if (o.max_header_bytes == 0 || o.max_target_bytes == 0)
@@ -214,6 +247,31 @@ server::server(server_options options, dispatch_function dispatch)
   for (milliseconds t : {o.idle_timeout, o.header_timeout, o.body_timeout, o.write_timeout})
     if (t <= milliseconds::zero())
       throw std::invalid_argument("waypoint: timeouts must be positive");
+  for (asio::io_context* c : caller_contexts)
+    if (!c) throw std::invalid_argument("waypoint: a null io_context");
+}
+
+namespace {
+exchange_function from_dispatch(dispatch_function dispatch) {
+  if (!dispatch) return {};
+  return [f = std::move(dispatch)](exchange& x) { f(x.request(), x.response()); };
+}
+}  // namespace
+
+server::server(server_options options, dispatch_function dispatch)
+    : server(std::move(options), from_dispatch(std::move(dispatch))) {}
+
+server::server(server_options options, exchange_function dispatch)
+    : impl_(std::make_unique<impl>(std::move(options), std::move(dispatch),
+                                   std::vector<asio::io_context*>{})) {
+  impl_->check_options();
+}
+
+server::server(std::vector<asio::io_context*> contexts, server_options options,
+               exchange_function dispatch) {
+  if (contexts.empty()) throw std::invalid_argument("waypoint: the server needs an io_context");
+  impl_ = std::make_unique<impl>(std::move(options), std::move(dispatch), std::move(contexts));
+  impl_->check_options();
 }
 
 server::~server() {
@@ -228,23 +286,22 @@ void server::start() {
     if (s.started || s.stop_requested)
       throw std::logic_error("waypoint: start() called twice or after stop()");
   }
-  unsigned n =
-      s.options.threads ? s.options.threads : std::max(1u, std::thread::hardware_concurrency());
+  bool own_threads = s.caller_contexts.empty();
+  unsigned n = !own_threads      ? static_cast<unsigned>(s.caller_contexts.size())
+               : s.options.threads ? s.options.threads
+                                   : std::max(1u, std::thread::hardware_concurrency());
   s.count.limits = limits_for(s.options);
   for (unsigned i = 0; i < n; ++i)
-    s.workers.push_back(
-        std::make_unique<worker>(s.options, s.dispatch, s.stop_requested, s.count));
+    s.workers.push_back(std::make_unique<worker>(own_threads ? nullptr : s.caller_contexts[i],
+                                                 s.options, s.dispatch, s.stop_requested,
+                                                 s.count));
   s.bind_all();
   for (listener& l : s.listeners) {
-    if (l.owner) {
-      asio::post(l.owner->context(), [&s, &l] { s.start_accepting(l); });
-    } else {
-      s.start_accepting(l);
-    }
+    asio::post(l.owner ? l.owner->context() : *s.control, [&s, &l] { s.start_accepting(l); });
   }
-  s.control_guard.emplace(s.control.get_executor());
+  if (own_threads) s.control_guard.emplace(s.control->get_executor());
   if (s.options.handle_signals) {
-    s.signals.emplace(s.control, SIGINT, SIGTERM);
+    s.signals.emplace(*s.control, SIGINT, SIGTERM);
     s.wait_for_signals();
   }
   {
@@ -252,19 +309,23 @@ void server::start() {
     s.started = true;
   }
   s.running_workers = s.workers.size();
+  if (!own_threads) {
+    for (auto& w : s.workers) {
+      asio::post(w->context(), [&s, w = w.get()] {
+        w->start_on_caller_context([&s] { s.worker_finished(); });
+      });
+    }
+    return;
+  }
   for (auto& w : s.workers) {
     s.threads.emplace_back([&s, w = w.get()] {
       w->run();
-      if (s.running_workers.fetch_sub(1) != 1 || !s.signals) return;
-      asio::post(s.control, [&s] {  // the control thread's last work
-        error_code ignored;
-        s.signals->cancel(ignored);
-      });
+      s.worker_finished();
     });
   }
   s.threads.emplace_back([&s] {
     on_server_thread = true;
-    s.control.run();
+    s.control->run();
   });
 }
 
@@ -276,8 +337,17 @@ void server::run() {
 void server::stop() { impl_->stop(); }
 
 void server::wait() {
-  std::lock_guard lock(impl_->wait_mutex);
-  for (std::thread& t : impl_->threads)
+  impl& s = *impl_;
+  if (!s.caller_contexts.empty()) {
+    std::unique_lock lock(s.mutex);
+    if (!s.started) return;
+    if (s.on_own_thread())
+      throw std::logic_error("waypoint: wait() on a thread that runs the server's io_context");
+    s.drained_cv.wait(lock, [&] { return s.drained; });
+    return;
+  }
+  std::lock_guard lock(s.wait_mutex);
+  for (std::thread& t : s.threads)
     if (t.joinable()) t.join();
 }
 

@@ -23,12 +23,16 @@ std::chrono::milliseconds sweep_interval(const server_options& o) {
 
 thread_local bool on_server_thread = false;
 
-worker::worker(const server_options& options, const dispatch_function& dispatch,
-               const std::atomic<bool>& stop_requested, connection_count& count)
+worker::worker(asio::io_context* context, const server_options& options,
+               const exchange_function& dispatch, const std::atomic<bool>& stop_requested,
+               connection_count& count)
     : options_(options),
       render_error_(options.render_error ? options.render_error : error_renderer(write_plain_error)),
       environment_{options_, dispatch, render_error_, date_, stop_requested, requests_},
       count_(count),
+      // Concurrency hint 1: one thread runs it, so Asio can skip its locks.
+      own_context_(context ? nullptr : std::make_unique<asio::io_context>(1)),
+      context_(context ? *context : *own_context_),
       sweep_(context_),
       sweep_every_(sweep_interval(options)) {}
 
@@ -43,6 +47,11 @@ void worker::run() {
       std::fprintf(stderr, "waypoint: server thread: %s\n", e.what());
     }
   }
+}
+
+void worker::start_on_caller_context(std::function<void()> finished) {
+  finished_ = std::move(finished);
+  arm_sweep();
 }
 
 }  // namespace waypoint::beast::detail

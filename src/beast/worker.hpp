@@ -7,18 +7,23 @@
 #include "limits.hpp"
 
 #include <atomic>
+#include <functional>
 #include <list>
+#include <memory>
 
 namespace waypoint::beast::detail {
 
 // Whether the current thread is one of a server's; stop() must not wait for itself.
 extern thread_local bool on_server_thread;
 
-// A thread, its io_context and the connections it owns.
+// A thread, its io_context and the connections it owns. The io_context is the worker's own
+// (run by run()) or one the server's caller owns and runs.
 class worker {
  public:
-  worker(const server_options& options, const dispatch_function& dispatch,
-         const std::atomic<bool>& stop_requested, connection_count& count);
+  // `context` null: the worker makes its own.
+  worker(asio::io_context* context, const server_options& options,
+         const exchange_function& dispatch, const std::atomic<bool>& stop_requested,
+         connection_count& count);
 
   asio::io_context& context() noexcept { return context_; }
   const server_options& options() const noexcept { return options_; }
@@ -27,6 +32,9 @@ class worker {
 
   // Runs the io_context until it has no work left (the sweep is its last): after a stop.
   void run();
+  // On a context the caller runs: arms the sweep; `finished` runs on the context's thread
+  // once a stop has drained every connection.
+  void start_on_caller_context(std::function<void()> finished);
 
   // On this worker's thread, with the connection already counted in count_.open.
   void adopt(socket_type socket, bool over_limit) {
@@ -86,7 +94,8 @@ class worker {
   void arm_sweep() {
     sweep_.expires_after(sweep_every_);
     sweep_.async_wait([this](error_code ec) {
-      if (!ec) sweep();
+      if (!ec) return sweep();
+      if (finished_ && stopping_ && connections_.empty()) finished_();
     });
   }
 
@@ -102,7 +111,10 @@ class worker {
         c.on_deadline(now);
       }
     }
-    if (stopping_ && connections_.empty()) return;
+    if (stopping_ && connections_.empty()) {
+      if (finished_) finished_();
+      return;
+    }
     arm_sweep();
   }
 
@@ -112,8 +124,10 @@ class worker {
   std::atomic<std::uint64_t> requests_{0};
   session_environment environment_;
   connection_count& count_;
-  asio::io_context context_{1};
+  std::unique_ptr<asio::io_context> own_context_;
+  asio::io_context& context_;
   timer_type sweep_;
+  std::function<void()> finished_;
   std::chrono::milliseconds sweep_every_;
   std::list<connection> connections_;
   bool stopping_ = false;

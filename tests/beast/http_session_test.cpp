@@ -71,6 +71,41 @@ TEST(HttpSession, LongPipelineAnswersEveryRequestInOrder) {
 
 // A header that arrives in three reads, the request line first: it used to be refused as
 // "not HTTP", because the line had been consumed and the check saw "Host:".
+// Responses a dispatch deferred go out in request order, wherever they sit in a pipeline,
+// and however the bytes were split: the session reads nothing further while one waits.
+TEST(HttpSession, DeferredResponsesKeepPipelineOrder) {
+  auto get = [](std::string_view target) {
+    return "GET " + std::string(target) + " HTTP/1.1\r\nHost: t\r\n\r\n";
+  };
+  struct row {
+    const char* rule;
+    std::string bytes;
+    std::vector<std::string> bodies;
+  };
+  const std::vector<row> rows = {
+      {"a deferred response alone", get("/later/a") + closing_request(), {"later a", "user last"}},
+      {"deferred between immediate ones",
+       get("/users/1") + get("/later/b") + get("/users/2") + closing_request(),
+       {"user 1", "later b", "user 2", "user last"}},
+      {"two deferred in a row", get("/later/c") + get("/later/d") + closing_request(),
+       {"later c", "later d", "user last"}},
+  };
+  session_harness h;
+  for (const row& r : rows) {
+    std::string whole = h.run(r.bytes, one_write());
+    std::vector<std::string> bodies;
+    for (std::size_t at = whole.find("\r\n\r\n"); at != std::string::npos;
+         at = whole.find("\r\n\r\n", at + 4)) {
+      std::size_t next = whole.find("HTTP/1.1 ", at);
+      bodies.push_back(whole.substr(at + 4, (next == std::string::npos ? whole.size() : next) -
+                                                at - 4));
+    }
+    EXPECT_EQ(bodies, r.bodies) << r.rule << "\n" << whole;
+    for (std::size_t cut = 1; cut < r.bytes.size(); ++cut)
+      ASSERT_EQ(h.run(r.bytes, cut_at(cut)), whole) << r.rule << ", cut at " << cut;
+  }
+}
+
 TEST(HttpSession, HeaderInThreeReadsIsOneRequest) {
   session_harness h;
   std::string bytes = "GET /users/9 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";

@@ -667,7 +667,8 @@ TEST(Server, RejectsOptionsThatCannotWork) {
   wb::server_options zero_timeout = test_options();
   zero_timeout.header_timeout = std::chrono::milliseconds(0);
   EXPECT_THROW(wb::server(zero_timeout, ok), std::invalid_argument);
-  EXPECT_THROW(wb::server(test_options(), nullptr), std::invalid_argument);
+  EXPECT_THROW(wb::server(test_options(), wb::dispatch_function()), std::invalid_argument);
+  EXPECT_THROW(wb::server(test_options(), wb::exchange_function()), std::invalid_argument);
   wb::server_options bad_address = test_options();
   bad_address.listen = {{"not-an-address", 0}};
   wb::server s(bad_address, ok);

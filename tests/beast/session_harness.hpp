@@ -6,11 +6,16 @@
 #include "request_streams.hpp"
 #include "waypoint/beast/adapter.hpp"
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace waypoint::testing {
 
@@ -30,6 +35,45 @@ inline void echo_dispatch(const wb::request& req, wb::response& res) {
   }
 }
 
+// echo_dispatch, except that GET /later/{x} is answered "later <x>" by a deferred send that
+// the harness completes once the session has nothing more to do: a response that comes
+// after the dispatch returned, while later requests wait in the input.
+class deferring_dispatch {
+ public:
+  void operator()(wb::exchange& x) {
+    std::string_view target = x.request().target();
+    if (!target.starts_with("/later/")) return echo_dispatch(x.request(), x.response());
+    x.response().body() = "later " + std::string(target.substr(7));
+    pending_.push_back(x.defer());
+  }
+  // Sends what was deferred; false when nothing was.
+  bool send_pending() {
+    if (pending_.empty()) return false;
+    for (wb::deferred_send& d : pending_) d.send();
+    pending_.clear();
+    return true;
+  }
+
+ private:
+  std::vector<wb::deferred_send> pending_;
+};
+
+// A connection's side of the exchange, for a session with no socket.
+class harness_host final : public wd::exchange_host {
+ public:
+  void attach(wd::http_session* session) { session_ = session; }
+  boost::asio::any_io_executor executor() override { return context_.get_executor(); }
+  const wb::connection_endpoints& endpoints() override { return endpoints_; }
+  boost::asio::cancellation_slot cancellation_slot() override { return cancel_.slot(); }
+  void deferred_done() noexcept override { session_->deferred_done(); }
+
+ private:
+  wd::http_session* session_ = nullptr;
+  boost::asio::io_context context_;
+  boost::asio::cancellation_signal cancel_;
+  wb::connection_endpoints endpoints_{{"127.0.0.1", 8080}, {"127.0.0.1", 40000}};
+};
+
 // A session as a connection drives it: each piece is one read, and after each read the
 // output is taken until the session needs more input. What arrives after the session
 // decided to close is dropped, as the server's linger drops it.
@@ -38,7 +82,8 @@ class session_harness {
   explicit session_harness(wb::server_options options = {}) : options_(std::move(options)) {}
 
   std::string run(std::string_view bytes, const split_plan& plan) {
-    wd::http_session session(environment_);
+    wd::http_session session(environment_, host_);
+    host_.attach(&session);
     largest_input_ = 0;
     std::string out;
     auto feed = [&](std::string_view piece) {
@@ -72,10 +117,10 @@ class session_harness {
   }
 
  private:
-  static void drain(wd::http_session& session, std::string& out) {
+  void drain(wd::http_session& session, std::string& out) {
     for (;;) {
       session.process();
-      if (session.output().empty()) return;
+      if (session.output().empty() && !dispatch_.send_pending()) return;
       out += session.output();
       session.output().clear();
     }
@@ -83,12 +128,14 @@ class session_harness {
 
   wb::server_options options_;
   std::size_t largest_input_ = 0;
-  wb::dispatch_function dispatch_ = echo_dispatch;
+  deferring_dispatch dispatch_;
+  wb::exchange_function exchange_ = [this](wb::exchange& x) { dispatch_(x); };
+  harness_host host_;
   wb::error_renderer render_ = wb::write_plain_error;
   wd::date_cache date_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> answered_{0};
-  wd::session_environment environment_{options_, dispatch_, render_, date_, stop_, answered_};
+  wd::session_environment environment_{options_, exchange_, render_, date_, stop_, answered_};
 };
 
 }  // namespace waypoint::testing

@@ -1,6 +1,6 @@
 // waypoint::beast::server: a production HTTP/1.1 server on Boost.Asio that hands every
 // request to one dispatch callable. Asio lives only in src/beast; this header carries
-// Beast's message types and the standard library.
+// Beast's message types, the standard library and declarations of three Asio classes.
 //
 //   waypoint::beast::server_options options;           // 127.0.0.1:8080, one thread per core
 //   waypoint::beast::server s(options, [](const request& req, response& res) {
@@ -8,6 +8,20 @@
 //     res.body() = "hello\n";
 //   });
 //   s.run();   // until SIGINT/SIGTERM or stop(), then a graceful drain
+//
+// A dispatch that answers later takes the exchange instead, defers it, and sends from any
+// thread once the answer is there; the connection meanwhile reads no further request:
+//
+//   waypoint::beast::server s(options, [](waypoint::beast::exchange& x) {
+//     auto later = x.defer();
+//     database.query(..., [later = std::move(later), &res = x.response()](rows r) mutable {
+//       res.body() = render(r);
+//       later.send();
+//     });
+//   });
+//
+// The server runs on its own threads, or on io_contexts the caller owns and runs (one
+// thread each), so that handlers share them with the caller's clients and timers.
 //
 // dispatch_to(router) (router_dispatch.hpp) is the dispatch that routes with waypoint; a
 // framework supplies its own. The server owns what is HTTP/1.1 framing, not routing:
@@ -47,6 +61,12 @@
 #include <string_view>
 #include <vector>
 
+namespace boost::asio {
+class any_io_executor;
+class cancellation_slot;
+class io_context;
+}  // namespace boost::asio
+
 namespace waypoint::beast {
 
 namespace http = boost::beast::http;
@@ -59,22 +79,106 @@ using response = http::response<http::string_body>;
 // Threads call it concurrently for different connections: it must be thread-safe.
 using dispatch_function = std::function<void(const request& req, response& res)>;
 
-// Fills the response to a request the server refuses before any dispatch (400, 408, 413,
-// 414, 417, 431, 501, 503). `res` arrives with the status set, no fields and an empty body;
-// `why` is one sentence naming what was wrong. Runs on a server thread, must not throw.
-using error_renderer = std::function<void(http::status status, std::string_view why, response& res)>;
-
-// An address to listen on: IPv4 ("127.0.0.1", "0.0.0.0") or IPv6 ("::1", "::"). Port 0
-// picks a free port; server::endpoints() tells which.
+// An address and port: where a server listens, or one end of a connection.
 struct listen_address {
   std::string address = "127.0.0.1";
   std::uint16_t port = 8080;
 };
 
+// The two ends of a connection, as the socket reports them (a proxy in front is the
+// remote end; waypoint/app/forwarded.hpp reads past trusted ones).
+struct connection_endpoints {
+  listen_address local{"", 0};
+  listen_address remote{"", 0};
+};
+
+namespace detail {
+// What an exchange needs of the connection it came on; the server's connection implements
+// it, and so do the tests that drive a session without a socket.
+class exchange_host {
+ public:
+  virtual boost::asio::any_io_executor executor() = 0;
+  virtual const connection_endpoints& endpoints() = 0;
+  virtual boost::asio::cancellation_slot cancellation_slot() = 0;
+  // The deferred response is ready: from any thread, once per deferral.
+  virtual void deferred_done() noexcept = 0;
+
+ protected:
+  ~exchange_host() = default;
+};
+}  // namespace detail
+
+// Sends a deferred response. Move-only; send() may run on any thread, once. Destroyed
+// unsent, it answers 500, so a lost handle cannot leave a connection waiting for ever.
+class deferred_send {
+ public:
+  deferred_send() noexcept = default;
+  deferred_send(deferred_send&& other) noexcept : host_(other.host_), res_(other.res_) {
+    other.host_ = nullptr;
+  }
+  deferred_send& operator=(deferred_send&& other) noexcept;
+  ~deferred_send();
+
+  // The response is complete: the server sends it after those of the connection's earlier
+  // requests. Neither the request nor the response may be touched afterwards.
+  void send() noexcept;
+  explicit operator bool() const noexcept { return host_ != nullptr; }
+
+ private:
+  friend class exchange;
+  deferred_send(detail::exchange_host* host, response* res) noexcept : host_(host), res_(res) {}
+
+  detail::exchange_host* host_ = nullptr;
+  response* res_ = nullptr;
+};
+
+// One request, its response and the connection they travel on, as an exchange_function
+// sees them. Lives for the dispatch call; after defer(), the request and the response live
+// until the deferred_send is sent (or destroyed).
+class exchange {
+ public:
+  exchange(detail::exchange_host& host, const request& req, response& res) noexcept
+      : host_(&host), request_(&req), response_(&res) {}
+  exchange(const exchange&) = delete;
+  exchange& operator=(const exchange&) = delete;
+
+  const beast::request& request() const noexcept { return *request_; }
+  beast::response& response() noexcept { return *response_; }
+  // The connection's executor: its worker's io_context, the thread the dispatch runs on.
+  boost::asio::any_io_executor executor() const;
+  const connection_endpoints& endpoints() const { return host_->endpoints(); }
+  // Emits cancellation_type::terminal when the connection closes while the exchange is
+  // deferred (the client went away, or the drain ran out); bind it to what answers.
+  boost::asio::cancellation_slot cancellation_slot() const;
+
+  // Takes the response out of the dispatch call: the server sends nothing, and reads no
+  // further request of this connection, until the handle's send(). Once per exchange;
+  // throws std::logic_error on a second call.
+  deferred_send defer();
+  bool deferred() const noexcept { return deferred_; }
+
+ private:
+  detail::exchange_host* host_;
+  const beast::request* request_;
+  beast::response* response_;
+  bool deferred_ = false;
+};
+
+// The dispatch form that can answer later (exchange::defer()); otherwise as
+// dispatch_function, with the connection's executor and endpoints at hand.
+using exchange_function = std::function<void(exchange& x)>;
+
+// Fills the response to a request the server refuses before any dispatch (400, 408, 413,
+// 414, 417, 431, 501, 503). `res` arrives with the status set, no fields and an empty body;
+// `why` is one sentence naming what was wrong. Runs on a server thread, must not throw.
+using error_renderer = std::function<void(http::status status, std::string_view why, response& res)>;
+
 struct server_options {
+  // IPv4 ("127.0.0.1", "0.0.0.0") or IPv6 ("::1", "::"). Port 0 picks a free port;
+  // server::endpoints() tells which.
   std::vector<listen_address> listen{listen_address{}};
   // Threads that run connections; 0 means std::thread::hardware_concurrency(). One more
-  // thread accepts connections and handles signals.
+  // thread accepts connections and handles signals. Unused on the caller's io_contexts.
   unsigned threads = 0;
   // SO_REUSEPORT: every thread gets its own listening socket on the address, and the
   // kernel spreads connections; other processes may bind the same port too.
@@ -114,20 +218,32 @@ class server {
  public:
   // Checks the options; throws std::invalid_argument when they cannot work.
   server(server_options options, dispatch_function dispatch);
+  server(server_options options, exchange_function dispatch);
+  // On io_contexts the caller owns: connections are spread over them, the first also
+  // accepts (unless reuse_port) and handles signals. Each must be run by exactly one
+  // thread, which is what lets a connection go without a strand. start() adds the work;
+  // the caller runs the contexts, before or after, and they run out of server work once a
+  // stop has drained.
+  server(std::vector<boost::asio::io_context*> contexts, server_options options,
+         exchange_function dispatch);
   // Stops (gracefully) and waits.
   ~server();
   server(const server&) = delete;
   server& operator=(const server&) = delete;
 
-  // Binds and listens on every address, then starts the threads and returns. Throws
-  // std::system_error naming the address when one cannot be bound.
+  // Binds and listens on every address, then starts the threads (or queues the work on
+  // the caller's contexts) and returns. Throws std::system_error naming the address when
+  // one cannot be bound.
   void start();
-  // start(), then wait(): returns after a stop has drained.
+  // start(), then wait(): returns after a stop has drained. Not on the caller's contexts.
   void run();
   // Starts the graceful stop; returns once the listeners are closed, so a connect after
-  // stop() is refused. Any thread; a second call does nothing.
+  // stop() is refused (at once when called on a thread of the server's). Any thread; a
+  // second call does nothing.
   void stop();
-  // Returns once every thread has finished.
+  // Returns once every connection is gone and the server's threads have finished. On the
+  // caller's contexts, from a thread that runs none of them (it would wait for itself:
+  // std::logic_error).
   void wait();
 
   // The bound addresses, in the order of options.listen, with actual ports. After start().

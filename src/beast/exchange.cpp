@@ -1,0 +1,52 @@
+// The exchange a dispatch sees, and the handle that sends a deferred response.
+#include "waypoint/beast/adapter.hpp"
+#include "waypoint/beast/server.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+
+#include <stdexcept>
+#include <utility>
+
+namespace waypoint::beast {
+
+boost::asio::any_io_executor exchange::executor() const { return host_->executor(); }
+
+boost::asio::cancellation_slot exchange::cancellation_slot() const {
+  return host_->cancellation_slot();
+}
+
+deferred_send exchange::defer() {
+  if (deferred_) throw std::logic_error("waypoint: exchange deferred twice");
+  deferred_ = true;
+  return deferred_send(host_, response_);
+}
+
+deferred_send& deferred_send::operator=(deferred_send&& other) noexcept {
+  if (this != &other) {
+    deferred_send dropped(std::move(*this));
+    host_ = std::exchange(other.host_, nullptr);
+    res_ = other.res_;
+  }
+  return *this;
+}
+
+deferred_send::~deferred_send() {
+  if (!host_) return;
+  try {
+    res_->base() = response::header_type();
+    write_plain_error(http::status::internal_server_error,
+                      "the handler dropped its deferred response", *res_);
+  } catch (...) {
+    res_->base() = response::header_type();
+    res_->result(http::status::internal_server_error);
+    res_->body().clear();
+  }
+  send();
+}
+
+void deferred_send::send() noexcept {
+  if (detail::exchange_host* host = std::exchange(host_, nullptr)) host->deferred_done();
+}
+
+}  // namespace waypoint::beast
