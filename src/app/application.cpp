@@ -119,6 +119,25 @@ void log_failure(context& ctx, std::string_view what) noexcept {
   }
 }
 
+// Whether a chain (its layers, then `endpoint`) holds a coroutine, so that it must run as
+// one. A synchronous layer returns before a coroutine inside it could finish, and its code
+// after next() would see an unfinished response: such a chain is refused.
+bool chain_is_async(const std::vector<const middleware*>& chain, const handler& endpoint,
+                    std::string_view route) {
+  bool inner_async = endpoint.is_async();
+  for (std::size_t i = chain.size(); i-- > 0;) {
+    middleware::kind form = chain[i]->form();
+    if (form == middleware::kind::sync && inner_async)
+      throw std::logic_error(
+          "waypoint::app: for " + std::string(route) + ", middleware layer " +
+          std::to_string(i + 1) + " of " + std::to_string(chain.size()) +
+          " is synchronous and wraps a coroutine it cannot wait for; write that layer as a "
+          "coroutine (fn(context&, async_next) -> awaitable<void>) or as layer_hooks");
+    inner_async = inner_async || form == middleware::kind::coroutine;
+  }
+  return inner_async;
+}
+
 }  // namespace
 
 namespace detail {
@@ -216,6 +235,8 @@ application::~application() = default;
 
 void application::not_found(handler fn) {
   if (frozen()) throw std::logic_error("waypoint::app: not_found() after freeze()");
+  if (fn.is_async())
+    throw std::invalid_argument("waypoint::app: not_found() takes a synchronous handler");
   not_found_ = std::move(fn);
 }
 
@@ -231,7 +252,12 @@ void application::freeze() {
     return chain;
   };
   root_chain_ = chain_of(&groups_.front());
-  for (detail::endpoint& ep : endpoints_) ep.chain = chain_of(ep.group);
+  root_async_ = chain_is_async(root_chain_, unrouted_, "requests no route serves");
+  for (const auto& r : router_.routes()) {
+    auto& ep = const_cast<detail::endpoint&>(*r.handler);  // ours: endpoints_ holds it
+    ep.chain = chain_of(ep.group);
+    ep.async_chain = chain_is_async(ep.chain, ep.fn, r.pattern.text());
+  }
   router_.freeze();
   frozen_.store(true, std::memory_order_release);
 }
@@ -264,10 +290,16 @@ void application::respond(const request& req, response& res) noexcept {
   }
   context ctx(*this, req, res);
   route(ctx);
-  try {
-    ctx.run(0);
-  } catch (...) {
-    answer_current_exception(ctx);
+  if (ctx.async_chain_) {
+    log_failure(ctx, "the route has a coroutine; respond() cannot wait for it (serve the "
+                     "application, or call async_handle())");
+    ctx.response().problem(500, generic_500);
+  } else {
+    try {
+      ctx.run(0);
+    } catch (...) {
+      answer_current_exception(ctx);
+    }
   }
   finish(ctx);
 }
@@ -285,9 +317,11 @@ void application::route(context& ctx) const noexcept {
     const detail::endpoint* ep = ctx.match_.handler();
     ctx.chain_ = ep->chain;
     ctx.endpoint_ = &ep->fn;
+    ctx.async_chain_ = ep->async_chain;
   } else {
     ctx.chain_ = root_chain_;
     ctx.endpoint_ = &unrouted_;
+    ctx.async_chain_ = root_async_;
   }
 }
 

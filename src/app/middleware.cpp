@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
+#include <utility>
 
 namespace waypoint::app {
 namespace {
@@ -109,67 +111,91 @@ void answer_preflight(context& ctx, const cors_policy& policy, std::string_view 
 
 }  // namespace
 
+// The built-ins are layer_hooks, so they wrap synchronous and coroutine routes alike.
+
 middleware recover() {
-  return [](context& ctx, next inner) {
-    try {
-      inner();
-    } catch (...) {
-      answer_current_exception(ctx);
-    }
-  };
+  return layer_hooks{{}, [](context& ctx, std::exception_ptr& error) {
+                       if (!error) return;
+                       try {
+                         std::rethrow_exception(std::exchange(error, nullptr));
+                       } catch (...) {
+                         answer_current_exception(ctx);
+                       }
+                     }};
 }
 
 middleware request_id() {
-  return [](context& ctx, next inner) {
-    std::string_view incoming = ctx.header("X-Request-Id");
-    if (!incoming.empty()) ctx.set_request_id(incoming);  // else generated on first use
-    // Set before the inner layers run: error answers keep the fields already set.
-    ctx.response().header("X-Request-Id", ctx.request_id());
-    inner();
-  };
+  return layer_hooks{[](context& ctx) {
+                       std::string_view incoming = ctx.header("X-Request-Id");
+                       if (!incoming.empty()) ctx.set_request_id(incoming);  // else generated
+                       // Set before the inner layers run: error answers keep it.
+                       ctx.response().header("X-Request-Id", ctx.request_id());
+                       return true;
+                     },
+                     {}};
 }
 
+namespace {
+// When the request reached the access log layer; a request-scoped value, so the layer
+// stays one shared object.
+struct access_log_start {
+  std::chrono::steady_clock::time_point at;
+};
+}  // namespace
+
 middleware access_log(access_log_options options) {
-  return [options = std::move(options)](context& ctx, next inner) {
-    auto start = std::chrono::steady_clock::now();
-    auto write = [&](int status) {
-      std::string line = access_line(ctx, status, std::chrono::steady_clock::now() - start);
-      if (options.sink)
-        options.sink(line);
-      else
-        ctx.app().log(line);
-    };
-    try {
-      inner();
-    } catch (...) {
-      write(current_exception_status());
-      throw;
+  auto write = [options = std::move(options)](context& ctx, std::exception_ptr& error) {
+    int status = ctx.response().status();
+    if (error) {
+      try {
+        std::rethrow_exception(error);
+      } catch (...) {
+        status = current_exception_status();
+      }
     }
-    write(ctx.response().status());
+    const access_log_start* start = ctx.find<access_log_start>();
+    auto elapsed = start ? std::chrono::steady_clock::now() - start->at
+                         : std::chrono::steady_clock::duration::zero();
+    std::string line = access_line(ctx, status, elapsed);
+    if (options.sink)
+      options.sink(line);
+    else
+      ctx.app().log(line);
   };
+  return layer_hooks{[](context& ctx) {
+                       ctx.emplace<access_log_start>(std::chrono::steady_clock::now());
+                       return true;
+                     },
+                     std::move(write)};
 }
 
 middleware cors(cors_options options) {
-  return [policy = cors_policy(std::move(options))](context& ctx, next inner) {
-    std::string_view origin = ctx.header(http::field::origin);
-    if (origin.empty()) return inner();
-    if (!policy.allows(origin)) {
-      // A cache must not hand this answer to an allowed origin, nor the reverse.
-      ctx.response().append_header("Vary", "Origin");
-      return inner();
-    }
-    bool preflight = ctx.method() == "OPTIONS" &&
-                     !ctx.header(http::field::access_control_request_method).empty();
-    bool path_has_routes = ctx.route_status() == match_status::matched ||
-                           ctx.route_status() == match_status::method_not_allowed;
-    if (preflight && path_has_routes) return answer_preflight(ctx, policy, origin);
-    if (!preflight) {
-      set_allow_origin(ctx, policy, origin);
-      if (!policy.expose_headers.empty())
-        ctx.response().header(http::field::access_control_expose_headers, policy.expose_headers);
-    }
-    inner();
-  };
+  return layer_hooks{
+      [policy = cors_policy(std::move(options))](context& ctx) {
+        std::string_view origin = ctx.header(http::field::origin);
+        if (origin.empty()) return true;
+        if (!policy.allows(origin)) {
+          // A cache must not hand this answer to an allowed origin, nor the reverse.
+          ctx.response().append_header("Vary", "Origin");
+          return true;
+        }
+        bool preflight = ctx.method() == "OPTIONS" &&
+                         !ctx.header(http::field::access_control_request_method).empty();
+        bool path_has_routes = ctx.route_status() == match_status::matched ||
+                               ctx.route_status() == match_status::method_not_allowed;
+        if (preflight && path_has_routes) {
+          answer_preflight(ctx, policy, origin);
+          return false;
+        }
+        if (!preflight) {
+          set_allow_origin(ctx, policy, origin);
+          if (!policy.expose_headers.empty())
+            ctx.response().header(http::field::access_control_expose_headers,
+                                  policy.expose_headers);
+        }
+        return true;
+      },
+      {}};
 }
 
 }  // namespace waypoint::app

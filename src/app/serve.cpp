@@ -3,9 +3,9 @@
 
 namespace waypoint::app {
 
-beast::dispatch_function dispatch_to(application& app) {
+beast::exchange_function dispatch_to(application& app) {
   app.freeze();
-  return [&app](const beast::request& req, beast::response& res) { app.respond(req, res); };
+  return [&app](beast::exchange& x) { app.dispatch(x); };
 }
 
 beast::server_options with_problem_errors(beast::server_options options) {

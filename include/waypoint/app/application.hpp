@@ -73,6 +73,7 @@ struct endpoint {
   // Every layer that wraps the route, outermost (the application's first) first;
   // built by freeze().
   std::vector<const middleware*> chain;
+  bool async_chain = false;  // the handler or a layer is a coroutine
 };
 
 // Typed JSON routes; defined in waypoint/app/json.hpp, which a translation unit includes
@@ -81,6 +82,31 @@ template <class In, class Out, class F>
 class json_route;
 template <class Out, class F>
 class json_output_route;
+// The same for fn returning awaitable<Out>; defined in waypoint/app/async.hpp.
+template <class In, class Out, class F>
+class json_async_route;
+template <class Out, class F>
+class json_async_output_route;
+template <class T>
+struct is_awaitable : std::false_type {};
+template <class T, class Executor>
+struct is_awaitable<boost::asio::awaitable<T, Executor>> : std::true_type {};
+template <class F, class... Args>
+constexpr bool returns_any_awaitable() {
+  if constexpr (std::is_invocable_v<F&, Args...>)
+    return is_awaitable<std::invoke_result_t<F&, Args...>>::value;
+  else
+    return false;
+}
+// The route class for fn(context&, In) or fn(In), and fn(context&) or fn().
+template <class In, class Out, class F>
+using json_route_for =
+    std::conditional_t<returns_any_awaitable<F, context&, In>() || returns_any_awaitable<F, In>(),
+                       json_async_route<In, Out, F>, json_route<In, Out, F>>;
+template <class Out, class F>
+using json_output_route_for =
+    std::conditional_t<returns_any_awaitable<F, context&>() || returns_any_awaitable<F>(),
+                       json_async_output_route<Out, F>, json_output_route<Out, F>>;
 // post<In>(pattern, fn) takes its output type from fn's result.
 struct deduced_output {};
 
@@ -124,27 +150,27 @@ class route_scope {
   template <class Out, class F>
   route_scope& get(std::string_view pattern, F fn,
                    source_location where = source_location::current()) {
-    return add("GET", pattern, detail::json_output_route<Out, F>(std::move(fn), 200), where);
+    return add("GET", pattern, detail::json_output_route_for<Out, F>(std::move(fn), 200), where);
   }
   template <class Out, class F>
   route_scope& del(std::string_view pattern, F fn,
                    source_location where = source_location::current()) {
-    return add("DELETE", pattern, detail::json_output_route<Out, F>(std::move(fn), 200), where);
+    return add("DELETE", pattern, detail::json_output_route_for<Out, F>(std::move(fn), 200), where);
   }
   template <class In, class Out = detail::deduced_output, class F>
   route_scope& post(std::string_view pattern, F fn,
                     source_location where = source_location::current()) {
-    return add("POST", pattern, detail::json_route<In, Out, F>(std::move(fn), 201), where);
+    return add("POST", pattern, detail::json_route_for<In, Out, F>(std::move(fn), 201), where);
   }
   template <class In, class Out = detail::deduced_output, class F>
   route_scope& put(std::string_view pattern, F fn,
                    source_location where = source_location::current()) {
-    return add("PUT", pattern, detail::json_route<In, Out, F>(std::move(fn), 200), where);
+    return add("PUT", pattern, detail::json_route_for<In, Out, F>(std::move(fn), 200), where);
   }
   template <class In, class Out = detail::deduced_output, class F>
   route_scope& patch(std::string_view pattern, F fn,
                      source_location where = source_location::current()) {
-    return add("PATCH", pattern, detail::json_route<In, Out, F>(std::move(fn), 200), where);
+    return add("PATCH", pattern, detail::json_route_for<In, Out, F>(std::move(fn), 200), where);
   }
 
  protected:
@@ -192,6 +218,27 @@ class application : public route_scope {
   void respond(const request& req, response& res) noexcept;
   // The same into a new response.
   response respond(const request& req);
+  // respond() cannot wait: for a route whose handler or a layer is a coroutine, or a
+  // handler that defers, it answers 500 and logs why. Serve those with serve(), the
+  // server's dispatch_to(), or async_handle().
+
+  // Answers `req` into `res` from a coroutine of your own server (a Beast awaitable
+  // server, say): `co_await app.async_handle(req, res)`. Any route: synchronous ones
+  // answer without suspending. Runs on the awaiting coroutine's executor, and stops when
+  // its cancellation slot fires (the request is then unanswered: close the connection).
+  // `ends`: the connection's endpoints, for context::endpoints(); may be null.
+  awaitable<void> async_handle(const request& req, response& res,
+                               const beast::connection_endpoints* ends = nullptr);
+  // The same for a request with any body Beast reads into a buffer sequence
+  // (dynamic_body, flat_buffer bodies): its body is copied into a string first.
+  template <class Body>
+    requires(!std::is_same_v<Body, http::string_body>)
+  awaitable<void> async_handle(const http::request<Body>& req, response& res,
+                               const beast::connection_endpoints* ends = nullptr);
+
+  // The server's entry point (dispatch_to() in serve.hpp): answers at once, or defers the
+  // exchange for a coroutine or deferred response and sends it when done.
+  void dispatch(beast::exchange& x) noexcept;
 
   // Fixes routes and layers; later registrations throw std::logic_error. respond() calls
   // it on first use; call it yourself before sharing the application between threads.
@@ -215,12 +262,15 @@ class application : public route_scope {
   void answer_unrouted(context& ctx) const;
   void route(context& ctx) const noexcept;
   void finish(context& ctx) const noexcept;
+  bool run_now(context& ctx) const noexcept;
+  awaitable<void> run_rest(context& ctx) const;
 
   application_options options_;
   router_type router_;
   std::deque<detail::group_node> groups_;  // deque: nodes are referenced by address
   std::deque<detail::endpoint> endpoints_;
   std::vector<const middleware*> root_chain_;  // the application's layers, once frozen
+  bool root_async_ = false;                    // ... hold a coroutine (or not_found does)
   handler unrouted_;                           // calls answer_unrouted()
   handler not_found_;
   std::atomic<bool> frozen_{false};

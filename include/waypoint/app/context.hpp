@@ -19,6 +19,7 @@
 
 #include "waypoint/app/http_error.hpp"
 #include "waypoint/beast/adapter.hpp"
+#include "waypoint/beast/server.hpp"
 #include "waypoint/router.hpp"
 
 #include <boost/beast/http/field.hpp>
@@ -31,6 +32,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <new>
@@ -43,6 +45,14 @@
 #include <utility>
 #include <vector>
 
+// Declared, not included: only code that writes coroutines needs Asio, and it includes
+// waypoint/app/async.hpp (or Asio itself).
+namespace boost::asio {
+template <typename T, typename Executor>
+class awaitable;
+class any_io_executor;
+}  // namespace boost::asio
+
 namespace waypoint::app {
 
 namespace http = boost::beast::http;
@@ -50,12 +60,17 @@ namespace http = boost::beast::http;
 using request = http::request<http::string_body>;
 using response = http::response<http::string_body>;
 
+// What a coroutine handler or middleware returns: boost::asio::awaitable<T> on Asio's
+// default executor, the type `-> boost::asio::awaitable<void>` names.
+template <class T = void>
+using awaitable = boost::asio::awaitable<T, boost::asio::any_io_executor>;
+
 class application;
 class context;
 
-// The rest of the chain, as seen by one middleware layer: calling it runs the inner layers
-// and the handler, and exceptions they throw come out of the call. Two words, copied
-// freely; it never allocates.
+// The rest of the chain, as seen by one synchronous middleware layer: calling it runs the
+// inner layers and the handler, and exceptions they throw come out of the call. Two words,
+// copied freely; it never allocates.
 class next {
  public:
   void operator()() const;
@@ -68,8 +83,115 @@ class next {
   std::uint32_t index_;  // the chain position this call runs
 };
 
-using handler = std::function<void(context&)>;
-using middleware = std::function<void(context&, next)>;
+// The same for a coroutine layer: `co_await next()` runs the inner layers and the handler,
+// synchronous or not, and rethrows what they threw.
+class async_next {
+ public:
+  awaitable<void> operator()() const;
+
+ private:
+  friend class context;
+  async_next(context& ctx, std::uint32_t index) noexcept : ctx_(&ctx), index_(index) {}
+
+  context* ctx_;
+  std::uint32_t index_;
+};
+
+namespace detail {
+template <class F, class... Args>
+constexpr bool returns_awaitable() {
+  if constexpr (std::is_invocable_v<F&, Args...>)
+    return std::is_same_v<std::invoke_result_t<F&, Args...>, awaitable<void>>;
+  else
+    return false;
+}
+}  // namespace detail
+
+// A route's handler: fn(context&) returning void, or a coroutine returning
+// awaitable<void>. The callable's return type decides, so a coroutine is never taken for a
+// function whose result may be dropped.
+class handler {
+ public:
+  using sync_function = std::function<void(context&)>;
+  using async_function = std::function<awaitable<void>(context&)>;
+
+  handler() noexcept = default;
+  handler(std::nullptr_t) noexcept {}
+  template <class F>
+    requires(!std::is_same_v<std::decay_t<F>, handler> && std::is_invocable_v<F&, context&>)
+  handler(F fn) {
+    if constexpr (detail::returns_awaitable<F, context&>()) {
+      async_ = std::move(fn);
+    } else {
+      static_assert(std::is_void_v<std::invoke_result_t<F&, context&>>,
+                    "a handler returns void or waypoint::app::awaitable<void>");
+      sync_ = std::move(fn);
+    }
+  }
+
+  explicit operator bool() const noexcept { return sync_ || async_; }
+  bool is_async() const noexcept { return static_cast<bool>(async_); }
+  // Runs a synchronous handler.
+  void operator()(context& ctx) const { sync_(ctx); }
+  const async_function& coroutine() const noexcept { return async_; }
+
+ private:
+  sync_function sync_;
+  async_function async_;
+};
+
+// The two halves of a layer that works around synchronous and coroutine chains alike:
+// `before` runs first and returns false when it answered (the inner layers and the handler
+// are then skipped); `after` runs once the inner layers are done, also when they threw
+// (`error` holds the exception: clear it to answer, keep it to pass it on), and for a
+// deferred response once that is sent. Either may be empty.
+struct layer_hooks {
+  std::function<bool(context&)> before;
+  std::function<void(context&, std::exception_ptr& error)> after;
+};
+
+// One middleware layer: fn(context&, next) returning void; a coroutine
+// fn(context&, async_next) returning awaitable<void>; or layer_hooks. A synchronous layer
+// cannot wait, so it may not wrap a coroutine (freeze() refuses such a chain, naming the
+// route); coroutine layers and hooks wrap anything.
+class middleware {
+ public:
+  enum class kind : std::uint8_t { none, sync, coroutine, hooks };
+  using sync_function = std::function<void(context&, next)>;
+  using async_function = std::function<awaitable<void>(context&, async_next)>;
+
+  middleware() noexcept = default;
+  middleware(std::nullptr_t) noexcept {}
+  middleware(layer_hooks hooks) : kind_(kind::hooks), hooks_(std::move(hooks)) {}
+  template <class F>
+    requires(!std::is_same_v<std::decay_t<F>, middleware> &&
+             !std::is_same_v<std::decay_t<F>, layer_hooks> &&
+             (std::is_invocable_v<F&, context&, next> ||
+              std::is_invocable_v<F&, context&, async_next>))
+  middleware(F fn) {
+    if constexpr (detail::returns_awaitable<F, context&, async_next>()) {
+      kind_ = kind::coroutine;
+      async_ = std::move(fn);
+    } else {
+      static_assert(std::is_invocable_v<F&, context&, next>,
+                    "a coroutine middleware takes async_next and returns awaitable<void>");
+      kind_ = kind::sync;
+      sync_ = std::move(fn);
+    }
+  }
+
+  explicit operator bool() const noexcept { return kind_ != kind::none; }
+  kind form() const noexcept { return kind_; }
+  void operator()(context& ctx, next inner) const { sync_(ctx, inner); }
+  const async_function& coroutine() const noexcept { return async_; }
+  const layer_hooks& hooks() const noexcept { return hooks_; }
+
+ private:
+  kind kind_ = kind::none;
+  sync_function sync_;
+  async_function async_;
+  layer_hooks hooks_;
+};
 
 // One decoded query parameter: "a+b=c%26d" gives name "a b", value "c&d".
 struct query_param {
@@ -144,6 +266,39 @@ inline constexpr std::size_t max_client_text_bytes = 256;
 //   options.render_error = waypoint::app::render_problem;
 // Throws std::invalid_argument for a status outside 100..999, std::bad_alloc.
 void render_problem(http::status status, std::string_view detail, response& res);
+
+namespace detail {
+struct deferred_state;  // src/app/deferred.cpp
+}
+
+// A response a handler finishes later, from any thread: ctx.defer() moves the response
+// built so far in here; fill it through response(), then send(). Until then the context,
+// the request and the layers around the handler wait on the connection's thread; touch
+// none of them from another thread (copy what the work needs before it starts). Destroyed
+// unsent, it answers 500. Move-only.
+class deferred_response {
+ public:
+  deferred_response() noexcept = default;
+  deferred_response(deferred_response&&) noexcept = default;
+  deferred_response& operator=(deferred_response&& other) noexcept;
+  ~deferred_response();
+
+  response_builder& response();
+  // Hands the response back to the connection's thread, which runs the layers still
+  // waiting and sends it. The first call counts; later ones do nothing.
+  void send() noexcept;
+  // The response is no longer wanted (the client went away, or a deadline answered): the
+  // work may stop early; send() then sends nothing.
+  bool cancelled() const noexcept;
+  explicit operator bool() const noexcept { return static_cast<bool>(state_); }
+
+ private:
+  friend class context;
+  explicit deferred_response(std::shared_ptr<detail::deferred_state> state) noexcept
+      : state_(std::move(state)) {}
+
+  std::shared_ptr<detail::deferred_state> state_;
+};
 
 namespace detail {
 
@@ -319,12 +474,34 @@ inline constexpr std::size_t max_request_id_length = 64;
 
 class context {
  public:
-  context(application& app, const app::request& req, app::response& res) noexcept
-      : app_(&app), request_(&req), response_(res) {}
+  // `connection`: where the request came from (its executor and endpoints); null for
+  // application::respond(), which has none.
+  context(application& app, const app::request& req, app::response& res,
+          beast::detail::exchange_host* connection = nullptr) noexcept
+      : app_(&app), request_(&req), response_(res), connection_(connection) {}
   context(const context&) = delete;
   context& operator=(const context&) = delete;
+  ~context() {
+    if (deferred_) detach_deferred();
+  }
 
   application& app() const noexcept { return *app_; }
+
+  // --- the connection ----------------------------------------------------------------
+  // The executor of the connection's thread: `co_await` clients and timers on it, and the
+  // request's other work stays on one thread. Throws std::logic_error under respond().
+  boost::asio::any_io_executor executor() const;
+  // The socket's two ends (a proxy in front is the remote one: waypoint/app/forwarded.hpp
+  // reads past trusted proxies). Empty addresses under respond().
+  const beast::connection_endpoints& endpoints() const;
+
+  // --- answering later ---------------------------------------------------------------
+  // Takes the response out of the handler: it is sent once the returned handle's send()
+  // has run, from any thread; the layers around the handler finish then. For libraries
+  // that call back. Once per request; throws std::logic_error on a second call or under
+  // respond(), which must answer before it returns.
+  deferred_response defer();
+  bool deferred() const noexcept { return static_cast<bool>(deferred_); }
 
   // --- the request -------------------------------------------------------------------
   const app::request& request() const noexcept { return *request_; }
@@ -425,20 +602,36 @@ class context {
  private:
   friend class application;
   friend class next;
+  friend class async_next;
+  friend struct detail::deferred_state;
+
+  void detach_deferred() noexcept;  // the deferred response outlives its request
 
   // Runs chain position `index`: a middleware layer, or past the last one the endpoint.
+  // Synchronous layers and hooks only: a chain with a coroutine runs through run_async.
   void run(std::uint32_t index) {
-    if (index < chain_.size())
-      (*chain_[index])(*this, next(*this, index + 1));
-    else
-      (*endpoint_)(*this);
+    if (index < chain_.size()) {
+      const middleware& layer = *chain_[index];
+      if (layer.form() == middleware::kind::sync) return layer(*this, next(*this, index + 1));
+      return run_hooks(layer.hooks(), index);
+    }
+    (*endpoint_)(*this);
   }
+  void run_hooks(const layer_hooks& hooks, std::uint32_t index);
+  // Any chain, from position `index`; waits for a deferred response (src/app/async.cpp).
+  awaitable<void> run_async(std::uint32_t index);
+  // After a synchronous part of the chain deferred: waits until the response is sent,
+  // then runs the hooks it postponed.
+  awaitable<void> finish_deferred();
+  // The `after` hooks a deferred response postponed, innermost first.
+  void run_postponed();
 
   [[noreturn]] static void throw_missing_value();
 
   application* app_;
   const app::request* request_;
   response_builder response_;
+  beast::detail::exchange_host* connection_;
   // Set by application::route() before any layer runs; for a target that did not
   // resolve, its path is the target up to any '?' (a query may carry secrets), for logs.
   beast::route_outcome outcome_;
@@ -449,6 +642,10 @@ class context {
   detail::value_slots values_;
   std::uint8_t request_id_length_ = 0;
   std::array<char, max_request_id_length> request_id_;
+  // Set by defer(); with the chain positions of hooks whose `after` waits for it.
+  std::shared_ptr<detail::deferred_state> deferred_;
+  std::vector<std::uint32_t> postponed_;
+  bool async_chain_ = false;  // the chain holds a coroutine: it runs through run_async
 };
 
 inline void next::operator()() const { ctx_->run(index_); }

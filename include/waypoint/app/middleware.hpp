@@ -69,4 +69,11 @@ struct cors_options {
 // only through the application's layers.
 middleware cors(cors_options options = {});
 
+// A coroutine layer that answers 503 when the layers and handler inside it have not
+// finished within `limit`, and cancels them (their pending co_await throws
+// operation_aborted; a deferred response is dropped). Around a whole application
+// (app.use) or a group's routes. Code that does not suspend cannot be cut short: a
+// synchronous handler runs to its end. Throws std::invalid_argument for a limit <= 0.
+middleware deadline(std::chrono::milliseconds limit);
+
 }  // namespace waypoint::app

@@ -28,8 +28,9 @@ namespace waypoint::app {
 static_assert(std::is_same_v<response, beast::response>);
 static_assert(std::is_same_v<request, beast::request>);
 
-// The server dispatch that answers with `app` (frozen here); `app` must outlive the server.
-beast::dispatch_function dispatch_to(application& app);
+// The server dispatch that answers with `app` (frozen here), coroutine routes and deferred
+// responses included; `app` must outlive the server.
+beast::exchange_function dispatch_to(application& app);
 
 // `options` with the server's own errors (400, 408, 413, 414, 417, 431, 501, 503) answered
 // as the application answers its own, RFC 9457 problem documents (render_problem), unless

@@ -156,6 +156,9 @@ class exchange {
   // throws std::logic_error on a second call.
   deferred_send defer();
   bool deferred() const noexcept { return deferred_; }
+  // The connection behind executor(), endpoints() and cancellation_slot(), for a framework
+  // that hands them on.
+  detail::exchange_host& host() const noexcept { return *host_; }
 
  private:
   detail::exchange_host* host_;

@@ -1,0 +1,227 @@
+// Coroutine chains and the two ways in: the server's exchange (application::dispatch) and
+// a user's own coroutine server (application::async_handle).
+#include "waypoint/app/application.hpp"
+#include "waypoint/app/middleware.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <new>
+#include <stdexcept>
+#include <vector>
+
+namespace waypoint::app {
+
+namespace asio = boost::asio;
+
+// --- running a chain ----------------------------------------------------------------
+
+awaitable<void> async_next::operator()() const { return ctx_->run_async(index_); }
+
+// A coroutine layer awaits the rest; hooks await it between their halves; a synchronous
+// layer or handler runs the rest at once (freeze() made sure nothing inside it suspends),
+// then a response it deferred is waited for.
+awaitable<void> context::run_async(std::uint32_t index) {
+  if (index < chain_.size()) {
+    const middleware& layer = *chain_[index];
+    if (layer.form() == middleware::kind::coroutine) {
+      co_await layer.coroutine()(*this, async_next(*this, index + 1));
+      co_return;
+    }
+    if (layer.form() == middleware::kind::hooks) {
+      const layer_hooks& hooks = layer.hooks();
+      if (hooks.before && !hooks.before(*this)) co_return;
+      std::exception_ptr error;
+      try {
+        co_await run_async(index + 1);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      if (hooks.after) hooks.after(*this, error);
+      if (error) std::rethrow_exception(error);
+      co_return;
+    }
+  } else if (endpoint_->is_async()) {
+    co_await endpoint_->coroutine()(*this);
+    if (deferred_) co_await finish_deferred();
+    co_return;
+  }
+  run(index);
+  if (deferred_) co_await finish_deferred();
+}
+
+boost::asio::any_io_executor context::executor() const {
+  if (!connection_)
+    throw std::logic_error("waypoint::app: no executor under respond(); serve the application "
+                           "or call async_handle()");
+  return connection_->executor();
+}
+
+const beast::connection_endpoints& context::endpoints() const {
+  static const beast::connection_endpoints none;
+  return connection_ ? connection_->endpoints() : none;
+}
+
+// --- the ways in --------------------------------------------------------------------
+
+// Runs the chain as far as it goes without waiting; true when the request is answered
+// (neither a coroutine chain nor a deferred response).
+bool application::run_now(context& ctx) const noexcept {
+  if (ctx.async_chain_) return false;
+  try {
+    ctx.run(0);
+  } catch (...) {
+    answer_current_exception(ctx);
+  }
+  return !ctx.deferred();
+}
+
+// What run_now() left: the whole coroutine chain, or the wait for a deferred response.
+// Errors become answers; a cancellation (the caller's, or the connection's) goes on up.
+awaitable<void> application::run_rest(context& ctx) const {
+  std::exception_ptr error;
+  try {
+    if (ctx.async_chain_)
+      co_await ctx.run_async(0);
+    else
+      co_await ctx.finish_deferred();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  if (!error) co_return;
+  asio::cancellation_state state = co_await asio::this_coro::cancellation_state;
+  if (state.cancelled() != asio::cancellation_type::none) std::rethrow_exception(error);
+  try {
+    std::rethrow_exception(error);
+  } catch (...) {
+    answer_current_exception(ctx);
+  }
+}
+
+namespace {
+
+// The connection as async_handle() knows it: the awaiting coroutine's executor, and the
+// endpoints its caller gave. Its cancellation is the caller's own slot, so this one's is
+// never emitted; deferral goes through the context, not here.
+class awaiting_connection final : public beast::detail::exchange_host {
+ public:
+  awaiting_connection(asio::any_io_executor executor, const beast::connection_endpoints* ends)
+      : executor_(std::move(executor)), ends_(ends) {}
+  asio::any_io_executor executor() override { return executor_; }
+  const beast::connection_endpoints& endpoints() override { return ends_ ? *ends_ : none_; }
+  asio::cancellation_slot cancellation_slot() override { return unused_.slot(); }
+  void deferred_done() noexcept override {}
+
+ private:
+  asio::any_io_executor executor_;
+  const beast::connection_endpoints* ends_;
+  beast::connection_endpoints none_;
+  asio::cancellation_signal unused_;
+};
+
+// Contexts for the server's requests, recycled per thread: one that waits for a coroutine
+// or a deferred response outlives the dispatch call, and a request should not pay an
+// allocation for that possibility.
+class context_pool {
+ public:
+  context_pool() { free_.reserve(keep); }
+  ~context_pool() {
+    for (void* block : free_) ::operator delete(block);
+  }
+
+  context* make(application& app, beast::exchange& x) {
+    void* block;
+    if (free_.empty()) {
+      block = ::operator new(sizeof(context));
+    } else {
+      block = free_.back();
+      free_.pop_back();
+    }
+    return ::new (block) context(app, x.request(), x.response(), &x.host());
+  }
+
+  void destroy(context* ctx) noexcept {
+    ctx->~context();
+    if (free_.size() < keep) {
+      free_.push_back(ctx);
+    } else {
+      ::operator delete(ctx);
+    }
+  }
+
+ private:
+  static constexpr std::size_t keep = 256;  // idle contexts a thread holds on to
+  std::vector<void*> free_;
+};
+
+thread_local context_pool pool;
+
+}  // namespace
+
+void application::dispatch(beast::exchange& x) noexcept {
+  response& res = x.response();
+  context* ctx = nullptr;
+  try {
+    if (!frozen()) freeze();
+    ctx = pool.make(*this, x);
+  } catch (...) {
+    res.result(http::status::internal_server_error);
+    log("waypoint: no memory for a request's context");
+    return;
+  }
+  route(*ctx);
+  if (run_now(*ctx)) {
+    finish(*ctx);
+    pool.destroy(ctx);
+    return;
+  }
+  try {
+    // Sent from the connection's thread, in request order, once the chain is done; the
+    // connection's cancellation (its client gone) stops the coroutine.
+    beast::deferred_send done = x.defer();
+    asio::co_spawn(x.executor(), run_rest(*ctx),
+                   asio::bind_cancellation_slot(
+                       x.cancellation_slot(),
+                       [this, ctx, done = std::move(done)](std::exception_ptr) mutable {
+                         finish(*ctx);
+                         pool.destroy(ctx);
+                         done.send();
+                       }));
+  } catch (...) {
+    // No memory to start the coroutine: the deferred_send, if made, answers 500.
+    pool.destroy(ctx);
+  }
+}
+
+awaitable<void> application::async_handle(const request& req, response& res,
+                                          const beast::connection_endpoints* ends) {
+  if (!frozen()) freeze();
+  awaiting_connection connection(co_await asio::this_coro::executor, ends);
+  context ctx(*this, req, res, &connection);
+  route(ctx);
+  if (!run_now(ctx)) co_await run_rest(ctx);
+  finish(ctx);
+}
+
+// --- the deadline layer -------------------------------------------------------------
+
+middleware deadline(std::chrono::milliseconds limit) {
+  if (limit <= std::chrono::milliseconds::zero())
+    throw std::invalid_argument("waypoint::app: a deadline must be positive");
+  return [limit](context& ctx, async_next inner) -> awaitable<void> {
+    using namespace asio::experimental::awaitable_operators;
+    asio::steady_timer timer(co_await asio::this_coro::executor, limit);
+    auto first = co_await (inner() || timer.async_wait(asio::use_awaitable));
+    if (first.index() == 1)
+      ctx.response().problem(503, "the handler did not answer within " +
+                                      std::to_string(limit.count()) + " ms");
+  };
+}
+
+}  // namespace waypoint::app
