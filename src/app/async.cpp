@@ -77,6 +77,9 @@ bool application::run_now(context& ctx) const noexcept {
   try {
     ctx.run(0);
   } catch (...) {
+    // The error is the answer; a response deferred before it is no longer awaited.
+    if (ctx.deferred()) ctx.detach_deferred();
+    ctx.postponed_.clear();
     answer_current_exception(ctx);
   }
   return !ctx.deferred();
