@@ -136,6 +136,8 @@ class pool_shutdown_service : public asio::execution_context::service {
 
   void watch(std::weak_ptr<connection_pool> pool) {
     std::lock_guard lock(mutex_);
+    // Upstreams made and dropped while the context lives would otherwise pile up here.
+    std::erase_if(pools_, [](const auto& watched) { return watched.expired(); });
     pools_.push_back(std::move(pool));
   }
 
