@@ -1,0 +1,79 @@
+// An HTTP/1.1 client for one upstream, for handlers that proxy: it sends a request to the
+// upstream from a C++20 coroutine and returns the whole response, with idle keep-alive
+// connections kept for the next send. Opt-in: only code that proxies includes this header
+// (Asio's awaitable and Beast's message types); the I/O is compiled in src/app/upstream.cpp.
+//
+//   waypoint::app::upstream orders({.url = "http://10.0.0.7:8080/v2"});
+//   boost::asio::awaitable<void> forward(waypoint::app::request req) {
+//     auto res = co_await orders.send(std::move(req));   // GET /x -> GET /v2/x, Host 10.0.0.7:8080
+//     ...
+//   }
+//
+// Errors are waypoint::http_error, so an application that lets them out answers a problem
+// document: 502 when the upstream cannot be reached or answers something that is not a
+// bounded HTTP response, 504 when it does not in time.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace waypoint::app {
+
+namespace http = boost::beast::http;
+
+namespace detail {
+struct upstream_state;  // options, the parsed URL and the pool, shared with sends in flight
+}
+
+struct upstream_options {
+  // "http://host", "http://host:port" or "http://host:port/base"; host a name, an IPv4
+  // address or a bracketed IPv6 address. Only http: TLS belongs to a sidecar or a later type.
+  std::string url;
+  std::chrono::milliseconds connect_timeout{2000};    // resolve and connect
+  std::chrono::milliseconds response_timeout{10000};  // write the request and read the whole response
+  std::size_t max_response_bytes = 8 * 1024 * 1024;   // header and body
+  // Idle keep-alive connections kept per executor (an io_context per server thread); one
+  // more returned past this is closed.
+  std::size_t max_idle_connections = 16;
+};
+
+// One upstream and its pool of idle connections. Copies share the pool. Thread-safe: any
+// number of coroutines, on any executors, may send concurrently; each reuses only
+// connections made on its own executor.
+class upstream {
+ public:
+  // Checks the URL and the options; throws std::invalid_argument naming what is wrong.
+  explicit upstream(upstream_options options);
+
+  // Sends `req` on the awaiting coroutine's executor and returns the upstream's response.
+  // The request's target (origin-form, "/path?query") is prefixed with the URL's base
+  // path; Host is set to the URL's authority; the hop-by-hop fields (Connection and those
+  // it names, Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-*) and Expect are
+  // removed from the request and the response, and the body is sent with Content-Length.
+  // A pooled connection that fails before the first response byte is retried once on a
+  // new connection, for idempotent methods only (GET, HEAD, OPTIONS, TRACE, PUT, DELETE).
+  // Throws waypoint::http_error with a one-sentence detail:
+  //   400 for a target that is not origin-form;
+  //   502 when the name does not resolve, the connection is refused, reset or closed
+  //       early, or the response is malformed, an upgrade or over max_response_bytes;
+  //   504 when connect_timeout or response_timeout passes.
+  // Cancellation (terminal, through the awaiting coroutine's cancellation slot, e.g. when
+  // the client went away) closes the upstream connection and throws
+  // boost::system::system_error(operation_aborted).
+  boost::asio::awaitable<http::response<http::string_body>> send(
+      http::request<http::string_body> req) const;
+
+  // The URL as given in the options.
+  const std::string& base_url() const noexcept;
+
+ private:
+  std::shared_ptr<detail::upstream_state> state_;
+};
+
+}  // namespace waypoint::app

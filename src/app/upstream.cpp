@@ -1,0 +1,514 @@
+// The upstream client: URL checks, request and response rewriting for a proxy hop, a pool
+// of idle connections keyed by executor, and one coroutine per send in the shape of Beast's
+// awaitable examples (resolve, connect, write, read header, read body), each step under a
+// deadline. Every failure is mapped to a 502 or 504 in one place (throw_failure).
+#include "waypoint/app/upstream.hpp"
+
+#include "waypoint/app/http_error.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/execution_context.hpp>
+#include <boost/asio/query.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace waypoint::app {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+using error_code = boost::system::error_code;
+using asio::use_awaitable;
+using response = http::response<http::string_body>;
+using request = http::request<http::string_body>;
+
+constexpr auto as_tuple_awaitable = asio::as_tuple(use_awaitable);
+
+// An open connection to the upstream, made on one executor and used only there.
+struct connection {
+  explicit connection(const asio::any_io_executor& executor) : stream(executor) {}
+
+  beast::tcp_stream stream;
+  // Invariant: empty between exchanges; bytes here while idle are an answer to nothing.
+  beast::flat_buffer buffer;
+};
+
+// Whether an idle connection can still carry a request: the upstream has neither closed it
+// nor sent bytes unasked. A peek that would block means both hold; the check costs one
+// system call and saves a doomed write (and, for POST, a 502) on most stale connections.
+bool still_open(connection& c) noexcept {
+  if (c.buffer.size() != 0) return false;
+  tcp::socket& socket = c.stream.socket();
+  error_code ec;
+  socket.non_blocking(true, ec);
+  if (ec) return false;
+  char byte;
+  socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, ec);
+  bool open = ec == asio::error::would_block;
+  socket.non_blocking(false, ec);
+  return open;
+}
+
+asio::execution_context& context_of(connection& c) noexcept {
+  return asio::query(c.stream.get_executor(), asio::execution::context);
+}
+
+// Idle connections of one upstream, over all executors. A mutex, not a per-thread pool:
+// sends from several threads share one upstream object, a lock held for a vector scan is
+// far cheaper than the I/O it saves, and connections stay usable by the executor (thread
+// or strand) that made them, since Asio objects must not move between executors.
+class connection_pool : public std::enable_shared_from_this<connection_pool> {
+ public:
+  explicit connection_pool(std::size_t max_idle_per_executor) noexcept
+      : max_idle_per_executor_(max_idle_per_executor) {}
+
+  // The most recently idled open connection made on `executor`, or null. LIFO because
+  // the newest connection is the one least likely to have been closed by the upstream.
+  std::unique_ptr<connection> take(const asio::any_io_executor& executor) {
+    while (true) {
+      std::unique_ptr<connection> c;
+      {
+        std::lock_guard lock(mutex_);
+        auto it = std::find_if(idle_.rbegin(), idle_.rend(), [&](const auto& idle) {
+          return idle->stream.get_executor() == executor;
+        });
+        if (it == idle_.rend()) return nullptr;
+        c = std::move(*it);
+        idle_.erase(std::next(it).base());
+      }
+      if (still_open(*c)) return c;
+    }
+  }
+
+  // Keeps `c` for a later send unless its executor already has enough idle ones.
+  void put(std::unique_ptr<connection> c);
+
+  // Closes the idle connections made on `context`, which is shutting down: a socket must
+  // not outlive its io_context, and an upstream usually outlives the server's.
+  void drop(asio::execution_context& context) {
+    std::vector<std::unique_ptr<connection>> closing;
+    std::lock_guard lock(mutex_);
+    for (auto& c : idle_)
+      if (&context_of(*c) == &context) closing.push_back(std::move(c));
+    std::erase(idle_, nullptr);
+    std::erase(watched_, &context);
+  }
+
+ private:
+  const std::size_t max_idle_per_executor_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<connection>> idle_;
+  // The contexts whose shutdown will call drop(); their number is the server's threads.
+  std::vector<asio::execution_context*> watched_;
+};
+
+// One per execution context that pooled connections were made on: when the context shuts
+// down (before its socket service is destroyed), every pool still alive closes the
+// connections made there.
+class pool_shutdown_service : public asio::execution_context::service {
+ public:
+  static inline asio::execution_context::id id;
+
+  explicit pool_shutdown_service(asio::execution_context& context) : service(context) {}
+
+  void watch(std::weak_ptr<connection_pool> pool) {
+    std::lock_guard lock(mutex_);
+    // Upstreams made and dropped while the context lives would otherwise pile up here.
+    std::erase_if(pools_, [](const auto& watched) { return watched.expired(); });
+    pools_.push_back(std::move(pool));
+  }
+
+ private:
+  void shutdown() override {
+    std::vector<std::weak_ptr<connection_pool>> pools;
+    {
+      std::lock_guard lock(mutex_);
+      pools.swap(pools_);
+    }
+    for (auto& weak : pools)
+      if (auto pool = weak.lock()) pool->drop(context());
+  }
+
+  std::mutex mutex_;
+  std::vector<std::weak_ptr<connection_pool>> pools_;
+};
+
+void connection_pool::put(std::unique_ptr<connection> c) {
+  c->stream.expires_never();
+  asio::execution_context& context = context_of(*c);
+  bool watched;
+  {
+    std::lock_guard lock(mutex_);
+    watched = std::find(watched_.begin(), watched_.end(), &context) != watched_.end();
+  }
+  // Registered outside our lock: the service's shutdown takes its lock, then ours.
+  if (!watched) asio::use_service<pool_shutdown_service>(context).watch(weak_from_this());
+  std::lock_guard lock(mutex_);
+  if (!watched && std::find(watched_.begin(), watched_.end(), &context) == watched_.end())
+    watched_.push_back(&context);
+  auto same = std::count_if(idle_.begin(), idle_.end(), [&](const auto& idle) {
+    return &context_of(*idle) == &context && idle->stream.get_executor() == c->stream.get_executor();
+  });
+  if (static_cast<std::size_t>(same) < max_idle_per_executor_) idle_.push_back(std::move(c));
+}
+
+// "http://host[:port][/base]", split into its parts.
+struct parsed_url {
+  std::string host;       // as connected to: a name, an IPv4 address or an IPv6 address (no brackets)
+  std::string port;       // decimal, "80" when the URL names none
+  std::string authority;  // the Host field: host[:port] as the URL wrote it
+  std::string base_path;  // "" or "/base" without a trailing '/'
+};
+
+[[noreturn]] void throw_bad_url(const std::string& url, std::string_view why) {
+  throw std::invalid_argument("upstream: \"" + url + "\" " + std::string(why));
+}
+
+bool iequals_prefix(std::string_view text, std::string_view prefix) noexcept {
+  return text.size() >= prefix.size() &&
+         std::equal(prefix.begin(), prefix.end(), text.begin(),
+                    [](char p, char t) { return p == (t >= 'A' && t <= 'Z' ? t + 32 : t); });
+}
+
+parsed_url parse_url(const std::string& url) {
+  std::string_view rest = url;
+  if (iequals_prefix(rest, "https://"))
+    throw_bad_url(url, "is https; only http upstreams are supported");
+  if (!iequals_prefix(rest, "http://")) throw_bad_url(url, "does not start with http://");
+  rest.remove_prefix(7);
+  std::size_t slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+  if (authority.empty()) throw_bad_url(url, "has no host");
+  if (authority.find('@') != std::string_view::npos)
+    throw_bad_url(url, "has user information; send credentials as request fields");
+  if (path.find_first_of("?#") != std::string_view::npos ||
+      authority.find_first_of("?#") != std::string_view::npos)
+    throw_bad_url(url, "has a query or fragment; only a base path may follow the host");
+
+  parsed_url parsed;
+  std::string_view host = authority;
+  std::string_view port;
+  bool has_port = false;
+  if (authority.front() == '[') {
+    std::size_t close = authority.find(']');
+    if (close == std::string_view::npos) throw_bad_url(url, "has an unclosed '[' in its host");
+    host = authority.substr(1, close - 1);
+    std::string_view after = authority.substr(close + 1);
+    if (!after.empty() && after.front() != ':') throw_bad_url(url, "has text after its IPv6 host");
+    if (!after.empty()) port = after.substr(1), has_port = true;
+    error_code ec;
+    asio::ip::make_address_v6(std::string(host), ec);
+    if (ec)
+      throw_bad_url(url, "has a bracketed host that is not an IPv6 address");
+  } else {
+    std::size_t colon = authority.find(':');
+    if (colon != std::string_view::npos)
+      host = authority.substr(0, colon), port = authority.substr(colon + 1), has_port = true;
+    auto host_char = [](char c) {
+      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+             c == '-' || c == '_';
+    };
+    if (host.empty() || !std::all_of(host.begin(), host.end(), host_char))
+      throw_bad_url(url, "has a host that is not a name or an IPv4 address");
+  }
+  if (has_port) {
+    unsigned value = 0;
+    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535)
+      throw_bad_url(url, "has a port that is not a number in 1..65535");
+  }
+  parsed.host = std::string(host);
+  parsed.port = port.empty() ? "80" : std::string(port);
+  parsed.authority = std::string(authority);
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  parsed.base_path = std::string(path);
+  return parsed;
+}
+
+// --- one proxy hop's rewriting -----------------------------------------------------------
+
+bool is_proxy_field(std::string_view name) noexcept { return iequals_prefix(name, "proxy-"); }
+
+// Removes the fields that describe one connection, not the message (RFC 9110 §7.6.1),
+// including those the Connection field names.
+void strip_hop_by_hop(http::fields& fields) {
+  std::vector<std::string> named;
+  auto [first, last] = fields.equal_range(http::field::connection);
+  for (auto it = first; it != last; ++it) {
+    std::string_view list = it->value();
+    while (!list.empty()) {
+      std::size_t comma = list.find(',');
+      std::string_view token = list.substr(0, comma);
+      while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
+      while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+      if (!token.empty()) named.emplace_back(token);
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+  }
+  for (const std::string& name : named) fields.erase(name);
+  for (http::field f : {http::field::connection, http::field::keep_alive, http::field::te,
+                        http::field::trailer, http::field::transfer_encoding, http::field::upgrade})
+    fields.erase(f);
+  for (auto it = fields.begin(); it != fields.end();)
+    it = is_proxy_field(it->name_string()) ? fields.erase(it) : std::next(it);
+}
+
+// RFC 9110 §9.2.2: a request that may be sent twice without a different effect.
+bool idempotent(http::verb method) noexcept {
+  switch (method) {
+    case http::verb::get: case http::verb::head: case http::verb::options:
+    case http::verb::trace: case http::verb::put: case http::verb::delete_:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// --- failures ------------------------------------------------------------------------------
+
+enum class step { resolve, connect, exchange };
+
+// Throws what a failed step means for the client: 504 for a deadline, operation_aborted
+// for cancellation, 502 for everything else.
+[[noreturn]] void throw_failure(const std::string& url, step at, error_code ec,
+                                std::chrono::milliseconds timeout) {
+  if (ec == asio::error::operation_aborted) throw boost::system::system_error(ec);
+  const std::string who = "upstream " + url;
+  const std::string ms = std::to_string(timeout.count()) + " ms";
+  if (ec == beast::error::timeout) {
+    if (at == step::exchange) throw http_error(504, who + " did not answer within " + ms + ".");
+    throw http_error(504, who + " did not accept a connection within " + ms + ".");
+  }
+  switch (at) {
+    case step::resolve:
+      throw http_error(502, who + " could not be resolved (" + ec.message() + ").");
+    case step::connect:
+      throw http_error(502, who + " could not be connected to (" + ec.message() + ").");
+    case step::exchange:
+      break;
+  }
+  if (ec == http::error::body_limit || ec == http::error::header_limit || ec == http::error::buffer_overflow)
+    throw http_error(502, who + " sent a response larger than max_response_bytes.");
+  if (ec == http::error::end_of_stream || ec == http::error::partial_message)
+    throw http_error(502, who + " closed the connection before a complete response.");
+  if (ec.category() == make_error_code(http::error::bad_version).category())
+    throw http_error(502, who + " sent a malformed response (" + ec.message() + ").");
+  throw http_error(502, who + " failed during the exchange (" + ec.message() + ").");
+}
+
+// --- the steps ----------------------------------------------------------------------------
+
+// A resolve that honours the connect deadline and the coroutine's cancellation: Asio's
+// resolver ignores cancellation slots, so both cancel it by hand. Shared ownership lets the
+// timer's handler outlive this frame without touching a dead resolver.
+struct pending_resolve {
+  explicit pending_resolve(const asio::any_io_executor& executor) : resolver(executor), timer(executor) {}
+  tcp::resolver resolver;
+  asio::steady_timer timer;
+  bool timed_out = false;
+};
+
+asio::awaitable<tcp::resolver::results_type> resolve(const parsed_url& url, const std::string& text,
+                                                     std::chrono::steady_clock::time_point deadline,
+                                                     std::chrono::milliseconds timeout) {
+  auto pending = std::make_shared<pending_resolve>(co_await asio::this_coro::executor);
+  pending->timer.expires_at(deadline);
+  pending->timer.async_wait([pending](error_code ec) {
+    if (!ec) pending->timed_out = true, pending->resolver.cancel();
+  });
+  asio::cancellation_state cancellation = co_await asio::this_coro::cancellation_state;
+  if (cancellation.slot().is_connected())
+    cancellation.slot().assign([weak = std::weak_ptr(pending)](asio::cancellation_type) {
+      if (auto p = weak.lock()) p->resolver.cancel();
+    });
+  auto [ec, results] = co_await pending->resolver.async_resolve(url.host, url.port, as_tuple_awaitable);
+  if (cancellation.slot().is_connected()) cancellation.slot().clear();
+  pending->timer.cancel();
+  if (ec && pending->timed_out) ec = beast::error::timeout;
+  if (ec) throw_failure(text, step::resolve, ec, timeout);
+  co_return results;
+}
+
+asio::awaitable<std::unique_ptr<connection>> connect(const parsed_url& url, const upstream_options& options) {
+  auto executor = co_await asio::this_coro::executor;
+  auto deadline = std::chrono::steady_clock::now() + options.connect_timeout;
+  auto c = std::make_unique<connection>(executor);
+  error_code ec;
+  error_code not_address;
+  auto address = asio::ip::make_address(url.host, not_address);
+  if (!not_address) {
+    c->stream.expires_at(deadline);
+    auto port = static_cast<std::uint16_t>(std::stoul(url.port));
+    std::tie(ec) = co_await c->stream.async_connect(tcp::endpoint(address, port), as_tuple_awaitable);
+  } else {
+    auto endpoints = co_await resolve(url, options.url, deadline, options.connect_timeout);
+    c->stream.expires_at(deadline);
+    tcp::endpoint connected;
+    std::tie(ec, connected) = co_await c->stream.async_connect(endpoints, as_tuple_awaitable);
+  }
+  if (ec) throw_failure(options.url, step::connect, ec, options.connect_timeout);
+  c->stream.socket().set_option(tcp::no_delay(true), ec);  // requests go out in one write
+  co_return c;
+}
+
+struct exchange_result {
+  error_code ec;
+  // The failure came before any byte of a response: on a pooled connection the upstream
+  // had closed it, so the request may be sent again.
+  bool nothing_received = false;
+  std::optional<response> message;
+  bool keep_alive = false;
+};
+
+bool closed_before_response(error_code ec, std::size_t parsed, const beast::flat_buffer& buffer) {
+  if (ec == http::error::end_of_stream) return true;
+  bool broken = ec == asio::error::connection_reset || ec == asio::error::broken_pipe || ec == asio::error::eof;
+  return broken && parsed == 0 && buffer.size() == 0;
+}
+
+asio::awaitable<exchange_result> exchange(connection& c, request& req, const upstream_options& options) {
+  exchange_result result;
+  c.stream.expires_after(options.response_timeout);  // one deadline for write and whole read
+  auto [write_ec, written] = co_await http::async_write(c.stream, req, as_tuple_awaitable);
+  if (write_ec) {
+    result.ec = write_ec;
+    result.nothing_received = write_ec != beast::error::timeout && write_ec != asio::error::operation_aborted;
+    co_return result;
+  }
+  std::size_t budget = options.max_response_bytes;
+  while (true) {
+    http::response_parser<http::string_body> parser;
+    parser.header_limit(static_cast<std::uint32_t>(std::min<std::size_t>(budget, std::numeric_limits<std::uint32_t>::max())));
+    parser.body_limit(budget);
+    if (req.method() == http::verb::head) parser.skip(true);
+    auto [header_ec, header_bytes] = co_await http::async_read_header(c.stream, c.buffer, parser, as_tuple_awaitable);
+    if (header_ec) {
+      result.ec = header_ec;
+      result.nothing_received = budget == options.max_response_bytes &&
+                                closed_before_response(header_ec, header_bytes, c.buffer);
+      co_return result;
+    }
+    budget -= std::min(budget, header_bytes);
+    unsigned status = parser.get().result_int();
+    if (status == 101) {
+      result.ec = http::error::bad_status;  // the Upgrade field was removed, so this is the upstream's bug
+      co_return result;
+    }
+    if (status >= 100 && status < 200) continue;  // an interim response; the final one follows
+    parser.body_limit(budget);
+    auto [body_ec, body_bytes] = co_await http::async_read(c.stream, c.buffer, parser, as_tuple_awaitable);
+    if (body_ec) {
+      result.ec = body_ec;
+      co_return result;
+    }
+    result.keep_alive = parser.keep_alive();
+    response res = parser.release();
+    bool chunked = res.chunked();
+    strip_hop_by_hop(res);
+    if (chunked && req.method() != http::verb::head) res.content_length(res.body().size());
+    result.message = std::move(res);
+    co_return result;
+  }
+}
+
+}  // namespace
+
+struct detail::upstream_state {
+  explicit upstream_state(upstream_options o)
+      : options(std::move(o)),
+        url(parse_url(options.url)),
+        pool(std::make_shared<connection_pool>(options.max_idle_connections)) {}
+
+  upstream_options options;
+  parsed_url url;
+  std::shared_ptr<connection_pool> pool;
+};
+
+namespace {
+
+void check_options(const upstream_options& o) {
+  if (o.connect_timeout <= std::chrono::milliseconds::zero())
+    throw std::invalid_argument("upstream: connect_timeout must be positive");
+  if (o.response_timeout <= std::chrono::milliseconds::zero())
+    throw std::invalid_argument("upstream: response_timeout must be positive");
+  if (o.max_response_bytes == 0) throw std::invalid_argument("upstream: max_response_bytes must be positive");
+}
+
+void prepare_request(request& req, const parsed_url& url) {
+  std::string_view target = req.target();
+  if (target.empty() || target.front() != '/')
+    throw http_error(400, "The request target must be a path starting with '/' to be proxied.");
+  if (!url.base_path.empty()) req.target(url.base_path + std::string(target));
+  strip_hop_by_hop(req);
+  req.erase(http::field::expect);  // the whole body is here; waiting for 100 gains nothing
+  req.set(http::field::host, url.authority);
+  req.version(11);
+  req.prepare_payload();
+}
+
+// The send itself, given the shared state by value so that the pool outlives the upstream
+// object when a send is still in flight.
+asio::awaitable<response> send_on(std::shared_ptr<detail::upstream_state> state, request req);
+
+}  // namespace
+
+upstream::upstream(upstream_options options) {
+  check_options(options);
+  state_ = std::make_shared<detail::upstream_state>(std::move(options));
+}
+
+const std::string& upstream::base_url() const noexcept { return state_->options.url; }
+
+asio::awaitable<response> upstream::send(request req) const { return send_on(state_, std::move(req)); }
+
+namespace {
+
+asio::awaitable<response> send_on(std::shared_ptr<detail::upstream_state> state, request req) {
+  const upstream_options& options = state->options;
+  prepare_request(req, state->url);
+  auto executor = co_await asio::this_coro::executor;
+  std::unique_ptr<connection> c = state->pool->take(executor);
+  bool retried = false;
+  while (true) {
+    bool pooled = c != nullptr;
+    if (!c) c = co_await connect(state->url, options);
+    exchange_result result = co_await exchange(*c, req, options);
+    if (result.message) {
+      if (result.keep_alive) state->pool->put(std::move(c));
+      co_return std::move(*result.message);
+    }
+    c.reset();  // a failed connection is never reused
+    if (pooled && !retried && result.nothing_received && idempotent(req.method())) {
+      retried = true;
+      continue;
+    }
+    throw_failure(options.url, step::exchange, result.ec, options.response_timeout);
+  }
+}
+
+}  // namespace
+}  // namespace waypoint::app
