@@ -49,7 +49,7 @@ deferred_response context::defer() {
 
 void context::detach_deferred() noexcept {
   deferred_->ctx = nullptr;
-  if (!deferred_->arrived) deferred_->cancelled.store(true, std::memory_order_relaxed);
+  if (!deferred_->arrived) deferred_->cancelled.store(true, std::memory_order_release);
   deferred_.reset();
 }
 
@@ -84,7 +84,7 @@ deferred_response& deferred_response::operator=(deferred_response&& other) noexc
 }
 
 deferred_response::~deferred_response() {
-  if (!state_ || state_->sent.load(std::memory_order_relaxed)) return;
+  if (!state_ || state_->sent.load(std::memory_order_relaxed) || cancelled()) return;
   try {
     state_->builder.problem(500, "the handler dropped its deferred response");
   } catch (...) {
@@ -99,11 +99,12 @@ response_builder& deferred_response::response() {
 }
 
 bool deferred_response::cancelled() const noexcept {
-  return state_ && state_->cancelled.load(std::memory_order_relaxed);
+  return state_ && state_->cancelled.load(std::memory_order_acquire);
 }
 
 void deferred_response::send() noexcept {
-  if (!state_ || state_->sent.exchange(true)) return;
+  // Nobody waits for a cancelled one, and its io_context may be gone by now.
+  if (!state_ || state_->sent.exchange(true) || cancelled()) return;
   try {
     asio::post(state_->executor, [state = state_] {
       if (!state->ctx) return;  // nobody waits any more
