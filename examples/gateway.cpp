@@ -1,18 +1,26 @@
-// waypoint-gateway: the example server. It serves an API-gateway route table (built in, or
-// --routes FILE) where every route answers 200 with the route that won and the values it
-// captured, so the precedence rule can be tried with curl:
+// waypoint-gateway: the example server, a waypoint::app application. It serves an
+// API-gateway route table (built in, or --routes FILE) where every route answers 200 with
+// the route that won and the values it captured, so the precedence rule can be tried with
+// curl:
 //
 //   $ curl -s localhost:8080/v1/iam/users/me      {"route":"GET /v1/iam/users/me","values":{}}
 //   $ curl -s localhost:8080/v1/iam/users/42      {"route":"GET /v1/iam/users/{userId}",...}
 //
-// Everything else is the router's (404, 405 with Allow, redirects) and the server's.
+// It also shows the framework: one match per request; the built-in middleware (access log,
+// request id, CORS, recover); automatic OPTIONS; a typed JSON route (orders.hpp); and a
+// coroutine route that proxies to an upstream service (proxy.hpp). With --routes, a
+// table's POST, PUT and PATCH patterns are typed record routes (records.hpp).
 #include "orders.hpp"
+#include "proxy.hpp"
+#include "records.hpp"
 
+#include <waypoint/app/middleware.hpp>
 #include <waypoint/app/serve.hpp>
-#include <waypoint/beast/router_dispatch.hpp>
 #include <waypoint/beast/server.hpp>
 #include <waypoint/json_string.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -28,6 +36,7 @@ namespace {
 
 using namespace std::string_view_literals;
 namespace wb = waypoint::beast;
+namespace wa = waypoint::app;
 
 // The built-in table: examples/gateway-routes.txt, embedded at build time
 // (examples/CMakeLists.txt) as `builtin_routes`.
@@ -38,18 +47,28 @@ struct options {
   std::uint16_t port = 8080;
   unsigned threads = 0;
   std::string routes_file;
+  std::string upstream;  // empty: the gateway itself
+  unsigned upstream_timeout_ms = 5000;
+  bool quiet = false;    // no access log
 };
 
 constexpr std::string_view usage = R"(usage: waypoint-gateway [options]
 
 Serves an API-gateway route table; every route answers 200 with
 {"route":"<pattern>","values":{"<name>":"<value>",...}}.
-The built-in table's POST /v1/commerce/orders is a typed JSON route instead.
+The built-in table's POST /v1/commerce/orders is a typed JSON route instead, and
+GET /v1/proxy/{path...} forwards to the upstream. With --routes, the table's POST,
+PUT and PATCH patterns decode and answer JSON records.
 
   --address ADDR   listen on ADDR (IPv4 or IPv6; repeat for several), default 127.0.0.1
   --port N         listen on port N (0: any free port), default 8080
   --threads N      server threads, default: one per core
   --routes FILE    serve the patterns in FILE, one per line ('#' starts a comment line)
+  --upstream URL   where /v1/proxy/ forwards (http://host:port[/base]);
+                   default: this gateway itself
+  --upstream-timeout MS
+                   connect and response timeout of the upstream, default 5000
+  --quiet          no access log on stderr
   --print-routes   print the built-in table and exit
   --help           print this and exit
 
@@ -92,6 +111,13 @@ options parse_arguments(int argc, char** argv) {
       o.threads = static_cast<unsigned>(parse_number(arg, value(), 1024));
     } else if (arg == "--routes") {
       o.routes_file = value();
+    } else if (arg == "--upstream") {
+      o.upstream = value();
+    } else if (arg == "--upstream-timeout") {
+      o.upstream_timeout_ms = static_cast<unsigned>(parse_number(arg, value(), 600'000));
+      if (o.upstream_timeout_ms == 0) fail("--upstream-timeout must be positive");
+    } else if (arg == "--quiet") {
+      o.quiet = true;
     } else {
       fail("unknown option \"" + std::string(arg) + "\" (try --help)");
     }
@@ -100,21 +126,22 @@ options parse_arguments(int argc, char** argv) {
   return o;
 }
 
-// Every route's handler: the winning pattern as written and its values by name.
-void echo(const wb::request&, wb::response& res, const wb::route_match& m) {
-  std::string& body = res.body();
+// Every echo route's handler: the winning pattern as written and its values by name.
+void echo(wa::context& ctx) {
+  std::string body;
+  body.reserve(128);
   body += R"({"route":)";
-  waypoint::append_json_string(body, m.route()->pattern.text());
+  waypoint::append_json_string(body, ctx.route_pattern());
   body += R"(,"values":{)";
-  const auto& names = m.route()->pattern.wildcard_names();
-  for (std::size_t i = 0; i < m.value_count(); ++i) {
+  const auto& names = ctx.matched_pattern()->wildcard_names();
+  for (std::size_t i = 0; i < names.size(); ++i) {
     if (i) body += ',';
     waypoint::append_json_string(body, names[i]);
     body += ':';
-    waypoint::append_json_string(body, m.value(i));
+    waypoint::append_json_string(body, ctx.path_value(names[i]));
   }
   body += "}}\n";
-  res.set(wb::http::field::content_type, "application/json");
+  ctx.response().json_text(std::move(body));
 }
 
 std::string_view trim(std::string_view s) {
@@ -123,10 +150,11 @@ std::string_view trim(std::string_view s) {
   return s.substr(begin, s.find_last_not_of(" \t\r") - begin + 1);
 }
 
-// Registers every pattern of `table` with the echo handler, or with the handler `special`
-// names for that pattern; a bad line ends the program with its line number.
-void add_routes(wb::router& r, std::string_view table, const std::string& source,
-                const std::map<std::string, wb::handler, std::less<>>& special = {}) {
+// Registers every pattern of `table`: with the echo handler, or (`typed_writes`) as a
+// typed record route when its method writes; the patterns in `skip` are left to their own
+// routes. A bad line ends the program with its line number.
+void add_routes(wa::application& app, std::string_view table, const std::string& source,
+                bool typed_writes, const std::vector<std::string_view>& skip = {}) {
   std::map<std::string, std::size_t, std::less<>> line_of;
   std::size_t number = 0;
   std::istringstream lines{std::string(table)};
@@ -134,10 +162,11 @@ void add_routes(wb::router& r, std::string_view table, const std::string& source
     ++number;
     std::string_view pattern = trim(line);
     if (pattern.empty() || pattern.front() == '#') continue;
+    if (std::find(skip.begin(), skip.end(), pattern) != skip.end()) continue;
     std::string where = source + ":" + std::to_string(number) + ": ";
     try {
-      auto own = special.find(pattern);
-      r.add(pattern, own == special.end() ? wb::handler(echo) : own->second);
+      if (!typed_writes || !waypoint::examples::add_record_route(app, pattern))
+        app.handle(pattern, echo);
     } catch (const waypoint::conflict_error& e) {
       auto other = line_of.find(e.existing());
       std::string other_line = other == line_of.end() ? "?" : std::to_string(other->second);
@@ -149,7 +178,7 @@ void add_routes(wb::router& r, std::string_view table, const std::string& source
     }
     line_of.emplace(std::string(pattern), number);
   }
-  if (r.size() == 0) fail(source + ": no routes");
+  if (app.router().size() == 0) fail(source + ": no routes");
 }
 
 std::string read_file(const std::string& path) {
@@ -161,7 +190,7 @@ std::string read_file(const std::string& path) {
 }
 
 // A few curl commands, one per kind of route, drawn from the table being served.
-void print_examples(const wb::router& r, const std::string& base) {
+void print_examples(const wa::application::router_type& r, const std::string& base) {
   std::cout << "try:\n";
   bool seen_static = false, seen_one = false, seen_many = false, seen_rest = false;
   for (const auto& route : r.routes()) {
@@ -179,6 +208,10 @@ void print_examples(const wb::router& r, const std::string& base) {
               << waypoint::example_path(p, p) << "\n";
   }
   std::cout << "  curl -i " << base << "/no/such/route            # 404\n";
+  std::cout << "  curl -i -X OPTIONS " << base << "/v1/iam/users   # automatic OPTIONS: 204, Allow\n";
+  std::cout << "  curl -i " << base << "/v1/health -H 'X-Request-Id: my-id-1'   # request id kept\n";
+  std::cout << "  curl -i -X OPTIONS " << base << "/v1/iam/users -H 'Origin: https://app.example.com'"
+            << " -H 'Access-Control-Request-Method: POST'   # CORS preflight\n";
 }
 
 // "http://host:port" for a bound address; an IPv6 literal goes in brackets.
@@ -191,43 +224,49 @@ std::string base_url(const wb::listen_address& e) {
 
 int main(int argc, char** argv) {
   options o = parse_arguments(argc, argv);
-  wb::router router;
-  // The built-in table's order endpoint is a typed JSON route of the framework layer. Its
-  // requests are matched twice (this router, then the application's): the example keeps the
-  // echo table on the plain router on purpose; a service built on waypoint::app alone
-  // registers everything there and matches once.
-  waypoint::app::application orders({.json_body_limit = 64 * 1024});
-  waypoint::examples::add_order_routes(orders);
-  orders.freeze();
-  if (o.routes_file.empty()) {
-    add_routes(router, builtin_routes, "built-in table",
-               {{"POST /v1/commerce/orders",
-                 [&orders](const wb::request& req, wb::response& res, const wb::route_match&) {
-                   orders.respond(req, res);
-                 }}});
-  } else {
-    add_routes(router, read_file(o.routes_file), o.routes_file);
-  }
-  router.freeze();
+  wa::application app({.json_body_limit = 64 * 1024});
+  // Outermost first: the log sees the final status and the id; CORS answers preflights
+  // before any route runs; recover turns exceptions into problem documents inside them.
+  if (!o.quiet) app.use(wa::access_log());
+  app.use(wa::request_id());
+  app.use(wa::cors());
+  app.use(wa::recover());
 
   wb::server_options server_options;
   server_options.listen.clear();
   for (const std::string& a : o.addresses) server_options.listen.push_back({a, o.port});
   server_options.threads = o.threads;
   // The server's own errors (a body over its 1 MiB limit, a 431, a 408) as problem
-  // documents, like the orders route's; the plain router's 404s stay text.
-  server_options = waypoint::app::with_problem_errors(std::move(server_options));
+  // documents, like the application's.
+  server_options = wa::with_problem_errors(std::move(server_options));
+  auto proxy = std::make_shared<waypoint::examples::proxy_target>();
   try {
-    wb::server server(server_options, wb::dispatch_to(router));
+    if (o.routes_file.empty()) {
+      // The table's own routes first: print_examples shows the first of each kind.
+      add_routes(app, builtin_routes, "built-in table", false, {"POST /v1/commerce/orders"});
+      waypoint::examples::add_order_routes(app);
+      waypoint::examples::add_proxy_route(app, proxy);
+    } else {
+      add_routes(app, read_file(o.routes_file), o.routes_file, true);
+    }
+    wb::server server(server_options, wa::dispatch_to(app));
     server.start();
-    auto bound = server.endpoints();
-    for (const auto& e : bound)
-      std::cout << "waypoint-gateway: " << router.size() << " routes on " << base_url(e) << "\n";
-    std::string base = base_url(bound.front());
-    print_examples(router, base);
-    if (o.routes_file.empty())
+    auto endpoints = server.endpoints();
+    std::chrono::milliseconds upstream_timeout(o.upstream_timeout_ms);
+    proxy->set({.url = o.upstream.empty() ? base_url(endpoints.front()) : o.upstream,
+                .connect_timeout = upstream_timeout,
+                .response_timeout = upstream_timeout});
+    for (const auto& e : endpoints)
+      std::cout << "waypoint-gateway: " << app.router().size() << " routes on " << base_url(e)
+                << "\n";
+    std::string base = base_url(endpoints.front());
+    print_examples(app.router(), base);
+    if (o.routes_file.empty()) {
       std::cout << "  curl -i " << base << "/v1/commerce/orders -H 'Content-Type: application/json'"
                 << " -d '{\"sku\":\"KB-101\",\"quantity\":2}'   # typed JSON route\n";
+      std::cout << "  curl -i " << base << "/v1/proxy/v1/health   # a coroutine: GET "
+                << (o.upstream.empty() ? base : o.upstream) << "/v1/health\n";
+    }
     std::cout << std::flush;
     server.wait();
     std::cout << "waypoint-gateway: stopped after " << server.stats().requests << " requests\n";

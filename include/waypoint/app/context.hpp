@@ -524,6 +524,11 @@ class context {
   // The matched route's pattern as registered (group prefix included), e.g.
   // "GET api.example.com/v1/users/{id}"; empty when no route matched.
   std::string_view route_pattern() const noexcept;
+  // The matched route's parsed pattern (its wildcard names, in order), null when none.
+  const waypoint::pattern* matched_pattern() const noexcept {
+    return route_status() == match_status::matched && match_.route() ? &match_.route()->pattern
+                                                                     : nullptr;
+  }
   // route_status() == method_not_allowed: the methods the path serves (GET implies HEAD).
   method_set allowed_methods() const noexcept { return outcome_.allow; }
   // Why the request could not be routed, when route_status() == bad_request.
