@@ -210,6 +210,8 @@ awaitable<void> application::async_handle(const request& req, response& res,
   route(ctx);
   if (!run_now(ctx)) co_await run_rest(ctx);
   finish(ctx);
+  // Ready to write with Beast: a HEAD answer keeps the length finish() gave it.
+  if (!ctx.outcome().head) res.prepare_payload();
 }
 
 // --- the deadline layer -------------------------------------------------------------

@@ -226,7 +226,9 @@ class application : public route_scope {
   // server, say): `co_await app.async_handle(req, res)`. Any route: synchronous ones
   // answer without suspending. Runs on the awaiting coroutine's executor, and stops when
   // its cancellation slot fires (the request is then unanswered: close the connection).
-  // `ends`: the connection's endpoints, for context::endpoints(); may be null.
+  // `ends`: the connection's endpoints, for context::endpoints(); may be null. `res` comes
+  // back ready for http::async_write: Content-Length set (for HEAD, the length of the body
+  // a GET would carry, and no body); keep-alive is the caller's.
   awaitable<void> async_handle(const request& req, response& res,
                                const beast::connection_endpoints* ends = nullptr);
   // The same for a request with any body Beast reads into a buffer sequence
