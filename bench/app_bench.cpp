@@ -6,11 +6,16 @@
 // exactly by waypoint_bench_alloc_counter (bench/support/malloc_counter.cpp), which
 // implements support/alloc_counter.hpp at the malloc level, so operator new and
 // direct malloc calls are counted alike.
+#include <waypoint/app/async.hpp>
 #include <waypoint/app/json.hpp>
 #include <waypoint/beast/router_dispatch.hpp>
 
 #include <benchmark/benchmark.h>
 #include <alloc_counter.hpp>
+#include <exchange_harness.hpp>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <cstdint>
 #include <string>
@@ -125,6 +130,41 @@ BENCHMARK_CAPTURE(BM_RawDispatch, static, static_request);
 BENCHMARK_CAPTURE(BM_AppDispatch, static, static_request);
 BENCHMARK_CAPTURE(BM_RawDispatch, param, param_request);
 BENCHMARK_CAPTURE(BM_AppDispatch, param, param_request);
+
+// --- the server's path: synchronous, coroutine and deferred handlers --------------
+// Through application::dispatch and the exchange, as the server calls it, without the
+// socket (support/exchange_harness.hpp); the coroutine suspends once (a post), so the row
+// includes one trip through the io_context's queue.
+
+void BM_ServerPath(benchmark::State& state, const char* kind) {
+  app::application application;
+  std::string_view k = kind;
+  add_table([&](const std::string& pattern) {
+    if (k == "sync") {
+      application.handle(pattern, [](app::context& ctx) { write_ok(ctx.response().message()); });
+    } else if (k == "coroutine") {
+      application.handle(pattern, [](app::context& ctx) -> app::awaitable<void> {
+        co_await boost::asio::post(ctx.executor(), boost::asio::use_awaitable);
+        write_ok(ctx.response().message());
+      });
+    } else {
+      application.handle(pattern, [](app::context& ctx) {
+        app::deferred_response later = ctx.defer();
+        write_ok(later.response().message());
+        later.send();
+      });
+    }
+  });
+  application.freeze();
+  waypoint::testing::exchange_harness connection;
+  auto dispatch = [&](wb::exchange& x) { application.dispatch(x); };
+  run(state, param_request, [&](const app::request& r, app::response& res) {
+    connection.answer(dispatch, r, res);
+  });
+}
+BENCHMARK_CAPTURE(BM_ServerPath, sync, "sync");
+BENCHMARK_CAPTURE(BM_ServerPath, coroutine, "coroutine");
+BENCHMARK_CAPTURE(BM_ServerPath, deferred, "deferred");
 
 // --- middleware depth ---------------------------------------------------------------
 

@@ -173,9 +173,10 @@ void application::dispatch(beast::exchange& x) noexcept {
   try {
     if (!frozen()) freeze();
     ctx = pool.make(*this, x);
-  } catch (...) {
+  } catch (const std::exception& e) {
+    // A chain freeze() refuses, or no memory: nothing can be routed.
     res.result(http::status::internal_server_error);
-    log("waypoint: no memory for a request's context");
+    log(std::string("waypoint: cannot answer: ") + e.what());
     return;
   }
   route(*ctx);
