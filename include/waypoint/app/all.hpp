@@ -1,9 +1,12 @@
-// Everything of waypoint::app: the application, the context, typed JSON routes, the
-// built-in middleware and serving with waypoint::beast::server.
+// Everything of waypoint::app: the application, the context, typed JSON routes, coroutine
+// routes, the built-in middleware, trusted proxies and serving with waypoint::beast::server.
+// The upstream client (waypoint/app/upstream.hpp) is included where it is used.
 #pragma once
 
 #include "waypoint/app/application.hpp"
+#include "waypoint/app/async.hpp"
 #include "waypoint/app/context.hpp"
+#include "waypoint/app/forwarded.hpp"
 #include "waypoint/app/http_error.hpp"
 #include "waypoint/app/json.hpp"
 #include "waypoint/app/middleware.hpp"
