@@ -4,9 +4,14 @@
 // (and the error message of a bad range).
 #include "waypoint/app/forwarded.hpp"
 
+#include "waypoint/app/context.hpp"
+
+#include <boost/beast/core/string.hpp>
+
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -334,6 +339,33 @@ std::string client_address(std::string_view peer, std::span<const std::string_vi
   else
     for_each_x_forwarded_for_hop(x_forwarded_for_fields, walk);
   return std::string(walk.answer());
+}
+
+std::string client_address(context& ctx, const trusted_proxies& proxies) {
+  std::string_view peer = ctx.endpoints().remote.address;
+  if (proxies.empty() || !proxies.contains(peer)) return std::string(peer);
+  // The walk starts at the last field, the one our own proxy wrote, so when a client sent
+  // more fields than fit, the first ones are dropped. A fixed array: no allocation.
+  constexpr std::size_t most = 16;
+  struct last_fields {
+    std::array<std::string_view, most> values{};
+    std::size_t count = 0;
+    void keep(std::string_view v) {
+      if (count == most) {
+        std::move(values.begin() + 1, values.end(), values.begin());
+        --count;
+      }
+      values[count++] = v;
+    }
+    std::span<const std::string_view> view() const { return {values.data(), count}; }
+  } forwarded, x_forwarded_for;
+  for (const auto& f : ctx.request()) {
+    if (f.name() == http::field::forwarded)
+      forwarded.keep(f.value());
+    else if (boost::beast::iequals(f.name_string(), "X-Forwarded-For"))
+      x_forwarded_for.keep(f.value());
+  }
+  return client_address(peer, forwarded.view(), x_forwarded_for.view(), proxies);
 }
 
 }  // namespace waypoint::app

@@ -1,6 +1,9 @@
 // forwarded.hpp: trusted proxy ranges, and the client address behind them from RFC 7239
 // `Forwarded` and `X-Forwarded-For`, including chains a client has tried to forge.
+#include <waypoint/app/application.hpp>
 #include <waypoint/app/forwarded.hpp>
+
+#include <exchange_harness.hpp>
 
 #include <gtest/gtest.h>
 
@@ -262,4 +265,39 @@ TEST(ClientAddress, RandomFieldsYieldPeerOrHeaderText) {
   }
 }
 
+}  // namespace
+
+// The context form reads the connection's peer and the request's fields.
+namespace {
+TEST(ClientAddress, ContextFormUsesThePeerAndTheLastFields) {
+  using namespace waypoint::app;
+  waypoint::testing::exchange_harness connection;  // peer 127.0.0.1
+  application app;
+  std::string seen;
+  trusted_proxies proxies({"127.0.0.1"});
+  app.get("/who", [&](context& ctx) { seen = client_address(ctx, proxies); });
+  auto dispatch = [&](waypoint::beast::exchange& x) { app.dispatch(x); };
+  struct row {
+    const char* rule;
+    std::vector<std::pair<std::string, std::string>> fields;
+    std::string client;
+  };
+  std::vector<std::pair<std::string, std::string>> many;
+  for (int i = 0; i < 20; ++i) many.push_back({"X-Forwarded-For", "10.0.0." + std::to_string(i)});
+  const std::vector<row> rows = {
+      {"no fields: the peer", {}, "127.0.0.1"},
+      {"X-Forwarded-For from a trusted peer", {{"X-Forwarded-For", "198.51.100.7"}}, "198.51.100.7"},
+      {"Forwarded wins", {{"Forwarded", "for=192.0.2.60"}, {"X-Forwarded-For", "198.51.100.7"}},
+       "192.0.2.60"},
+      {"the last of many fields is the one walked", many, "10.0.0.19"},
+  };
+  for (const row& r : rows) {
+    request req{http::verb::get, "/who", 11};
+    req.set(http::field::host, "t");
+    for (const auto& [name, value] : r.fields) req.insert(name, value);
+    response res{http::status::ok, 11};
+    connection.answer(dispatch, req, res);
+    EXPECT_EQ(seen, r.client) << r.rule;
+  }
+}
 }  // namespace

@@ -65,4 +65,10 @@ std::string client_address(std::string_view peer, std::span<const std::string_vi
                            std::span<const std::string_view> x_forwarded_for_fields,
                            const trusted_proxies& proxies);
 
+class context;
+
+// The same for a request being answered: its connection's remote address as the peer, and
+// its Forwarded and X-Forwarded-For fields in the order they came.
+std::string client_address(context& ctx, const trusted_proxies& proxies);
+
 }  // namespace waypoint::app
