@@ -3,15 +3,9 @@
 #include "app_test_support.hpp"
 
 #include <waypoint/app/json.hpp>
-#include <waypoint/app/middleware.hpp>
 
 #include <gtest/gtest.h>
 #include <alloc_counter.hpp>
-#include <exchange_harness.hpp>
-
-#include <waypoint/app/async.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <cstdint>
 #include <map>
@@ -103,58 +97,5 @@ INSTANTIATE_TEST_SUITE_P(
         shape_row{"typed JSON route", json_request("POST", "/json", R"({"name":"n","count":1})"),
                   201, 21}),
     [](const auto& info) { return "row" + std::to_string(info.index); });
-
-// --- the server's path: dispatch through the exchange ------------------------------
-
-// Allocations of one request answered through application::dispatch, as the server's
-// connection calls it, after `warm_up` requests (Asio's per-thread recycling of coroutine
-// frames and handlers fills during those).
-std::uint64_t dispatch_allocations(application& app, const request& req, int warm_up = 8) {
-  waypoint::testing::exchange_harness connection;
-  auto dispatch = [&](waypoint::beast::exchange& x) { app.dispatch(x); };
-  for (int i = 0; i < warm_up; ++i) {
-    response res{http::status::ok, 11};
-    connection.answer(dispatch, req, res);
-  }
-  response res{http::status::ok, 11};
-  waypoint::testing::allocation_scope scope;
-  connection.answer(dispatch, req, res);
-  return scope.count();
-}
-
-struct server_path_row {
-  const char* rule;
-  std::string target;
-  std::uint64_t allocations;
-};
-
-TEST(ServerPathAllocations, PinnedPerKindOfRoute) {
-  application app;
-  app.use(waypoint::app::request_id());  // hooks: the built-ins' form, around coroutines too
-  build(app, 0);
-  app.get("/async/{id}", [](context& ctx) -> awaitable<void> {
-    co_await boost::asio::post(co_await boost::asio::this_coro::executor, boost::asio::use_awaitable);
-    ctx.response().body() = ctx.path_value("id").size() < 8 ? "short id" : "long id";
-  });
-  app.get("/deferred/{id}", [](context& ctx) {
-    deferred_response later = ctx.defer();
-    later.response().body() = "later";
-    later.send();
-  });
-  const std::vector<server_path_row> rows = {
-      // X-Request-Id is one field: one allocation; the framework adds nothing.
-      {"synchronous static route", "/health", 1},
-      {"synchronous param route", "/users/42", 1},
-      // The coroutine frames (the chain's, the handler's, co_spawn's) and the post's
-      // handler are recycled by Asio per thread: the framework adds nothing.
-      {"coroutine route that suspends once", "/async/42", 1},
-      // Plus the state a callback may hold on another thread and the post back to ours.
-      {"deferred response", "/deferred/42", 3},
-  };
-  for (const server_path_row& row : rows) {
-    EXPECT_EQ(dispatch_allocations(app, make_request("GET", row.target)), row.allocations)
-        << row.rule;
-  }
-}
 
 }  // namespace
