@@ -3,6 +3,7 @@
 // server that is not waypoint's, a waiting route does not hold up another connection, and
 // keep-alive and HEAD come out as Beast clients expect.
 #include "app_test_support.hpp"
+#include "loopback_client.hpp"
 
 #include "coroutine_server.hpp"
 #include "orders.hpp"
@@ -45,22 +46,8 @@ class coroutine_server_test : public ::testing::Test {
     runner_.join();
   }
 
-  // Sends each request on one keep-alive connection and reads the answers.
   std::vector<response> exchange(std::vector<request> requests) {
-    asio::io_context io;
-    tcp::socket socket(io);
-    socket.connect(acceptor_.local_endpoint());
-    std::vector<response> out;
-    boost::beast::flat_buffer buffer;
-    for (request& req : requests) {
-      req.prepare_payload();
-      http::write(socket, req);
-      http::response_parser<http::string_body> parser;
-      parser.skip(req.method() == http::verb::head);
-      http::read(socket, buffer, parser);
-      out.push_back(parser.release());
-    }
-    return out;
+    return waypoint::app::testing::exchange(acceptor_.local_endpoint().port(), std::move(requests));
   }
 
   application app_;

@@ -1,6 +1,7 @@
 // serve.hpp: an application as waypoint::beast::server's dispatch, over a real loopback
 // socket with a blocking Beast client.
 #include "app_test_support.hpp"
+#include "loopback_client.hpp"
 
 #include "orders.hpp"
 
@@ -28,24 +29,6 @@ namespace {
 using namespace waypoint::app;
 using namespace waypoint::app::testing;
 namespace asio = boost::asio;
-
-// Sends each request on one connection, in order, and returns the responses.
-std::vector<response> exchange(std::uint16_t port, std::vector<request> requests) {
-  asio::io_context io;
-  asio::ip::tcp::socket socket(io);
-  socket.connect({asio::ip::make_address("127.0.0.1"), port});
-  std::vector<response> out;
-  boost::beast::flat_buffer buffer;
-  for (request& req : requests) {
-    req.prepare_payload();
-    http::write(socket, req);
-    http::response_parser<http::string_body> parser;
-    parser.skip(req.method() == http::verb::head);
-    http::read(socket, buffer, parser);
-    out.push_back(parser.release());
-  }
-  return out;
-}
 
 TEST(Serve, ApplicationAnswersThroughTheServer) {
   application app({.logger = [](std::string_view) {}});

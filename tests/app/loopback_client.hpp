@@ -1,0 +1,36 @@
+// A blocking Beast client for the app tests that go through a real server over loopback:
+// requests sent on one keep-alive connection, in turn, and their responses.
+#pragma once
+
+#include "app_test_support.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <cstdint>
+#include <vector>
+
+namespace waypoint::app::testing {
+
+inline std::vector<response> exchange(std::uint16_t port, std::vector<request> requests) {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket socket(io);
+  socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+  std::vector<response> out;
+  boost::beast::flat_buffer buffer;
+  for (request& req : requests) {
+    req.prepare_payload();
+    http::write(socket, req);
+    http::response_parser<http::string_body> parser;
+    parser.skip(req.method() == http::verb::head);
+    http::read(socket, buffer, parser);
+    out.push_back(parser.release());
+  }
+  return out;
+}
+
+}  // namespace waypoint::app::testing
