@@ -62,29 +62,34 @@ class Gateway:
         threading.Thread(target=self._read, daemon=True).start()
         self.printed = self._printed_block()
         bases = [m.group(1) for m in map(LISTENING.match, self.printed) if m]
-        expect(bases, "gateway printed no 'waypoint-gateway: N routes on http://...' line; "
-               "it printed %r, stderr %r" % (self.printed, self._stderr()))
+        if not bases:
+            self.stop()
+            raise CheckFailed("gateway printed no 'waypoint-gateway: N routes on http://...' "
+                              "line; it printed %r, stderr %r" % (self.printed, self._stderr()))
         self.base = bases[0]
         self.curl_lines = [l.strip() for l in self.printed if l.strip().startswith("curl ")]
 
     def _read(self):
         for line in self.process.stdout:
             self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)  # end of output: the gateway exited
 
     def _printed_block(self):
         printed = []
+        timeout = START_TIMEOUT_S
         try:
-            printed.append(self.lines.get(timeout=START_TIMEOUT_S))
             while True:
-                printed.append(self.lines.get(timeout=QUIET_AFTER_BLOCK_S))
+                line = self.lines.get(timeout=timeout)
+                if line is None:
+                    break
+                printed.append(line)
+                timeout = QUIET_AFTER_BLOCK_S
         except queue.Empty:
             pass
         return printed
 
     def _stderr(self):
-        if self.process.poll() is None:
-            return "(still running)"
-        return self.process.stderr.read()
+        return self.process.stderr.read() if self.process.poll() is not None else ""
 
     def stop(self):
         """SIGTERM; returns the exit code, or None if it did not stop in time."""
@@ -327,7 +332,9 @@ def check_sigterm_stops_the_gateway_with_exit_0(binary):
     expect(code == 0, "exit code 0 after SIGTERM, got %r" % code)
     rest = []
     while not g.lines.empty():
-        rest.append(g.lines.get())
+        line = g.lines.get()
+        if line is not None:
+            rest.append(line)
     expect(any("stopped after" in l for l in rest),
            "a 'stopped after N requests' line on the way out, got %r" % rest)
 
