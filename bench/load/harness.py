@@ -1,0 +1,170 @@
+"""What the load drivers of bench/load share: starting a gateway on a free port, reading
+its CPU time and peak memory from /proc, running wrk with one of the Lua scripts here and
+reading the summary they print (summary.lua), and the median and spread of repetitions.
+
+A gateway is started with --port 0 and its URL is read from the line it prints first
+(`waypoint-gateway: N routes on http://ADDR:PORT`), so runs never race for a fixed port.
+"""
+import os
+import re
+import signal
+import statistics
+import subprocess
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+# How long a gateway may take to print its URL: a release build starts in milliseconds,
+# but the machine these runs share may be busy compiling.
+START_TIMEOUT_S = 20
+
+LISTENING = re.compile(r"^waypoint-gateway: (\d+) routes on (http://\S+)")
+
+# The lines of summary.lua, by field.
+SUMMARY_FIELDS = {
+    "requests": re.compile(r"^requests:\s+(\d+) in ([\d.]+) s"),
+    "rps": re.compile(r"^requests/s:\s+([\d.]+)"),
+    "p50_us": re.compile(r"^latency p50:\s+([\d.]+) us"),
+    "p99_us": re.compile(r"^latency p99:\s+([\d.]+) us"),
+    "socket_errors": re.compile(
+        r"^socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)"),
+    "non2xx": re.compile(r"^non-2xx:\s+(\d+)"),
+}
+
+
+class Gateway:
+    """A running gateway process: `url`, `routes`, and its CPU time and peak RSS."""
+
+    def __init__(self, binary, args, log_path=os.devnull):
+        self.binary = binary
+        self.log = open(log_path, "ab")
+        self.process = subprocess.Popen([binary, "--address", "127.0.0.1", "--port", "0"] + args,
+                                        stdout=subprocess.PIPE, stderr=self.log)
+        self.url, self.routes = self._await_url()
+        # The rest of stdout (the curl lines, at exit the request count) must be read, or a
+        # full pipe would block the gateway.
+        self.tail = []
+        self._drain = threading.Thread(target=self._read_rest, daemon=True)
+        self._drain.start()
+
+    def _await_url(self):
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline().decode(errors="replace")
+            if not line:
+                break
+            m = LISTENING.match(line)
+            if m:
+                return m.group(2), int(m.group(1))
+        self.stop()
+        raise RuntimeError("%s did not print its URL (see %s)" % (self.binary, self.log.name))
+
+    def _read_rest(self):
+        for line in self.process.stdout:
+            self.tail.append(line.decode(errors="replace"))
+
+    def cpu_seconds(self):
+        """User + system time so far (fields 14 and 15 of /proc/PID/stat)."""
+        with open("/proc/%d/stat" % self.process.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+    def peak_rss_kib(self):
+        with open("/proc/%d/status" % self.process.pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+        return None
+
+    def stop(self):
+        """SIGTERM, then the exit code (the gateway stops gracefully on it)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+        return self.process.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def supports(binary, flag):
+    """Whether `binary --help` mentions `flag` (the pre-app gateway has no --quiet, say)."""
+    out = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+    return flag in out
+
+
+def wrk(url, script, script_args, connections, threads, seconds):
+    """Runs wrk once; returns (summary fields, wrk's whole output)."""
+    cmd = ["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds,
+           "-s", os.path.join(HERE, script), url, "--"] + list(script_args)
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return parse_summary(out), out
+
+
+def parse_summary(text):
+    fields = {}
+    for line in text.splitlines():
+        for key, pattern in SUMMARY_FIELDS.items():
+            m = pattern.match(line)
+            if not m:
+                continue
+            if key == "requests":
+                fields["requests"], fields["seconds"] = int(m.group(1)), float(m.group(2))
+            elif key == "socket_errors":
+                fields[key] = dict(zip(("connect", "read", "write", "timeout"),
+                                       (int(g) for g in m.groups())))
+            else:
+                fields[key] = float(m.group(1)) if "." in m.group(1) else int(m.group(1))
+    missing = [k for k in SUMMARY_FIELDS if k not in fields and k != "requests"]
+    if missing or "requests" not in fields:
+        raise RuntimeError("wrk summary lacks %s:\n%s" % (missing or ["requests"], text))
+    return fields
+
+
+def measured_run(gateway, script, script_args, connections, threads, seconds, warm_up_s):
+    """A warm-up, then one measured wrk run; the gateway's CPU over the measured run only."""
+    if warm_up_s:
+        wrk(gateway.url, script, script_args, connections, threads, warm_up_s)
+    before = gateway.cpu_seconds()
+    fields, _ = wrk(gateway.url, script, script_args, connections, threads, seconds)
+    fields["server_cpu_s"] = gateway.cpu_seconds() - before
+    fields["cpu_us_per_request"] = (fields["server_cpu_s"] * 1e6 / fields["requests"]
+                                    if fields["requests"] else None)
+    fields["peak_rss_kib"] = gateway.peak_rss_kib()
+    return fields
+
+
+def median_and_range(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return {"median": statistics.median(values), "min": min(values), "max": max(values),
+            "n": len(values)}
+
+
+def spread_percent(stats):
+    """Half the range as a percentage of the median: the ± of the tables."""
+    if not stats or not stats["median"]:
+        return 0.0
+    return 50.0 * (stats["max"] - stats["min"]) / stats["median"]
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def rotations(names, repetitions):
+    """Repetition k runs the configurations rotated by k, so none is always first."""
+    return [names[k % len(names):] + names[:k % len(names)] for k in range(repetitions)]

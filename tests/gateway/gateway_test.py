@@ -1,0 +1,402 @@
+#!/usr/bin/env python3
+"""The example gateway as a user meets it: started on a free port, every curl line it
+prints run with the real curl and held to what the line documents, then the proxy route
+against real upstreams (another gateway, a closed port, a server that never answers, the
+gateway itself) and a stop by SIGTERM. Also replays part of bench/tables/mix1000.replay,
+so the load test's request table stays one the gateway answers 2xx from the route it names.
+
+usage: gateway_test.py GATEWAY_BINARY
+
+Each check is named for the rule it holds the gateway to; a failure says what was expected
+and what came back, and the script exits non-zero after running every check.
+"""
+import http.client
+import json
+import os
+import queue
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MIX_TABLE = os.path.join(ROOT, "bench/tables/mix1000.routes")
+MIX_REPLAY = os.path.join(ROOT, "bench/tables/mix1000.replay")
+
+# How long the printed block may take to arrive, and how long stdout must then stay quiet
+# for the block to count as complete (the gateway prints it in one flush).
+START_TIMEOUT_S = 10
+QUIET_AFTER_BLOCK_S = 0.3
+CURL_TIMEOUT_S = 5
+UPSTREAM_TIMEOUT_MS = 300
+# 504 must come after the upstream timeout and well before a client would give up.
+TIMEOUT_ANSWER_WITHIN_S = 2.0
+# One replayed request in REPLAY_STRIDE: 512 of the 4,096, a second or so on a debug build.
+REPLAY_STRIDE = 8
+
+LISTENING = re.compile(r"^waypoint-gateway: \d+ routes on (http://\S+)$")
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise CheckFailed(message)
+
+
+class Gateway:
+    """A gateway process on a free port; `base` and `curl_lines` are what it printed."""
+
+    def __init__(self, binary, *args):
+        self.process = subprocess.Popen([binary, "--port", "0", "--quiet"] + list(args),
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.printed = self._printed_block()
+        bases = [m.group(1) for m in map(LISTENING.match, self.printed) if m]
+        if not bases:
+            self.stop()
+            raise CheckFailed("gateway printed no 'waypoint-gateway: N routes on http://...' "
+                              "line; it printed %r, stderr %r" % (self.printed, self._stderr()))
+        self.base = bases[0]
+        self.curl_lines = [l.strip() for l in self.printed if l.strip().startswith("curl ")]
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)  # end of output: the gateway exited
+
+    def _printed_block(self):
+        printed = []
+        timeout = START_TIMEOUT_S
+        try:
+            while True:
+                line = self.lines.get(timeout=timeout)
+                if line is None:
+                    break
+                printed.append(line)
+                timeout = QUIET_AFTER_BLOCK_S
+        except queue.Empty:
+            pass
+        return printed
+
+    def _stderr(self):
+        return self.process.stderr.read() if self.process.poll() is not None else ""
+
+    def stop(self):
+        """SIGTERM; returns the exit code, or None if it did not stop in time."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            return None
+
+
+class Response:
+    def __init__(self, status, headers, body, seconds):
+        self.status, self.headers, self.body, self.seconds = status, headers, body, seconds
+
+    def header(self, name):
+        return self.headers.get(name.lower())
+
+    def json(self):
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            raise CheckFailed("expected a JSON body, got %r" % self.body)
+
+    def __repr__(self):
+        return "%d %r %r" % (self.status, self.headers, self.body[:200])
+
+
+def curl(argv):
+    """Runs curl (argv as printed, -i included) and parses the last response it shows."""
+    expect(argv and argv[0] == "curl", "not a curl command: %r" % argv)
+    started = time.monotonic()
+    done = subprocess.run(argv[:1] + ["-s", "-S", "--max-time", str(CURL_TIMEOUT_S)] + argv[1:],
+                          capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    expect(done.returncode == 0, "curl %s failed (exit %d): %s" % (
+        " ".join(argv[1:]), done.returncode, done.stderr.strip()))
+    head, _, body = done.stdout.replace("\r\n", "\n").partition("\n\n")
+    lines = head.split("\n")
+    m = re.match(r"HTTP/\S+ (\d{3})", lines[0])
+    expect(m, "curl printed no status line: %r" % done.stdout[:200])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return Response(int(m.group(1)), headers, body, seconds)
+
+
+def get(url, *curl_args):
+    return curl(["curl", "-i", url] + list(curl_args))
+
+
+def sent_header(argv, name):
+    for i, a in enumerate(argv[:-1]):
+        if a == "-H" and argv[i + 1].lower().startswith(name.lower() + ":"):
+            return argv[i + 1].split(":", 1)[1].strip()
+    return None
+
+
+# --- the printed curl lines -------------------------------------------------------------
+# Each printed line's comment says what it shows; a line is held to the rule its comment
+# names. A line without a comment is a route example and must be answered 2xx by the route
+# it was drawn from. A comment no rule knows fails: the test must learn every line.
+
+def route_example(argv, r):
+    expect(200 <= r.status < 300, "a route example answers 2xx, got %r" % r)
+    expect("route" in r.json(), "a route example answers {\"route\", \"values\"}, got %r" % r)
+
+
+def no_route(argv, r):
+    expect(r.status == 404, "no route: 404, got %r" % r)
+
+
+def automatic_options(argv, r):
+    expect(r.status == 204, "automatic OPTIONS: 204, got %r" % r)
+    allow = r.header("Allow") or ""
+    expect("GET" in allow and "OPTIONS" in allow,
+           "automatic OPTIONS: an Allow listing GET and OPTIONS, got Allow %r" % allow)
+
+
+def request_id_kept(argv, r):
+    sent = sent_header(argv, "X-Request-Id")
+    expect(sent, "the request id line sends an X-Request-Id: %r" % argv)
+    expect(200 <= r.status < 300, "request id line: 2xx, got %r" % r)
+    expect(r.header("X-Request-Id") == sent,
+           "X-Request-Id echoed as sent (%r), got %r" % (sent, r.header("X-Request-Id")))
+
+
+def cors_preflight(argv, r):
+    expect(r.status == 204, "CORS preflight: 204, got %r" % r)
+    expect(r.header("Access-Control-Allow-Origin"),
+           "CORS preflight: Access-Control-Allow-Origin, got headers %r" % r.headers)
+
+
+def typed_order(argv, r):
+    expect(r.status == 201, "typed JSON route: 201 Created, got %r" % r)
+    body = r.json()
+    expect(body.get("id") and r.header("Location") == "/v1/commerce/orders/" + body["id"],
+           "typed JSON route: an id and Location /v1/commerce/orders/<id>, got %r" % r)
+
+
+def proxy_line(argv, r):
+    expect(r.status == 200, "the proxy line: 200 from the upstream, got %r" % r)
+
+
+CURL_LINE_RULES = [  # (comment contains, rule)
+    ("# 404", no_route),
+    ("automatic OPTIONS", automatic_options),
+    ("request id kept", request_id_kept),
+    ("CORS preflight", cors_preflight),
+    ("typed JSON route", typed_order),
+    ("a coroutine", proxy_line),
+]
+
+
+def check_every_printed_curl_line_answers_as_documented(binary):
+    g = Gateway(binary)
+    try:
+        expect(len(g.curl_lines) >= 10, "the gateway prints a curl line per route kind and "
+               "feature (10 or more), got %d: %r" % (len(g.curl_lines), g.curl_lines))
+        seen = []
+        for line in g.curl_lines:
+            argv = shlex.split(line, comments=True)
+            comment = line.partition("#")[2].strip() if " #" in line else ""
+            rules = [rule for text, rule in CURL_LINE_RULES if text in line] if comment \
+                else [route_example]
+            expect(len(rules) == 1, "no rule knows the printed line %r" % line)
+            expect(any(a.startswith(g.base + "/") for a in argv),
+                   "the line uses the printed base URL %s: %r" % (g.base, line))
+            try:
+                rules[0](argv, curl(argv))
+            except CheckFailed as e:
+                raise CheckFailed("%s\n    line: %s" % (e, line))
+            seen.append(rules[0])
+        missing = [rule.__name__ for _, rule in CURL_LINE_RULES if rule not in seen]
+        expect(not missing, "lines for every feature; none printed for %s" % missing)
+        expect(seen.count(route_example) >= 4, "a route example per kind (static, one "
+               "wildcard, several, rest), got %d" % seen.count(route_example))
+    finally:
+        g.stop()
+
+
+# --- the proxy route against real upstreams ---------------------------------------------
+
+def check_proxy_answers_with_the_upstream_gateways_answer(binary):
+    upstream = Gateway(binary)
+    front = None
+    try:
+        front = Gateway(binary, "--upstream", upstream.base)
+        direct = get(upstream.base + "/v1/iam/users/42")
+        proxied = get(front.base + "/v1/proxy/v1/iam/users/42")
+        expect(direct.status == 200 and direct.json()["route"] == "GET /v1/iam/users/{userId}",
+               "the upstream's own answer is its echo route, got %r" % direct)
+        expect(proxied.status == 200 and proxied.json() == direct.json(),
+               "proxied: the upstream's 200 %r, got %r" % (direct.body, proxied))
+    finally:
+        if front:
+            front.stop()
+        upstream.stop()
+
+
+def closed_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def check_proxy_to_a_closed_port_is_502_problem(binary):
+    g = Gateway(binary, "--upstream", "http://127.0.0.1:%d" % closed_port())
+    try:
+        r = get(g.base + "/v1/proxy/v1/health")
+        expect(r.status == 502, "an unreachable upstream: 502, got %r" % r)
+        expect((r.header("Content-Type") or "").startswith("application/problem+json"),
+               "502 as application/problem+json, got Content-Type %r" % r.header("Content-Type"))
+        expect(r.json().get("status") == 502, "the problem document's status is 502: %r" % r)
+    finally:
+        g.stop()
+
+
+class SilentServer:
+    """Accepts connections, reads what comes and never answers."""
+
+    def __init__(self):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.held = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.held.append(conn)
+
+    def close(self):
+        self.listener.close()
+        for c in self.held:
+            c.close()
+
+
+def check_proxy_to_a_silent_upstream_is_504_after_the_timeout(binary):
+    silent = SilentServer()
+    g = Gateway(binary, "--upstream", "http://127.0.0.1:%d" % silent.port,
+                "--upstream-timeout", str(UPSTREAM_TIMEOUT_MS))
+    try:
+        r = get(g.base + "/v1/proxy/v1/health")
+        expect(r.status == 504, "an upstream that never answers: 504, got %r" % r)
+        expect((r.header("Content-Type") or "").startswith("application/problem+json"),
+               "504 as application/problem+json, got Content-Type %r" % r.header("Content-Type"))
+        expect(UPSTREAM_TIMEOUT_MS / 1000.0 * 0.9 <= r.seconds <= TIMEOUT_ANSWER_WITHIN_S,
+               "504 after the %d ms timeout and within %.1f s, took %.2f s" % (
+                   UPSTREAM_TIMEOUT_MS, TIMEOUT_ANSWER_WITHIN_S, r.seconds))
+    finally:
+        g.stop()
+        silent.close()
+
+
+def check_proxy_loop_through_itself_is_508(binary):
+    g = Gateway(binary)  # the default upstream is the gateway itself
+    try:
+        looped = get(g.base + "/v1/proxy/v1/proxy/v1/health")
+        expect(looped.status == 508, "proxying to itself twice: 508, got %r" % looped)
+        marked = get(g.base + "/v1/proxy/v1/health", "-H", "Via: 1.1 waypoint-gateway")
+        expect(marked.status == 508, "a request already carrying the gateway's Via: 508, "
+               "got %r" % marked)
+        once = get(g.base + "/v1/proxy/v1/health")
+        expect(once.status == 200, "one hop through itself is no loop: 200, got %r" % once)
+    finally:
+        g.stop()
+
+
+def check_sigterm_stops_the_gateway_with_exit_0(binary):
+    g = Gateway(binary)
+    get(g.base + "/v1/health")
+    code = g.stop()
+    expect(code == 0, "exit code 0 after SIGTERM, got %r" % code)
+    rest = []
+    while not g.lines.empty():
+        line = g.lines.get()
+        if line is not None:
+            rest.append(line)
+    expect(any("stopped after" in l for l in rest),
+           "a 'stopped after N requests' line on the way out, got %r" % rest)
+
+
+# --- the load test's request table ------------------------------------------------------
+
+def check_replay_table_requests_are_2xx_from_the_route_they_name(binary):
+    g = Gateway(binary, "--routes", MIX_TABLE)
+    try:
+        host, port = g.base[len("http://"):].rsplit(":", 1)
+        conn = http.client.HTTPConnection(host, int(port), timeout=CURL_TIMEOUT_S)
+        checked = 0
+        with open(MIX_REPLAY) as f:
+            rows = [l.rstrip("\n").split("\t") for l in f if not l.startswith("#")]
+        for method, target, route, body in rows[::REPLAY_STRIDE]:
+            headers = {"Content-Type": "application/json"} if body else {}
+            conn.request(method, target, body=body or None, headers=headers)
+            res = conn.getresponse()
+            data = res.read()
+            expect(200 <= res.status < 300, "%s %s: 2xx, got %d %r" % (method, target,
+                                                                       res.status, data[:200]))
+            answered = json.loads(data).get("route")
+            expect(answered == route, "%s %s: answered by %r, got %r" % (
+                method, target, route, answered))
+            checked += 1
+        conn.close()
+        expect(checked == len(rows[::REPLAY_STRIDE]) > 0, "replayed no requests")
+    finally:
+        g.stop()
+
+
+CHECKS = [
+    check_every_printed_curl_line_answers_as_documented,
+    check_proxy_answers_with_the_upstream_gateways_answer,
+    check_proxy_to_a_closed_port_is_502_problem,
+    check_proxy_to_a_silent_upstream_is_504_after_the_timeout,
+    check_proxy_loop_through_itself_is_508,
+    check_sigterm_stops_the_gateway_with_exit_0,
+    check_replay_table_requests_are_2xx_from_the_route_they_name,
+]
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__.strip())
+    binary = sys.argv[1]
+    if not shutil.which("curl"):
+        sys.exit("gateway_test: no curl on PATH (scripts/install-deps consumer installs it)")
+    failed = []
+    for check in CHECKS:
+        started = time.monotonic()
+        try:
+            check(binary)
+            print("PASS %s (%.1f s)" % (check.__name__[len("check_"):], time.monotonic() - started))
+        except (CheckFailed, OSError, ValueError, KeyError) as e:
+            failed.append(check.__name__)
+            print("FAIL %s: %s: %s" % (check.__name__[len("check_"):], type(e).__name__, e))
+    if failed:
+        print("gateway_test: %d of %d checks failed" % (len(failed), len(CHECKS)))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
