@@ -4,6 +4,8 @@
 // JSON_DIAGNOSTICS.
 #include "waypoint/app/json.hpp"
 
+#include "waypoint/json_string.hpp"
+
 #include <boost/beast/core/string.hpp>
 
 namespace waypoint::app::detail {
@@ -124,6 +126,58 @@ void throw_out_of_range(std::string_view value, std::string_view range) {
 void throw_missing_member(std::string_view name) {
   throw validation_error("missing member \"" + std::string(name) + "\"", pointer_token(name));
 }
+
+void throw_wrong_length(std::size_t expected, std::size_t given) {
+  std::string detail = given < expected ? "missing element: " : "unexpected element: ";
+  detail += "the array must have exactly " + std::to_string(expected) + " elements, not " +
+            std::to_string(given);
+  throw validation_error(std::move(detail), std::string());
+}
+
+void throw_duplicate_element(std::size_t index, std::size_t first) {
+  std::string detail = "element " + std::to_string(index) + " repeats ";
+  detail += first < index ? "element " + std::to_string(first) : std::string("an earlier one");
+  throw validation_error(detail + "; the elements must be unique", std::string());
+}
+
+void throw_not_enumerated(std::string_view value, std::span<const std::string> allowed) {
+  std::string detail = "must be one of ";
+  for (std::size_t i = 0; i < allowed.size(); ++i) {
+    if (i != 0) detail += i + 1 == allowed.size() ? " or " : ", ";
+    detail += allowed[i];
+  }
+  detail += ", not ";
+  detail.append(value);
+  throw validation_error(std::move(detail), std::string());
+}
+
+void throw_unknown_members(std::span<const std::string_view> unknown,
+                           std::span<const std::string_view> known) {
+  std::string detail = unknown.size() == 1 ? "unknown member " : "unknown members ";
+  for (std::size_t i = 0; i < unknown.size(); ++i) {
+    if (i != 0) detail += ", ";
+    waypoint::append_json_string(detail, unknown[i]);
+  }
+  detail += "; the object has ";
+  for (std::size_t i = 0; i < known.size(); ++i) {
+    if (i != 0) detail += ", ";
+    waypoint::append_json_string(detail, known[i]);
+  }
+  throw validation_error(std::move(detail), pointer_token(unknown.front()));
+}
+
+namespace {
+thread_local unknown_members current_unknown_members = unknown_members::ignore;
+}  // namespace
+
+unknown_members decoding_unknown_members() noexcept { return current_unknown_members; }
+
+decoding_scope::decoding_scope(unknown_members policy) noexcept
+    : previous_(current_unknown_members) {
+  current_unknown_members = policy;
+}
+
+decoding_scope::~decoding_scope() { current_unknown_members = previous_; }
 
 std::string pointer_token(std::string_view name) {
   std::string token = "/";
