@@ -8,6 +8,7 @@
 // Everything else is the router's (404, 405 with Allow, redirects) and the server's.
 #include "orders.hpp"
 
+#include <waypoint/app/openapi.hpp>  // OpenAPI (issue 17)
 #include <waypoint/app/serve.hpp>
 #include <waypoint/beast/router_dispatch.hpp>
 #include <waypoint/beast/server.hpp>
@@ -198,7 +199,6 @@ int main(int argc, char** argv) {
   // registers everything there and matches once.
   waypoint::app::application orders({.json_body_limit = 64 * 1024});
   waypoint::examples::add_order_routes(orders);
-  orders.freeze();
   if (o.routes_file.empty()) {
     add_routes(router, builtin_routes, "built-in table",
                {{"POST /v1/commerce/orders",
@@ -208,6 +208,24 @@ int main(int argc, char** argv) {
   } else {
     add_routes(router, read_file(o.routes_file), o.routes_file);
   }
+  // --- OpenAPI (issue 17): the application serves /openapi.json and the Swagger UI page at
+  // /docs/; the document lists the echo routes as untyped operations.
+  if (o.routes_file.empty()) {
+    waypoint::app::openapi_info api{.title = "waypoint-gateway",
+                                      .version = WAYPOINT_VERSION,
+                                      .license = "BSL-1.0"};
+    for (const auto& route : router.routes())
+      if (route.pattern.text() != "POST /v1/commerce/orders")
+        api.other_routes.emplace_back(route.pattern.text());
+    waypoint::app::serve_openapi(orders, api, {.ui_directory = WAYPOINT_SWAGGER_UI_DIR});
+    auto to_orders = [&orders](const wb::request& req, wb::response& res, const wb::route_match&) {
+      orders.respond(req, res);
+    };
+    router.add("GET /openapi.json", to_orders);
+    router.add("GET /docs/", to_orders);
+  }
+  // --- end OpenAPI
+  orders.freeze();
   router.freeze();
 
   wb::server_options server_options;

@@ -122,13 +122,17 @@ inline std::string openapi_parameters(
   return out + "]";
 }
 
-// An operation that says only what the pattern says: the matching rule, the path
-// parameters, and an answer of unknown shape. `waypoint-route openapi` writes these; the
-// framework starts from one and adds what a route declares.
+// An operation that says only what the pattern says: a summary naming the method and path,
+// the matching rule, the path parameters, and an answer of unknown shape. `waypoint-route
+// openapi` writes these; the framework starts from one and adds what a route declares.
 inline std::string openapi_untyped_operation(
-    const openapi_place& place,
+    std::string_view method, const openapi_place& place,
     const std::function<std::string(std::string_view name)>& schema_of = {}) {
-  std::string out = "{";
+  std::string out = R"({"summary":)";
+  std::string summary;
+  for (char c : method) summary += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  append_json_string(out, summary + " " + place.path);
+  out += ',';
   if (!place.match_rule.empty()) {
     out += R"("description":)";
     append_json_string(out, place.match_rule);

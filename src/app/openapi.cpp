@@ -165,10 +165,10 @@ std::vector<std::string> tags_of(const detail::group_node* node) {
 }
 
 // One operation of an application route.
-json operation_of(const detail::endpoint& ep, const openapi_place& place,
-                  detail::schema_sink& sink) {
+json operation_of(const detail::endpoint& ep, std::string_view method,
+                  const openapi_place& place, detail::schema_sink& sink) {
   const route_doc& doc = ep.doc;
-  json op = json::parse(openapi_untyped_operation(place, [&](std::string_view name) {
+  json op = json::parse(openapi_untyped_operation(method, place, [&](std::string_view name) {
     for (const path_param_doc& p : doc.path_params)
       if (p.name == name) return p.schema;
     return std::string();
@@ -180,13 +180,15 @@ json operation_of(const detail::endpoint& ep, const openapi_place& place,
         if (p.name == parameter["name"] && !p.description.empty())
           parameter["description"] = p.description;
   json described = json::object();
-  if (!doc.summary.empty()) described["summary"] = doc.summary;
+  described["summary"] = doc.summary.empty() ? op["summary"] : json(doc.summary);
   std::string description = doc.description;
   if (!place.match_rule.empty())
     description += (description.empty() ? "" : "\n\n") + place.match_rule;
   if (!description.empty()) described["description"] = description;
   std::vector<std::string> tags = tags_of(ep.group);
   if (!tags.empty()) described["tags"] = tags;
+  op.erase("summary");
+  op.erase("description");
   described.update(op);  // parameters, responses
   op = std::move(described);
   op.erase("responses");
@@ -232,8 +234,8 @@ std::string application::openapi_text(const openapi_info& info) const {
     std::string method = p.method().empty() ? std::string("any") : lowercase(p.method());
     std::string id = ep.doc.name.empty() ? openapi_operation_id(method, openapi_place_of(p))
                                          : ep.doc.name;
-    paths.add(p, id, [&](std::string_view, const openapi_place& place) {
-      return operation_of(ep, place, sink).dump();
+    paths.add(p, id, [&](std::string_view op_method, const openapi_place& place) {
+      return operation_of(ep, op_method, place, sink).dump();
     });
     for (const std::string& t : tags_of(ep.group))
       if (std::find(all_tags.begin(), all_tags.end(), t) == all_tags.end()) all_tags.push_back(t);
@@ -242,8 +244,8 @@ std::string application::openapi_text(const openapi_info& info) const {
     pattern p = parse_pattern(text);
     std::string method = p.method().empty() ? std::string("any") : lowercase(p.method());
     paths.add(p, openapi_operation_id(method, openapi_place_of(p)),
-              [](std::string_view, const openapi_place& place) {
-                return openapi_untyped_operation(place);
+              [](std::string_view op_method, const openapi_place& place) {
+                return openapi_untyped_operation(op_method, place);
               });
   }
 
@@ -251,12 +253,15 @@ std::string application::openapi_text(const openapi_info& info) const {
   doc["openapi"] = "3.1.0";
   json about = {{"title", info.title}, {"version", info.version}};
   if (!info.description.empty()) about["description"] = info.description;
+  if (!info.license.empty()) about["license"] = {{"name", info.license}, {"identifier", info.license}};
   doc["info"] = std::move(about);
-  if (!info.servers.empty()) {
-    json servers = json::array();
-    for (const std::string& url : info.servers) servers.push_back({{"url", url}});
-    doc["servers"] = std::move(servers);
-  }
+  // "/": relative to where the document is served, which is where the application is.
+  json servers = json::array();
+  for (const std::string& url : info.servers) servers.push_back({{"url", url}});
+  if (servers.empty()) servers.push_back({{"url", "/"}});
+  doc["servers"] = std::move(servers);
+  // The application knows no security scheme: none is required, as far as it can tell.
+  doc["security"] = json::array();
   if (!all_tags.empty()) {
     json tags = json::array();
     for (const std::string& t : all_tags) tags.push_back({{"name", t}});

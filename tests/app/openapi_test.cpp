@@ -131,7 +131,6 @@ class Document : public ::testing::Test {
  protected:
   Document() {
     waypoint::examples::add_order_routes(app);
-    app.name("placeOrder").summary("Place an order");
     auto catalog = app.group("/v1/catalog");
     catalog.tag_routes("catalog");
     catalog.get("/products/{id}", [](context&) {})

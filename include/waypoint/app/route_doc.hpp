@@ -88,6 +88,7 @@ struct openapi_info {
   std::string title = "waypoint application";
   std::string version = "1.0.0";
   std::string description{};
+  std::string license{};  // an SPDX identifier ("BSL-1.0"); empty: none stated
   std::vector<std::string> servers{};  // URLs; none: relative to where the document is served
   // Patterns served beside the application (a plain router in front of it), documented as
   // untyped operations, as `waypoint-route openapi` documents a route table.
