@@ -68,17 +68,7 @@ constexpr bool is_unreserved(char c) noexcept {
 }
 
 inline void append_query_escaped(std::string& out, std::string_view text) {
-  constexpr char hex[] = "0123456789ABCDEF";
-  for (char c : text) {
-    if (is_unreserved(c)) {
-      out += c;
-    } else {
-      auto u = static_cast<unsigned char>(c);
-      out += '%';
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    }
-  }
+  append_percent_encoded(out, text, is_unreserved);
 }
 
 // Appends "/" + `value` escaped as one segment, refusing what would not read back.
