@@ -156,6 +156,26 @@ void BM_TypedPost(benchmark::State& state) {
 }
 BENCHMARK(BM_TypedPost);
 
+// The same route and value in CBOR both ways (Content-Type and Accept application/cbor).
+const app::request session_request_cbor = [] {
+  std::vector<std::uint8_t> bytes = nlohmann::json::to_cbor(nlohmann::json::parse(session_body));
+  app::request req = make_request(http::verb::post, "/v1/iam/sessions",
+                                  std::string(bytes.begin(), bytes.end()));
+  req.set(http::field::content_type, "application/cbor");
+  req.set(http::field::accept, "application/cbor");
+  return req;
+}();
+
+void BM_TypedPostCbor(benchmark::State& state) {
+  app::application application;
+  application.post<create_session, session>("/v1/iam/sessions",
+                                            [](create_session in) { return open_session(in); });
+  application.freeze();
+  run(state, session_request_cbor,
+      [&](const app::request& r, app::response& res) { application.respond(r, res); });
+}
+BENCHMARK(BM_TypedPostCbor);
+
 // The same work written by hand in an untyped route: nlohmann/json's own conversions
 // (j.at(...).get_to), no strictness checks, no validation hook, no problem documents.
 void BM_HandWrittenPost(benchmark::State& state) {

@@ -124,8 +124,11 @@ void log_failure(context& ctx, std::string_view what) noexcept {
 // RFC 7231's words for 413 and 422; a server other than waypoint::beast::server (whose
 // writer asks status_line_reason itself) then shows the same words as the problem's title.
 void name_status(response& res) noexcept {
-  std::string_view current = beast::status_line_reason(res);
-  if (current == std::string_view(http::obsolete_reason(res.result()))) return;
+  auto given = res.reason();
+  std::string_view beast_words = http::obsolete_reason(res.result());
+  if (std::string_view(given.data(), given.size()) != beast_words) return;  // the handler's own
+  std::string_view current = beast::reason_phrase(res.result_int());  // static storage
+  if (current.empty() || current == beast_words) return;
   try {
     res.reason(current);
   } catch (...) {

@@ -8,6 +8,9 @@
 
 #include <boost/beast/core/string.hpp>
 
+#include <charconv>
+#include <system_error>
+
 namespace waypoint::app::detail {
 namespace {
 
@@ -17,16 +20,51 @@ std::string_view trim(std::string_view s) noexcept {
   return s;
 }
 
-// application/json or application/<anything>+json (RFC 6839), parameters ignored, case
-// ignored as media types are case-insensitive.
-bool is_json_media_type(std::string_view content_type) noexcept {
+// application/<format> or application/<anything>+<format> (RFC 6839), parameters ignored,
+// case ignored as media types are case-insensitive.
+bool is_media_type_of(std::string_view content_type, std::string_view format) noexcept {
   std::string_view type = trim(content_type.substr(0, content_type.find(';')));
   constexpr std::string_view application = "application/";
   if (type.size() <= application.size()) return false;
   if (!boost::beast::iequals(type.substr(0, application.size()), application)) return false;
   std::string_view subtype = type.substr(application.size());
-  if (boost::beast::iequals(subtype, "json")) return true;
-  return subtype.size() > 5 && boost::beast::iequals(subtype.substr(subtype.size() - 5), "+json");
+  if (boost::beast::iequals(subtype, format)) return true;
+  return subtype.size() > format.size() + 1 &&
+         subtype[subtype.size() - format.size() - 1] == '+' &&
+         boost::beast::iequals(subtype.substr(subtype.size() - format.size()), format);
+}
+
+// The weight (RFC 9110 12.4.2) `accept` gives application/<subtype>: that of the most
+// specific range matching it (application/<subtype>, application/*, */*), 0 when none does.
+double accept_weight(std::string_view accept, std::string_view subtype) noexcept {
+  int best_specificity = -1;
+  double weight = 0;
+  while (!accept.empty()) {
+    std::size_t comma = accept.find(',');
+    std::string_view range = accept.substr(0, comma);
+    accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
+    std::string_view type = trim(range.substr(0, range.find(';')));
+    int specificity = -1;
+    if (type == "*/*") specificity = 0;
+    else if (boost::beast::iequals(type, "application/*")) specificity = 1;
+    else if (is_media_type_of(type, subtype) && type.find('+') == std::string_view::npos)
+      specificity = 2;
+    if (specificity <= best_specificity) continue;
+    double q = 1;
+    for (std::size_t at = range.find(';'); at != std::string_view::npos;
+         at = range.find(';', at + 1)) {
+      std::string_view parameter = trim(range.substr(at + 1, range.find(';', at + 1) - at - 1));
+      if (parameter.size() > 2 && (parameter[0] == 'q' || parameter[0] == 'Q') && parameter[1] == '=') {
+        auto value = parameter.substr(2);
+        double parsed = 0;
+        auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+        q = error == std::errc() && end == value.data() + value.size() ? parsed : 0;
+      }
+    }
+    best_specificity = specificity;
+    weight = q;
+  }
+  return weight;
 }
 
 // nlohmann/json's what() without its "[json.exception.type_error.302] " prefix.
@@ -56,16 +94,33 @@ std::string with_article(std::string_view type_name) {
 
 }  // namespace
 
-void check_json_request(context& ctx) {
+body_format check_json_request(context& ctx) {
   std::size_t limit = ctx.app().options().json_body_limit;
   if (ctx.body().size() > limit)
     throw http_error(413, "the body is " + std::to_string(ctx.body().size()) +
                               " bytes; this endpoint accepts at most " + std::to_string(limit));
   std::string_view content_type = ctx.header(http::field::content_type);
   if (content_type.empty()) throw http_error(415, "the body needs Content-Type: application/json");
-  if (!is_json_media_type(content_type))
-    throw http_error(415, "Content-Type \"" + std::string(content_type) +
-                              "\" is not JSON; send application/json");
+  if (is_media_type_of(content_type, "json")) return body_format::json;
+  if (is_media_type_of(content_type, "cbor")) return body_format::cbor;
+  throw http_error(415, "Content-Type \"" + std::string(content_type) +
+                            "\" is not JSON; send application/json (or application/cbor)");
+}
+
+bool answers_cbor(const context& ctx) noexcept {
+  std::string_view accept = ctx.header(http::field::accept);
+  if (accept.empty()) return false;
+  return accept_weight(accept, "cbor") > accept_weight(accept, "json");
+}
+
+void write_typed_body(context& ctx, std::string body, bool cbor) {
+  response_builder& res = ctx.response();
+  if (cbor)
+    res.body(std::move(body), "application/cbor");
+  else
+    res.json_text(std::move(body));
+  // The encoding follows Accept: a cache must not answer a JSON client with CBOR.
+  res.header(http::field::vary, "Accept");
 }
 
 void check_json_depth(std::string_view text) {
@@ -96,6 +151,12 @@ void check_json_depth(std::string_view text) {
 void throw_malformed_json(std::size_t byte, std::string_view message) {
   throw http_error(400, "malformed JSON at byte " + std::to_string(byte) + ": " +
                             std::string(without_id(message)));
+}
+
+void throw_malformed_cbor(std::size_t byte, std::string_view message) {
+  std::string detail = "malformed CBOR";
+  if (byte != 0) detail += " at byte " + std::to_string(byte);
+  throw http_error(400, detail + ": " + std::string(without_id(message)));
 }
 
 void throw_conversion_error(int id, std::string_view message, std::optional<std::string> pointer) {

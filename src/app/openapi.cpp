@@ -98,12 +98,18 @@ constexpr problem_response problem_responses[] = {
     {404, "NotFound", "No route serves the path."},
     {405, "MethodNotAllowed", "Routes serve the path, but not with this method."},
     {413, "ContentTooLarge", "The body is longer than the application accepts."},
-    {415, "UnsupportedMediaType", "The body is not application/json."},
+    {415, "UnsupportedMediaType", "The body is neither application/json nor application/cbor."},
     {422, "UnprocessableContent",
      "The body is JSON of the wrong shape, or the validation hook refused it; \"pointer\" "
      "names the value."},
     {500, "InternalServerError", "The handler failed; the cause is logged, not sent."},
 };
+
+// A typed body's content: the same schema in JSON and in CBOR (RFC 8949), which typed
+// routes read and, when Accept ranks it first, answer in.
+json typed_content(const json& schema) {
+  return {{"application/json", {{"schema", schema}}}, {"application/cbor", {{"schema", schema}}}};
+}
 
 json problem_ref(int status) {
   for (const auto& p : problem_responses)
@@ -200,15 +206,12 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
     std::string status = std::to_string(doc.success_status);
     std::string reason(beast::reason_phrase(static_cast<unsigned>(doc.success_status)));
     json success = {{"description", reason.empty() ? std::string("Success") : reason}};
-    if (doc.response_schema)
-      success["content"] = {
-          {"application/json", {{"schema", json::parse(doc.response_schema(sink))}}}};
+    if (doc.response_schema) success["content"] = typed_content(json::parse(doc.response_schema(sink)));
     responses[status] = std::move(success);
     bool typed_path_values = !doc.path_params.empty();
     if (doc.request_schema) {
-      op["requestBody"] = {
-          {"required", true},
-          {"content", {{"application/json", {{"schema", json::parse(doc.request_schema(sink))}}}}}};
+      op["requestBody"] = {{"required", true},
+                           {"content", typed_content(json::parse(doc.request_schema(sink)))}};
     }
     if (doc.request_schema || typed_path_values) responses["400"] = problem_ref(400);
     if (doc.request_schema) {

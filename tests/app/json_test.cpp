@@ -634,4 +634,113 @@ INSTANTIATE_TEST_SUITE_P(
                                  "Content Too Large"},
                       reason_row{"400 keeps Beast's words", "{", 400, "Bad Request"}));
 
+TEST(ReasonPhraseOwn, AHandlersOwnReasonIsKept) {
+  application app;
+  app.get("/r", [](context& ctx) {
+    ctx.response().status(422);
+    ctx.response().message().reason("Not Like That");
+  });
+  EXPECT_EQ(std::string(answer(app, "GET", "/r").reason()), "Not Like That");
+}
+
+// --- CBOR (RFC 8949) as well as JSON (issue 17) ------------------------------------------
+
+std::string cbor_of(const nlohmann::json& value) {
+  std::vector<std::uint8_t> bytes = nlohmann::json::to_cbor(value);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+request cbor_request(std::string body, std::string_view accept = "") {
+  request req = json_request("POST", "/c", std::move(body), "application/cbor");
+  if (!accept.empty()) req.set(http::field::accept, accept);
+  return req;
+}
+
+class Cbor : public ::testing::Test {
+ protected:
+  Cbor() { app.post<holes::containers>("/c", [](holes::containers c) { return c; }); }
+  application app{{.logger = [](std::string_view) {}}};
+  nlohmann::json good = nlohmann::json::parse("{" + good_containers + "}");
+};
+
+TEST_F(Cbor, BodyIsReadWithTheSameRulesAndAnsweredInJsonByDefault) {
+  response res = app.respond(cbor_request(cbor_of(good)));
+  EXPECT_EQ(res.result_int(), 201u) << res.body();
+  EXPECT_EQ(field(res, "Content-Type"), "application/json");
+  EXPECT_EQ(field(res, "Vary"), "Accept");
+  EXPECT_EQ(body_json(res), good);
+}
+
+TEST_F(Cbor, AcceptPreferringCborGetsCbor) {
+  response res = app.respond(cbor_request(cbor_of(good), "application/cbor"));
+  EXPECT_EQ(field(res, "Content-Type"), "application/cbor");
+  std::vector<std::uint8_t> bytes(res.body().begin(), res.body().end());
+  EXPECT_EQ(nlohmann::json::from_cbor(bytes), good);
+}
+
+TEST_F(Cbor, StrictnessAndProblemsAreTheSame) {
+  nlohmann::json bad = good;
+  bad["counts"]["b"] = 1.5;
+  response res = app.respond(cbor_request(cbor_of(bad), "application/cbor"));
+  EXPECT_EQ(res.result_int(), 422u);
+  EXPECT_EQ(field(res, "Content-Type"), "application/problem+json");  // problems stay JSON
+  EXPECT_EQ(body_json(res).value("pointer", ""), "/counts/b");
+}
+
+struct cbor_limit_row {
+  const char* rule;
+  std::string body;
+  const char* detail;
+};
+
+class CborLimits : public Cbor, public ::testing::WithParamInterface<cbor_limit_row> {};
+
+TEST_P(CborLimits, MalformedOrTooDeepIsA400NotACrash) {
+  response res = app.respond(cbor_request(GetParam().body));
+  EXPECT_EQ(res.result_int(), 400u) << GetParam().rule << ": " << res.body();
+  EXPECT_NE(body_json(res).value("detail", "").find(GetParam().detail), std::string::npos)
+      << GetParam().rule << ": " << res.body();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, CborLimits,
+    ::testing::Values(
+        cbor_limit_row{"truncated", std::string("\xA1\x61", 2), "malformed CBOR"},
+        cbor_limit_row{"empty", "", "malformed CBOR"},
+        cbor_limit_row{"trailing bytes", cbor_of(1) + "x", "malformed CBOR"},
+        cbor_limit_row{"100,000 nested arrays", std::string(100'000, '\x81') + '\x01',
+                       "nested deeper than 256 levels"},
+        cbor_limit_row{"100,000 nested maps",
+                       [] {
+                         std::string s;
+                         for (int i = 0; i < 100'000; ++i) s += "\xA1\x61\x61";
+                         return s + '\x01';
+                       }(),
+                       "nested deeper than 256 levels"}));
+
+struct accept_row {
+  const char* accept;
+  bool cbor;
+};
+
+class AcceptNegotiation : public Cbor, public ::testing::WithParamInterface<accept_row> {};
+
+TEST_P(AcceptNegotiation, CborOnlyWhenRankedAboveJson) {
+  response res = app.respond(cbor_request(cbor_of(good), GetParam().accept));
+  EXPECT_EQ(field(res, "Content-Type"), GetParam().cbor ? "application/cbor" : "application/json")
+      << GetParam().accept;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, AcceptNegotiation,
+    ::testing::Values(accept_row{"", false}, accept_row{"*/*", false},
+                      accept_row{"application/json", false}, accept_row{"application/cbor", true},
+                      accept_row{"application/json;q=0.5, application/cbor", true},
+                      accept_row{"application/cbor;q=0.4, application/json;q=0.5", false},
+                      accept_row{"application/cbor, application/json", false},
+                      accept_row{"application/cbor, */*;q=0.1", true},
+                      accept_row{"APPLICATION/CBOR", true},
+                      accept_row{"application/*;q=0.2, application/cbor;q=0.3", true},
+                      accept_row{"application/cbor;q=abc", false}));
+
 }  // namespace

@@ -170,6 +170,11 @@ TEST_F(Document, TypedPostHasItsBodySuccessAndProblems) {
             "#/components/schemas/order_request");
   EXPECT_EQ(post["responses"]["201"]["content"]["application/json"]["schema"]["$ref"],
             "#/components/schemas/order");
+  // The same schemas in CBOR, which typed routes read and answer in when Accept asks.
+  EXPECT_EQ(post["requestBody"]["content"]["application/cbor"],
+            post["requestBody"]["content"]["application/json"]);
+  EXPECT_EQ(post["responses"]["201"]["content"]["application/cbor"],
+            post["responses"]["201"]["content"]["application/json"]);
   for (const char* status : {"400", "413", "415", "422", "500"})
     EXPECT_TRUE(post["responses"].contains(status)) << status;
   EXPECT_EQ(doc["components"]["responses"]["UnprocessableContent"]["content"]

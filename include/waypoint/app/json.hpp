@@ -12,10 +12,16 @@
 //     return place(in);                                   // 201 application/json
 //   });
 //
+// Answers are JSON, or CBOR (RFC 8949) when the request's Accept ranks application/cbor
+// above application/json, with Vary: Accept; problem documents are always
+// application/problem+json.
+//
 // A request body goes through, in order (each failure is an application/problem+json
 // document, thrown as an http_error so that middleware can observe it):
 //   413  longer than application_options::json_body_limit
-//   415  Content-Type not application/json or application/<anything>+json
+//   415  Content-Type not application/json or application/<anything>+json, nor CBOR
+//        (application/cbor, application/<anything>+cbor, RFC 8949), which is read into the
+//        same document and then goes through the same steps
 //   400  not readable as JSON: a syntax error, invalid UTF-8, a number no double can hold
 //        (1e400), nesting deeper than max_json_depth; "detail" names the byte position
 //   422  a member missing or of the wrong type; "pointer" names it (RFC 6901)
@@ -79,13 +85,21 @@ namespace detail {
 // a translation unit built with JSON_DIAGNOSTICS=1 uses another nlohmann ABI (another
 // inline namespace), and must link against the same library as one built without.
 
-// The 413 and 415 checks of a JSON request body.
-void check_json_request(context& ctx);
+enum class body_format : std::uint8_t { json, cbor };
+// The 413 and 415 checks of a JSON or CBOR request body; which of the two it is.
+body_format check_json_request(context& ctx);
+// Whether the answer is CBOR: the request's Accept ranks application/cbor above
+// application/json (RFC 9110 12.5.1: the most specific range gives each its weight). JSON
+// when both rank the same, and when there is no Accept.
+bool answers_cbor(const context& ctx) noexcept;
+// The body of a typed answer (`cbor` false: JSON text), with Content-Type and Vary: Accept.
+void write_typed_body(context& ctx, std::string body, bool cbor);
 // The 400 for a body nested deeper than max_json_depth. A scan of the bytes, before
 // nlohmann/json builds anything.
 void check_json_depth(std::string_view text);
 // The 400 for a body that is not JSON; `byte` as nlohmann/json counts it (1-based).
 [[noreturn]] void throw_malformed_json(std::size_t byte, std::string_view message);
+[[noreturn]] void throw_malformed_cbor(std::size_t byte, std::string_view message);
 // A conversion error from nlohmann/json (`id` and what()) as a 422. `pointer` names the
 // value at fault when the caller knows it; otherwise a JSON_DIAGNOSTICS prefix in the
 // message is used when present.
@@ -121,36 +135,77 @@ class decoding_scope {
 // "/" + name with '~' and '/' escaped (RFC 6901).
 std::string pointer_token(std::string_view name);
 
-// The byte (1-based) at which nlohmann/json's parser gives up on `text`, for the errors
-// that carry no position (out_of_range.406, a number overflowing a double). The cold path
-// of a refused body only: it parses `text` again, keeping nothing. A template on the JSON
-// type so that, like parse_json_body, its mangled name carries the caller's nlohmann ABI.
+// Reads a document as events, keeping nothing: where nlohmann/json's parser gives up, and
+// whether the document nests deeper than max_json_depth (then it stops there, before any
+// recursion deeper than that: nlohmann/json reads CBOR recursively, one call per level).
+// A template on the JSON type so that, like parse_json_body, its mangled name carries the
+// caller's nlohmann ABI.
 template <class Json>
-std::size_t failing_byte(std::string_view text) {
-  struct locator final : nlohmann::json_sax<Json> {
-    std::size_t byte = 0;
-    bool null() override { return true; }
+struct document_scan final : nlohmann::json_sax<Json> {
+  std::size_t byte = 0;  // 1-based for JSON, 0-based for CBOR, as nlohmann/json counts
+  std::string message;
+  std::size_t depth = 0;
+  bool too_deep = false;
+
+  static document_scan of(std::string_view bytes, nlohmann::json::input_format_t format) {
+    document_scan scan;
+    (void)Json::sax_parse(bytes, &scan, format);
+    return scan;
+  }
+  bool null() override { return true; }
     bool boolean(bool) override { return true; }
     bool number_integer(typename Json::number_integer_t) override { return true; }
     bool number_unsigned(typename Json::number_unsigned_t) override { return true; }
     bool number_float(typename Json::number_float_t, const typename Json::string_t&) override {
       return true;
     }
-    bool string(typename Json::string_t&) override { return true; }
-    bool binary(typename Json::binary_t&) override { return true; }
-    bool start_object(std::size_t) override { return true; }
-    bool key(typename Json::string_t&) override { return true; }
-    bool end_object() override { return true; }
-    bool start_array(std::size_t) override { return true; }
-    bool end_array() override { return true; }
-    bool parse_error(std::size_t position, const std::string&,
-                     const typename Json::exception&) override {
-      byte = position;
-      return false;
-    }
-  } sax;
-  (void)Json::sax_parse(text, &sax);
-  return sax.byte;
+  bool string(typename Json::string_t&) override { return true; }
+  bool binary(typename Json::binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return enter(); }
+  bool key(typename Json::string_t&) override { return true; }
+  bool end_object() override { return leave(); }
+  bool start_array(std::size_t) override { return enter(); }
+  bool end_array() override { return leave(); }
+  bool parse_error(std::size_t position, const std::string&,
+                   const typename Json::exception& e) override {
+    byte = position;
+    message = e.what();
+    return false;
+  }
+
+ private:
+  bool enter() {
+    too_deep = ++depth > max_json_depth;
+    return !too_deep;
+  }
+  bool leave() {
+    --depth;
+    return true;
+  }
+};
+
+// The byte (1-based) at which nlohmann/json's parser gives up on `text`, for the errors
+// that carry no position (out_of_range.406, a number overflowing a double). The cold path
+// of a refused body only: it parses `text` again.
+template <class Json>
+std::size_t failing_byte(std::string_view text) {
+  return document_scan<Json>::of(text, nlohmann::json::input_format_t::json).byte;
+}
+
+// A CBOR body as a document: scanned first, so that nesting beyond max_json_depth is a 400
+// before the recursive reader sees it. Every failure is a 400, as for JSON.
+template <class Json>
+void parse_cbor(std::string_view bytes, Json& out) {
+  auto scan = document_scan<Json>::of(bytes, nlohmann::json::input_format_t::cbor);
+  if (scan.too_deep)
+    throw_malformed_cbor(scan.byte, "nested deeper than " + std::to_string(max_json_depth) +
+                                        " levels");
+  if (!scan.message.empty()) throw_malformed_cbor(scan.byte, scan.message);
+  try {
+    out = Json::from_cbor(bytes);
+  } catch (const nlohmann::json::exception& e) {
+    throw_malformed_cbor(0, e.what());
+  }
 }
 
 // The request body as a JSON document, after the 413, 415 and 400 checks. An out
@@ -165,7 +220,7 @@ std::size_t failing_byte(std::string_view text) {
 // classes (type_error, invalid_iterator, other_error) are caught alike should a later
 // version raise them here.
 inline void parse_json_body(context& ctx, nlohmann::json& out) {
-  check_json_request(ctx);
+  if (check_json_request(ctx) == body_format::cbor) return parse_cbor(ctx.body(), out);
   check_json_depth(ctx.body());
   try {
     out = nlohmann::json::parse(ctx.body());
@@ -458,6 +513,17 @@ decltype(auto) call_handler(F& fn, context& ctx, Args&&... args) {
     return std::invoke(fn, std::forward<Args>(args)...);
 }
 
+// A typed route's answer in the encoding the client prefers (answers_cbor).
+template <class Json>
+void write_typed(context& ctx, const Json& value) {
+  if (answers_cbor(ctx)) {
+    std::vector<std::uint8_t> bytes = Json::to_cbor(value);
+    write_typed_body(ctx, std::string(bytes.begin(), bytes.end()), true);
+  } else {
+    write_typed_body(ctx, value.dump(), false);
+  }
+}
+
 // Runs `produce` and writes its result with `default_status`; void results answer 204.
 template <class Out, class Produce>
 void write_result(context& ctx, int default_status, Produce&& produce) {
@@ -469,7 +535,7 @@ void write_result(context& ctx, int default_status, Produce&& produce) {
   } else {
     ctx.response().status(default_status);
     result out = produce();
-    ctx.response().json<nlohmann::ordered_json>(write_value<nlohmann::ordered_json>(out));
+    write_typed(ctx, write_value<nlohmann::ordered_json>(out));
   }
 }
 

@@ -11,8 +11,9 @@
 //   - operationId: the route's name, else one made of the method and path;
 //   - summary, description, and tags from every enclosing scope's tag_routes();
 //   - path parameters typed as declared with path_param<T>(), else strings;
-//   - for typed routes: the request body's schema from In (application/json, required), the
-//     success status (201, 200, 204) with Out's schema, and the problem documents the typed
+//   - for typed routes: the request body's schema from In (application/json and
+//     application/cbor, required), the success status (201, 200, 204) with Out's schema in
+//     both encodings, and the problem documents (application/problem+json) the typed
 //     layer answers: 400 (malformed JSON, or a path value that does not convert), 413, 415
 //     and 422 for routes with a body, 500 for every route;
 // and, once: components/schemas with every object type (schema.hpp) and RFC 9457's problem
