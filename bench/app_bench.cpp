@@ -186,15 +186,31 @@ BENCHMARK(BM_ChainDepth)->Arg(0)->Arg(1)->Arg(3)->Arg(5)->Arg(10);
 const app::request session_request =
     make_request(http::verb::post, "/v1/iam/sessions", std::string(session_body));
 
-void BM_TypedPost(benchmark::State& state) {
+// One typed route answering `req`; the same for both encodings, so that only the
+// encoding differs between BM_TypedPost and BM_TypedPostCbor.
+void run_typed_post(benchmark::State& state, const app::request& req) {
   app::application application;
   application.post<create_session, session>("/v1/iam/sessions",
                                             [](create_session in) { return open_session(in); });
   application.freeze();
-  run(state, session_request,
-      [&](const app::request& r, app::response& res) { application.respond(r, res); });
+  run(state, req, [&](const app::request& r, app::response& res) { application.respond(r, res); });
 }
+
+void BM_TypedPost(benchmark::State& state) { run_typed_post(state, session_request); }
 BENCHMARK(BM_TypedPost);
+
+// The same route and value in CBOR both ways (Content-Type and Accept application/cbor).
+const app::request session_request_cbor = [] {
+  std::vector<std::uint8_t> bytes = nlohmann::json::to_cbor(nlohmann::json::parse(session_body));
+  app::request req = make_request(http::verb::post, "/v1/iam/sessions",
+                                  std::string(bytes.begin(), bytes.end()));
+  req.set(http::field::content_type, "application/cbor");
+  req.set(http::field::accept, "application/cbor");
+  return req;
+}();
+
+void BM_TypedPostCbor(benchmark::State& state) { run_typed_post(state, session_request_cbor); }
+BENCHMARK(BM_TypedPostCbor);
 
 // The same work written by hand in an untyped route: nlohmann/json's own conversions
 // (j.at(...).get_to), no strictness checks, no validation hook, no problem documents.

@@ -15,6 +15,7 @@
 #include "records.hpp"
 
 #include <waypoint/app/middleware.hpp>
+#include <waypoint/app/openapi.hpp>
 #include <waypoint/app/serve.hpp>
 #include <waypoint/beast/server.hpp>
 #include <waypoint/json_string.hpp>
@@ -246,6 +247,10 @@ int main(int argc, char** argv) {
       add_routes(app, builtin_routes, "built-in table", false, {"POST /v1/commerce/orders"});
       waypoint::examples::add_order_routes(app);
       waypoint::examples::add_proxy_route(app, proxy);
+      // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.
+      wa::serve_openapi(app, {.title = "waypoint-gateway", .version = WAYPOINT_VERSION,
+                              .license = "BSL-1.0"},
+                        {.ui_directory = WAYPOINT_SWAGGER_UI_DIR});
     } else {
       add_routes(app, read_file(o.routes_file), o.routes_file, true);
     }

@@ -46,6 +46,10 @@ inline std::optional<app::validation_error> validate(const order_request& o) {
   if (o.quantity < 1) return app::validation_error("quantity must be at least 1", "/quantity");
   return std::nullopt;
 }
+// What validate() refuses, for the OpenAPI document (a JSON merge patch of the schema).
+inline nlohmann::ordered_json schema_constraints(const order_request*) {
+  return {{"properties", {{"sku", {{"minLength", 1}}}, {"quantity", {{"minimum", 1}}}}}};
+}
 
 struct order {
   std::string id;
@@ -65,7 +69,10 @@ inline void add_order_routes(app::route_scope& scope) {
         order placed{"ord-" + std::to_string(++*last_id), std::move(in.sku), in.quantity};
         ctx.response().header("Location", "/v1/commerce/orders/" + placed.id);
         return placed;
-      });
+      })
+      .name("placeOrder")
+      .summary("Place an order")
+      .description("Reserves `quantity` of `sku` and answers the order with its id.");
 }
 
 }  // namespace waypoint::examples

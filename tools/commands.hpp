@@ -43,5 +43,6 @@ int run_check(std::span<const std::string_view> args, command_io io);
 int run_match(std::span<const std::string_view> args, command_io io);
 int run_explain(std::span<const std::string_view> args, command_io io);
 int run_bench(std::span<const std::string_view> args, command_io io);
+int run_openapi(std::span<const std::string_view> args, command_io io);
 
 }  // namespace waypoint::route_tool

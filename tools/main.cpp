@@ -24,6 +24,7 @@ commands:
   explain FILE METHOD TARGET [HOST]   show why a request gets its outcome
   bench FILE REQUESTS [--reference] [--min-time SECONDS]
                                       time registration and each request's match
+  openapi FILE                        print an OpenAPI 3.1 skeleton of the table
 
 Run 'waypoint-route COMMAND --help' for a command's details.
 Exit status: 0 success, 1 problems found (check), 2 usage or I/O error.
@@ -34,6 +35,7 @@ int dispatch(std::string_view command, std::span<const std::string_view> args, c
   if (command == "match") return run_match(args, io);
   if (command == "explain") return run_explain(args, io);
   if (command == "bench") return run_bench(args, io);
+  if (command == "openapi") return run_openapi(args, io);
   throw tool_error("unknown command \"" + std::string(command) +
                    "\" (run 'waypoint-route --help')");
 }

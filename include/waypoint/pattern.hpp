@@ -388,11 +388,12 @@ inline bool precedes(const pattern& a, const pattern& b) noexcept {
 
 namespace detail {
 
-// Appends `text` (a decoded literal) percent-encoded so that it reads back as itself.
-inline void append_escaped(std::string& out, std::string_view text) {
+// Appends `text` with every byte that `keep` refuses written as %XX.
+template <class Keep>
+void append_percent_encoded(std::string& out, std::string_view text, Keep keep) {
   constexpr char hex[] = "0123456789ABCDEF";
   for (char c : text) {
-    if (is_path_byte(c)) {
+    if (keep(c)) {
       out += c;
     } else {
       auto u = static_cast<unsigned char>(c);
@@ -401,6 +402,11 @@ inline void append_escaped(std::string& out, std::string_view text) {
       out += hex[u & 15];
     }
   }
+}
+
+// Appends `text` (a decoded literal) percent-encoded so that it reads back as itself.
+inline void append_escaped(std::string& out, std::string_view text) {
+  append_percent_encoded(out, text, is_path_byte);
 }
 
 inline void append_segment_example(std::string& out, const segment& s) {

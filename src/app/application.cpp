@@ -5,6 +5,7 @@
 #include "waypoint/beast/adapter.hpp"
 #include "waypoint/json_string.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -138,6 +139,22 @@ bool chain_is_async(const std::vector<const middleware*>& chain, const handler& 
   return inner_async;
 }
 
+// Beast's serializer writes obsolete_reason() on the status line when no reason is set,
+// RFC 7231's words for 413 and 422; a server other than waypoint::beast::server (whose
+// writer asks status_line_reason itself) then shows the same words as the problem's title.
+void name_status(response& res) noexcept {
+  auto given = res.reason();
+  std::string_view beast_words = http::obsolete_reason(res.result());
+  if (std::string_view(given.data(), given.size()) != beast_words) return;  // the handler's own
+  std::string_view current = beast::reason_phrase(res.result_int());  // static storage
+  if (current.empty() || current == beast_words) return;
+  try {
+    res.reason(current);
+  } catch (...) {
+    // Without memory the status line keeps Beast's words; the status itself is right.
+  }
+}
+
 }  // namespace
 
 namespace detail {
@@ -170,11 +187,12 @@ route_scope& route_scope::add(std::string_view method, std::string_view pattern,
   ep.fn = std::move(fn);
   ep.group = node_;
   try {
-    app.router_.add(text, &ep, where);
+    ep.route = &app.router_.add(text, &ep, where);
   } catch (...) {
     app.endpoints_.pop_back();
     throw;
   }
+  last_ = &ep;
   return *this;
 }
 
@@ -201,6 +219,57 @@ route_scope& route_scope::use(middleware layer) {
   if (app_->frozen()) throw std::logic_error("waypoint::app: use() after freeze()");
   if (!layer) throw std::invalid_argument("waypoint::app: empty middleware");
   node_->layers.push_back(std::move(layer));
+  return *this;
+}
+
+route_doc& route_scope::last_doc() {
+  if (app_->frozen()) throw std::logic_error("waypoint::app: a route described after freeze()");
+  if (!last_) throw std::logic_error("waypoint::app: no route to describe; register one first");
+  return last_->doc;
+}
+
+route_scope& route_scope::name(std::string_view route_name, source_location where) {
+  route_doc& doc = last_doc();
+  if (!doc.name.empty())
+    throw std::logic_error("waypoint::app: route \"" + std::string(last_->route->pattern.text()) +
+                           "\" is already named \"" + doc.name + "\"");
+  app_->names_.add(route_name, last_->route->pattern, where);
+  doc.name = std::string(route_name);
+  doc.named_at = registration_site::from(where);
+  return *this;
+}
+
+route_scope& route_scope::summary(std::string_view text) {
+  last_doc().summary = std::string(text);
+  return *this;
+}
+
+route_scope& route_scope::description(std::string_view text) {
+  last_doc().description = std::string(text);
+  return *this;
+}
+
+route_scope& route_scope::describe_path_param(std::string_view wildcard, std::string schema,
+                                              std::string_view text) {
+  route_doc& doc = last_doc();
+  const auto& names = last_->route->pattern.wildcard_names();
+  if (std::find(names.begin(), names.end(), wildcard) == names.end())
+    throw std::invalid_argument("waypoint::app: route \"" +
+                                std::string(last_->route->pattern.text()) +
+                                "\" has no wildcard {" + std::string(wildcard) + "}");
+  std::erase_if(doc.path_params, [&](const path_param_doc& p) { return p.name == wildcard; });
+  doc.path_params.push_back({std::string(wildcard), std::move(schema), std::string(text)});
+  return *this;
+}
+
+route_scope& route_scope::undocumented() {
+  last_doc().hidden = true;
+  return *this;
+}
+
+route_scope& route_scope::tag_routes(std::string_view tag) {
+  if (app_->frozen()) throw std::logic_error("waypoint::app: tag_routes() after freeze()");
+  node_->tags.emplace_back(tag);
   return *this;
 }
 
@@ -260,6 +329,12 @@ void application::freeze() {
   }
   router_.freeze();
   frozen_.store(true, std::memory_order_release);
+}
+
+std::string application::url_for(std::string_view route_name,
+                                 std::initializer_list<url_param> values,
+                                 std::initializer_list<url_param> query) const {
+  return names_.url_for(route_name, values, query);
 }
 
 void application::log(std::string_view line) const noexcept {
@@ -356,6 +431,7 @@ void application::answer_unrouted(context& ctx) const {
 
 void application::finish(context& ctx) const noexcept {
   beast::finish_body(ctx.outcome().head, ctx.response().message());
+  name_status(ctx.response().message());
 }
 
 // --- exceptions ---------------------------------------------------------------------

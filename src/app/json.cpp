@@ -4,7 +4,12 @@
 // JSON_DIAGNOSTICS.
 #include "waypoint/app/json.hpp"
 
+#include "waypoint/json_string.hpp"
+
 #include <boost/beast/core/string.hpp>
+
+#include <charconv>
+#include <system_error>
 
 namespace waypoint::app::detail {
 namespace {
@@ -15,16 +20,51 @@ std::string_view trim(std::string_view s) noexcept {
   return s;
 }
 
-// application/json or application/<anything>+json (RFC 6839), parameters ignored, case
-// ignored as media types are case-insensitive.
-bool is_json_media_type(std::string_view content_type) noexcept {
+// application/<format> or application/<anything>+<format> (RFC 6839), parameters ignored,
+// case ignored as media types are case-insensitive.
+bool is_media_type_of(std::string_view content_type, std::string_view format) noexcept {
   std::string_view type = trim(content_type.substr(0, content_type.find(';')));
   constexpr std::string_view application = "application/";
   if (type.size() <= application.size()) return false;
   if (!boost::beast::iequals(type.substr(0, application.size()), application)) return false;
   std::string_view subtype = type.substr(application.size());
-  if (boost::beast::iequals(subtype, "json")) return true;
-  return subtype.size() > 5 && boost::beast::iequals(subtype.substr(subtype.size() - 5), "+json");
+  if (boost::beast::iequals(subtype, format)) return true;
+  return subtype.size() > format.size() + 1 &&
+         subtype[subtype.size() - format.size() - 1] == '+' &&
+         boost::beast::iequals(subtype.substr(subtype.size() - format.size()), format);
+}
+
+// The weight (RFC 9110 12.4.2) `accept` gives application/<subtype>: that of the most
+// specific range matching it (application/<subtype>, application/*, */*), 0 when none does.
+double accept_weight(std::string_view accept, std::string_view subtype) noexcept {
+  int best_specificity = -1;
+  double weight = 0;
+  while (!accept.empty()) {
+    std::size_t comma = accept.find(',');
+    std::string_view range = accept.substr(0, comma);
+    accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
+    std::string_view type = trim(range.substr(0, range.find(';')));
+    int specificity = -1;
+    if (type == "*/*") specificity = 0;
+    else if (boost::beast::iequals(type, "application/*")) specificity = 1;
+    else if (is_media_type_of(type, subtype) && type.find('+') == std::string_view::npos)
+      specificity = 2;
+    if (specificity <= best_specificity) continue;
+    double q = 1;
+    for (std::size_t at = range.find(';'); at != std::string_view::npos;
+         at = range.find(';', at + 1)) {
+      std::string_view parameter = trim(range.substr(at + 1, range.find(';', at + 1) - at - 1));
+      if (parameter.size() > 2 && (parameter[0] == 'q' || parameter[0] == 'Q') && parameter[1] == '=') {
+        auto value = parameter.substr(2);
+        double parsed = 0;
+        auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+        q = error == std::errc() && end == value.data() + value.size() ? parsed : 0;
+      }
+    }
+    best_specificity = specificity;
+    weight = q;
+  }
+  return weight;
 }
 
 // nlohmann/json's what() without its "[json.exception.type_error.302] " prefix.
@@ -54,16 +94,33 @@ std::string with_article(std::string_view type_name) {
 
 }  // namespace
 
-void check_json_request(context& ctx) {
+body_format check_json_request(context& ctx) {
   std::size_t limit = ctx.app().options().json_body_limit;
   if (ctx.body().size() > limit)
     throw http_error(413, "the body is " + std::to_string(ctx.body().size()) +
                               " bytes; this endpoint accepts at most " + std::to_string(limit));
   std::string_view content_type = ctx.header(http::field::content_type);
   if (content_type.empty()) throw http_error(415, "the body needs Content-Type: application/json");
-  if (!is_json_media_type(content_type))
-    throw http_error(415, "Content-Type \"" + std::string(content_type) +
-                              "\" is not JSON; send application/json");
+  if (is_media_type_of(content_type, "json")) return body_format::json;
+  if (is_media_type_of(content_type, "cbor")) return body_format::cbor;
+  throw http_error(415, "Content-Type \"" + std::string(content_type) +
+                            "\" is not JSON; send application/json (or application/cbor)");
+}
+
+bool answers_cbor(const context& ctx) noexcept {
+  std::string_view accept = ctx.header(http::field::accept);
+  if (accept.empty()) return false;
+  return accept_weight(accept, "cbor") > accept_weight(accept, "json");
+}
+
+void write_typed_body(context& ctx, std::string body, bool cbor) {
+  response_builder& res = ctx.response();
+  if (cbor)
+    res.body(std::move(body), "application/cbor");
+  else
+    res.json_text(std::move(body));
+  // The encoding follows Accept: a cache must not answer a JSON client with CBOR.
+  res.header(http::field::vary, "Accept");
 }
 
 void check_json_depth(std::string_view text) {
@@ -96,6 +153,12 @@ void throw_malformed_json(std::size_t byte, std::string_view message) {
                             std::string(without_id(message)));
 }
 
+void throw_malformed_cbor(std::size_t byte, std::string_view message) {
+  std::string detail = "malformed CBOR";
+  if (byte != 0) detail += " at byte " + std::to_string(byte);
+  throw http_error(400, detail + ": " + std::string(without_id(message)));
+}
+
 void throw_conversion_error(int id, std::string_view message, std::optional<std::string> pointer) {
   std::string_view text = without_id(message);
   std::optional<std::string> diagnosed = take_diagnostics_pointer(text);
@@ -124,6 +187,58 @@ void throw_out_of_range(std::string_view value, std::string_view range) {
 void throw_missing_member(std::string_view name) {
   throw validation_error("missing member \"" + std::string(name) + "\"", pointer_token(name));
 }
+
+void throw_wrong_length(std::size_t expected, std::size_t given) {
+  std::string detail = given < expected ? "missing element: " : "unexpected element: ";
+  detail += "the array must have exactly " + std::to_string(expected) + " elements, not " +
+            std::to_string(given);
+  throw validation_error(std::move(detail), std::string());
+}
+
+void throw_duplicate_element(std::size_t index, std::size_t first) {
+  std::string detail = "element " + std::to_string(index) + " repeats ";
+  detail += first < index ? "element " + std::to_string(first) : std::string("an earlier one");
+  throw validation_error(detail + "; the elements must be unique", std::string());
+}
+
+void throw_not_enumerated(std::string_view value, std::span<const std::string> allowed) {
+  std::string detail = "must be one of ";
+  for (std::size_t i = 0; i < allowed.size(); ++i) {
+    if (i != 0) detail += i + 1 == allowed.size() ? " or " : ", ";
+    detail += allowed[i];
+  }
+  detail += ", not ";
+  detail.append(value);
+  throw validation_error(std::move(detail), std::string());
+}
+
+void throw_unknown_members(std::span<const std::string_view> unknown,
+                           std::span<const std::string_view> known) {
+  std::string detail = unknown.size() == 1 ? "unknown member " : "unknown members ";
+  for (std::size_t i = 0; i < unknown.size(); ++i) {
+    if (i != 0) detail += ", ";
+    waypoint::append_json_string(detail, unknown[i]);
+  }
+  detail += "; the object has ";
+  for (std::size_t i = 0; i < known.size(); ++i) {
+    if (i != 0) detail += ", ";
+    waypoint::append_json_string(detail, known[i]);
+  }
+  throw validation_error(std::move(detail), pointer_token(unknown.front()));
+}
+
+namespace {
+thread_local unknown_members current_unknown_members = unknown_members::ignore;
+}  // namespace
+
+unknown_members decoding_unknown_members() noexcept { return current_unknown_members; }
+
+decoding_scope::decoding_scope(unknown_members policy) noexcept
+    : previous_(current_unknown_members) {
+  current_unknown_members = policy;
+}
+
+decoding_scope::~decoding_scope() { current_unknown_members = previous_; }
 
 std::string pointer_token(std::string_view name) {
   std::string token = "/";

@@ -8,20 +8,10 @@
 namespace waypoint::app {
 namespace {
 
-// RFC 9110's reason phrases for the statuses errors use ("Content Too Large" and
-// "Unprocessable Content" where Beast still has the RFC 7231 names); Beast's otherwise.
+// The status's reason phrase, RFC 9110's as on the status line (beast::reason_phrase).
 std::string_view title_of(int status) noexcept {
-  switch (status) {
-    case 413:
-      return "Content Too Large";
-    case 422:
-      return "Unprocessable Content";
-    default:
-      break;
-  }
-  auto reason = http::obsolete_reason(http::int_to_status(static_cast<unsigned>(status)));
-  std::string_view text(reason.data(), reason.size());
-  return text == "<unknown-status>" ? std::string_view("Error") : text;
+  std::string_view reason = beast::reason_phrase(static_cast<unsigned>(status));
+  return reason.empty() ? std::string_view("Error") : reason;
 }
 
 }  // namespace

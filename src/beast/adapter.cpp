@@ -57,10 +57,33 @@ void write_plain_error(http::status status, std::string_view why,
   res.set(http::field::content_type, "text/plain; charset=utf-8");
   res.set("X-Content-Type-Options", "nosniff");
   std::string& body = res.body();
-  body.assign(http::obsolete_reason(status));
+  body.assign(reason_phrase(static_cast<unsigned>(status)));
   body += ": ";
   body.append(why);
   body += '\n';
+}
+
+std::string_view reason_phrase(unsigned status) noexcept {
+  switch (status) {
+    case 413:
+      return "Content Too Large";
+    case 422:
+      return "Unprocessable Content";
+    default:
+      break;
+  }
+  auto reason = http::obsolete_reason(http::int_to_status(status));
+  std::string_view text(reason.data(), reason.size());
+  return text == "<unknown-status>" ? std::string_view() : text;
+}
+
+std::string_view status_line_reason(const http::response<http::string_body>& res) noexcept {
+  auto given = res.reason();
+  std::string_view reason(given.data(), given.size());
+  // Beast answers obsolete_reason() when no reason was set; a custom one is kept as is.
+  if (reason != std::string_view(http::obsolete_reason(res.result()))) return reason;
+  std::string_view current = reason_phrase(res.result_int());
+  return current.empty() ? reason : current;
 }
 
 void finish_body(bool head, http::response<http::string_body>& res) noexcept {

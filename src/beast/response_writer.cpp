@@ -31,7 +31,7 @@ bool append_checked(const response& res, const response_framing& framing, std::s
   out += framing.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
   append_number(out, status);
   out += ' ';
-  std::string_view reason = res.reason();
+  std::string_view reason = status_line_reason(res);
   if (holds_line_break(reason)) return false;
   out.append(reason);
   out += "\r\n";

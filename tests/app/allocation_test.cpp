@@ -93,7 +93,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Also the Allow field and its value, and the detail naming the method.
         shape_row{"405 problem", make_request("DELETE", "/health"), 405, 7},
         // Everything but the framework's 0 is nlohmann/json's: the parsed document, the
-        // decoded strings, the encoded document and its text, and Content-Type.
+        // decoded strings, the encoded document (an ordered_json, its members reserved at
+        // once) and its text, Content-Type, and Vary: Accept (the answer may be CBOR).
         shape_row{"typed JSON route", json_request("POST", "/json", R"({"name":"n","count":1})"),
                   201, 21}),
     [](const auto& info) { return "row" + std::to_string(info.index); });

@@ -447,4 +447,51 @@ TEST(Concurrency, FrozenApplicationAnswersFromManyThreads) {
   EXPECT_EQ(wrong, std::vector<int>(threads, 0));
 }
 
+// --- named routes and url_for (issue 17) -----------------------------------------------
+
+TEST(NamedRoutes, UrlForEscapesEachValueForItsSegmentAndAddsAQuery) {
+  application app;
+  app.get("/users/{id}", says("u")).name("user");
+  auto v1 = app.group("api.example.com/v1");
+  v1.get("/files/{path...}", says("f")).name("file");
+  EXPECT_EQ(app.url_for("user", {{"id", "42"}}), "/users/42");
+  EXPECT_EQ(app.url_for("user", {{"id", "a/b c"}}, {{"tab", "x&y"}}), "/users/a%2Fb%20c?tab=x%26y");
+  EXPECT_EQ(app.url_for("file", {{"path", "docs/read me.txt"}}), "/v1/files/docs/read%20me.txt");
+  // The built path routes back to the route with the value it was built from.
+  response res = app.respond(make_request("GET", app.url_for("user", {{"id", "a/b c"}})));
+  EXPECT_EQ(res.body(), "u");
+}
+
+TEST(NamedRoutes, UrlForRefusesMissingExtraAndUnknown) {
+  application app;
+  app.get("/users/{id}", says("u")).name("user");
+  EXPECT_THROW(app.url_for("user"), waypoint::url_error);
+  EXPECT_THROW(app.url_for("user", {{"id", "1"}, {"x", "2"}}), waypoint::url_error);
+  EXPECT_THROW(app.url_for("nobody"), waypoint::url_error);
+}
+
+TEST(NamedRoutes, ANameTakenTwiceIsRefusedWithBothRoutesAndSites) {
+  application app;
+  app.get("/users/{id}", says("u")).name("user");
+  try {
+    app.get("/people/{id}", says("p")).name("user");
+    FAIL() << "the name was taken twice";
+  } catch (const waypoint::route_name_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("\"GET /people/{id}\" (at "), std::string::npos) << m;
+    EXPECT_NE(m.find("already names \"GET /users/{id}\" (at "), std::string::npos) << m;
+    EXPECT_NE(m.find("application_test.cpp:"), std::string::npos) << m;
+  }
+}
+
+TEST(NamedRoutes, DescribingNeedsARouteAndAnOpenApplication) {
+  application app;
+  EXPECT_THROW(app.name("x"), std::logic_error);
+  app.get("/a/{id}", says("a"));
+  EXPECT_THROW(app.path_param<int>("nope"), std::invalid_argument);
+  EXPECT_THROW(app.name("a").name("b"), std::logic_error);
+  app.freeze();
+  EXPECT_THROW(app.summary("late"), std::logic_error);
+}
+
 }  // namespace

@@ -7,7 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdint>
+#include <map>
+#include <set>
+#include <unordered_map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -78,6 +82,52 @@ struct envelope {
 WAYPOINT_JSON_OBJECT(envelope, kind, payload)
 
 }  // namespace shop
+
+// Types for the stricter containers, enums, unknown members and output order (issue 17).
+namespace holes {
+
+enum class state { pending, shipped, cancelled };
+NLOHMANN_JSON_SERIALIZE_ENUM(state, {{state::pending, "pending"},
+                                     {state::shipped, "shipped"},
+                                     {state::cancelled, "cancelled"}})
+
+struct containers {
+  std::map<std::string, std::int32_t> counts;
+  std::set<std::string> tags;
+  std::array<int, 2> pair{};
+  state status = state::pending;
+  std::vector<state> history;
+  std::unordered_map<std::string, std::optional<std::uint8_t>> levels;
+};
+WAYPOINT_JSON_OBJECT(containers, counts, tags, pair, status, history, levels)
+
+struct strict_item {
+  std::string sku;
+  std::int32_t quantity = 0;
+};
+WAYPOINT_JSON_STRICT_OBJECT(strict_item, sku, quantity)
+
+struct strict_holder {
+  std::string label;
+  std::vector<strict_item> items;
+};
+WAYPOINT_JSON_OBJECT(strict_holder, label, items)
+
+// Members declared out of alphabetical order.
+struct inner_order {
+  int zulu = 1;
+  int alpha = 2;
+};
+WAYPOINT_JSON_OBJECT(inner_order, zulu, alpha)
+struct declared_order {
+  std::string zeta = "z";
+  int alpha = 1;
+  inner_order mid;
+  std::map<std::string, int> beta{{"b", 2}, {"a", 1}};
+};
+WAYPOINT_JSON_OBJECT(declared_order, zeta, alpha, mid, beta)
+
+}  // namespace holes
 
 namespace {
 
@@ -415,5 +465,282 @@ TEST(JsonField, ReadsStrictlyWithoutARoute) {
     EXPECT_EQ(e.pointer(), "/quantity");
   }
 }
+
+// --- strict reading at every depth (issue 17) -----------------------------------------
+
+struct strict_row {
+  const char* rule;
+  std::string body;
+  int status;
+  std::optional<std::string> pointer;
+  const char* detail;  // a substring of "detail"
+};
+
+const std::string good_containers =
+    R"("counts":{"a":1},"tags":["x","y"],"pair":[1,2],"status":"shipped","history":[],)"
+    R"("levels":{})";
+
+class StrictReading : public ::testing::TestWithParam<strict_row> {
+ protected:
+  StrictReading() {
+    app.post<holes::containers>("/c", [](holes::containers c) { return c; });
+    app.post<holes::strict_holder>("/s", [](holes::strict_holder h) { return h.label; });
+  }
+  application app{{.logger = [](std::string_view) {}}};
+};
+
+TEST_P(StrictReading, RefusesWhatDoesNotFitWithAPointer) {
+  const strict_row& row = GetParam();
+  std::string target = row.body.find("label") != std::string::npos ? "/s" : "/c";
+  response res = app.respond(json_request("POST", target, row.body));
+  EXPECT_EQ(res.result_int(), static_cast<unsigned>(row.status)) << row.rule << "\n" << res.body();
+  if (row.status < 400) return;
+  nlohmann::json doc = body_json(res);
+  EXPECT_EQ(doc.value("pointer", "<none>"), row.pointer.value_or("<none>")) << row.rule;
+  EXPECT_NE(doc.value("detail", "").find(row.detail), std::string::npos)
+      << row.rule << ": " << doc.dump();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, StrictReading,
+    ::testing::Values(
+        strict_row{"all containers read", "{" + good_containers + "}", 201, std::nullopt, ""},
+        strict_row{"map value 1.5 for an int32 is refused, not stored as 1",
+                   R"({"counts":{"a":1,"b":1.5},"tags":[],"pair":[1,2],"status":"pending",)"
+                   R"("history":[],"levels":{}})",
+                   422, "/counts/b", "must be an integer, not a number"},
+        strict_row{"map value out of the int32 range",
+                   R"({"counts":{"a":2147483648},"tags":[],"pair":[1,2],"status":"pending",)"
+                   R"("history":[],"levels":{}})",
+                   422, "/counts/a", "out of range (-2147483648 to 2147483647)"},
+        strict_row{"map key with / is escaped in the pointer",
+                   R"({"counts":{"a/b":"1"},"tags":[],"pair":[1,2],"status":"pending",)"
+                   R"("history":[],"levels":{}})",
+                   422, "/counts/a~1b", "must be an integer"},
+        strict_row{"map refuses an array",
+                   R"({"counts":[1],"tags":[],"pair":[1,2],"status":"pending","history":[],)"
+                   R"("levels":{}})",
+                   422, "/counts", "must be an object, not an array"},
+        strict_row{"optional map value: null passes, 256 does not",
+                   R"({"counts":{},"tags":[],"pair":[1,2],"status":"pending","history":[],)"
+                   R"("levels":{"ok":null,"bad":256}})",
+                   422, "/levels/bad", "256 is out of range (0 to 255)"},
+        strict_row{"set element of the wrong type",
+                   R"({"counts":{},"tags":["a",2],"pair":[1,2],"status":"pending",)"
+                   R"("history":[],"levels":{}})",
+                   422, "/tags/1", "must be a string, not a number"},
+        strict_row{"set refuses a duplicate",
+                   R"({"counts":{},"tags":["a","b","a"],"pair":[1,2],"status":"pending",)"
+                   R"("history":[],"levels":{}})",
+                   422, "/tags/2", "element 2 repeats element 0"},
+        strict_row{"std::array<int, 2> given [1] points at the missing element",
+                   R"({"counts":{},"tags":[],"pair":[1],"status":"pending","history":[],)"
+                   R"("levels":{}})",
+                   422, "/pair/1", "missing element: the array must have exactly 2 elements, not 1"},
+        strict_row{"std::array<int, 2> given three points at the extra element",
+                   R"({"counts":{},"tags":[],"pair":[1,2,3],"status":"pending","history":[],)"
+                   R"("levels":{}})",
+                   422, "/pair/2", "unexpected element"},
+        strict_row{"std::array element of the wrong type",
+                   R"({"counts":{},"tags":[],"pair":[1,"2"],"status":"pending","history":[],)"
+                   R"("levels":{}})",
+                   422, "/pair/1", "must be an integer"},
+        strict_row{"unknown enum string lists the allowed values",
+                   R"({"counts":{},"tags":[],"pair":[1,2],"status":"lost","history":[],)"
+                   R"("levels":{}})",
+                   422, "/status",
+                   R"(must be one of "pending", "shipped" or "cancelled", not "lost")"},
+        strict_row{"enum given a number is refused, not the first enumerator",
+                   R"({"counts":{},"tags":[],"pair":[1,2],"status":1,"history":[],)"
+                   R"("levels":{}})",
+                   422, "/status", "not 1"},
+        strict_row{"enum inside a vector",
+                   R"({"counts":{},"tags":[],"pair":[1,2],"status":"pending",)"
+                   R"("history":["shipped","Shipped"],"levels":{}})",
+                   422, "/history/1", R"(not "Shipped")"},
+        strict_row{"unknown members are ignored by default", "{" + good_containers + R"(,"x":1})",
+                   201, std::nullopt, ""},
+        strict_row{"a strict type refuses an unknown member, naming it",
+                   R"({"label":"l","items":[{"sku":"a","quantity":1,"quantiy":2}]})", 422,
+                   "/items/0/quantiy",
+                   R"(unknown member "quantiy"; the object has "sku", "quantity")"},
+        strict_row{"a strict type names every unknown member",
+                   R"({"label":"l","items":[{"sku":"a","quantity":1,"b":0,"a":0}]})", 422,
+                   "/items/0/a", R"(unknown members "a", "b")"},
+        strict_row{"a lenient type around a strict one still ignores its own extras",
+                   R"({"label":"l","extra":true,"items":[{"sku":"a","quantity":1}]})", 201,
+                   std::nullopt, ""}));
+
+TEST(UnknownMembers, ApplicationOptionRefusesThemForEveryType) {
+  application app({.unknown_json_members = unknown_members::refuse});
+  app.post<shop::line_item>("/i", [](shop::line_item i) { return i; });
+  response res = app.respond(json_request("POST", "/i", R"({"sku":"a","quantity":1,"qty":1})"));
+  EXPECT_EQ(res.result_int(), 422u) << res.body();
+  EXPECT_EQ(body_json(res).value("pointer", ""), "/qty");
+  EXPECT_EQ(app.respond(json_request("POST", "/i", R"({"sku":"a","quantity":1})")).result_int(),
+            201u);
+}
+
+TEST(UnknownMembers, PolicyEndsWithTheRequest) {
+  application strict({.unknown_json_members = unknown_members::refuse});
+  strict.post<shop::line_item>("/i", [](shop::line_item i) { return i; });
+  strict.respond(json_request("POST", "/i", R"({"sku":"a","quantity":1})"));
+  shop::line_item item;
+  EXPECT_NO_THROW(from_json(nlohmann::json{{"sku", "a"}, {"quantity", 1}, {"x", 0}}, item));
+}
+
+TEST(OutputOrder, MembersComeOutInDeclarationOrder) {
+  application app;
+  app.get<holes::declared_order>("/o", [] { return holes::declared_order{}; });
+  EXPECT_EQ(answer(app, "GET", "/o").body(),
+            R"({"zeta":"z","alpha":1,"mid":{"zulu":1,"alpha":2},"beta":{"a":1,"b":2}})");
+}
+
+TEST(OutputOrder, ContainersAndEnumsRoundTrip) {
+  application app;
+  app.post<holes::containers>("/c", [](holes::containers c) { return c; });
+  std::string body =
+      R"({"counts":{"a":1},"tags":["x","y"],"pair":[3,4],"status":"cancelled",)"
+      R"("history":["shipped"],"levels":{"n":null}})";
+  response res = app.respond(json_request("POST", "/c", body));
+  EXPECT_EQ(res.result_int(), 201u) << res.body();
+  EXPECT_EQ(res.body(), body);
+}
+
+// RFC 9110's reason phrases, on the status line as in the problem's title.
+struct reason_row {
+  const char* rule;
+  std::string body;
+  unsigned status;
+  const char* reason;
+};
+
+class ReasonPhrase : public ::testing::TestWithParam<reason_row> {};
+
+TEST_P(ReasonPhrase, StatusLineAgreesWithProblemTitle) {
+  application app({.json_body_limit = 64});
+  app.post<shop::line_item>("/i", [](shop::line_item i) { return i; });
+  response res = app.respond(json_request("POST", "/i", GetParam().body));
+  EXPECT_EQ(res.result_int(), GetParam().status) << GetParam().rule;
+  EXPECT_EQ(std::string(res.reason()), GetParam().reason) << GetParam().rule;
+  EXPECT_EQ(body_json(res).value("title", ""), GetParam().reason) << GetParam().rule;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, ReasonPhrase,
+    ::testing::Values(reason_row{"422 Unprocessable Content", R"({"sku":1})", 422,
+                                 "Unprocessable Content"},
+                      reason_row{"413 Content Too Large", std::string(65, ' '), 413,
+                                 "Content Too Large"},
+                      reason_row{"400 keeps Beast's words", "{", 400, "Bad Request"}));
+
+TEST(ReasonPhraseOwn, AHandlersOwnReasonIsKept) {
+  application app;
+  app.get("/r", [](context& ctx) {
+    ctx.response().status(422);
+    ctx.response().message().reason("Not Like That");
+  });
+  EXPECT_EQ(std::string(answer(app, "GET", "/r").reason()), "Not Like That");
+}
+
+// --- CBOR (RFC 8949) as well as JSON (issue 17) ------------------------------------------
+
+std::string cbor_of(const nlohmann::json& value) {
+  std::vector<std::uint8_t> bytes = nlohmann::json::to_cbor(value);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+request cbor_request(std::string body, std::string_view accept = "") {
+  request req = json_request("POST", "/c", std::move(body), "application/cbor");
+  if (!accept.empty()) req.set(http::field::accept, accept);
+  return req;
+}
+
+class Cbor : public ::testing::Test {
+ protected:
+  Cbor() { app.post<holes::containers>("/c", [](holes::containers c) { return c; }); }
+  application app{{.logger = [](std::string_view) {}}};
+  nlohmann::json good = nlohmann::json::parse("{" + good_containers + "}");
+};
+
+TEST_F(Cbor, BodyIsReadWithTheSameRulesAndAnsweredInJsonByDefault) {
+  response res = app.respond(cbor_request(cbor_of(good)));
+  EXPECT_EQ(res.result_int(), 201u) << res.body();
+  EXPECT_EQ(field(res, "Content-Type"), "application/json");
+  EXPECT_EQ(field(res, "Vary"), "Accept");
+  EXPECT_EQ(body_json(res), good);
+}
+
+TEST_F(Cbor, AcceptPreferringCborGetsCbor) {
+  response res = app.respond(cbor_request(cbor_of(good), "application/cbor"));
+  EXPECT_EQ(field(res, "Content-Type"), "application/cbor");
+  std::vector<std::uint8_t> bytes(res.body().begin(), res.body().end());
+  EXPECT_EQ(nlohmann::json::from_cbor(bytes), good);
+}
+
+TEST_F(Cbor, StrictnessAndProblemsAreTheSame) {
+  nlohmann::json bad = good;
+  bad["counts"]["b"] = 1.5;
+  response res = app.respond(cbor_request(cbor_of(bad), "application/cbor"));
+  EXPECT_EQ(res.result_int(), 422u);
+  EXPECT_EQ(field(res, "Content-Type"), "application/problem+json");  // problems stay JSON
+  EXPECT_EQ(body_json(res).value("pointer", ""), "/counts/b");
+}
+
+struct cbor_limit_row {
+  const char* rule;
+  std::string body;
+  const char* detail;
+};
+
+class CborLimits : public Cbor, public ::testing::WithParamInterface<cbor_limit_row> {};
+
+TEST_P(CborLimits, MalformedOrTooDeepIsA400NotACrash) {
+  response res = app.respond(cbor_request(GetParam().body));
+  EXPECT_EQ(res.result_int(), 400u) << GetParam().rule << ": " << res.body();
+  EXPECT_NE(body_json(res).value("detail", "").find(GetParam().detail), std::string::npos)
+      << GetParam().rule << ": " << res.body();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, CborLimits,
+    ::testing::Values(
+        cbor_limit_row{"truncated", std::string("\xA1\x61", 2), "malformed CBOR"},
+        cbor_limit_row{"empty", "", "malformed CBOR"},
+        cbor_limit_row{"trailing bytes", cbor_of(1) + "x", "malformed CBOR"},
+        cbor_limit_row{"100,000 nested arrays", std::string(100'000, '\x81') + '\x01',
+                       "nested deeper than 256 levels"},
+        cbor_limit_row{"100,000 nested maps",
+                       [] {
+                         std::string s;
+                         for (int i = 0; i < 100'000; ++i) s += "\xA1\x61\x61";
+                         return s + '\x01';
+                       }(),
+                       "nested deeper than 256 levels"}));
+
+struct accept_row {
+  const char* accept;
+  bool cbor;
+};
+
+class AcceptNegotiation : public Cbor, public ::testing::WithParamInterface<accept_row> {};
+
+TEST_P(AcceptNegotiation, CborOnlyWhenRankedAboveJson) {
+  response res = app.respond(cbor_request(cbor_of(good), GetParam().accept));
+  EXPECT_EQ(field(res, "Content-Type"), GetParam().cbor ? "application/cbor" : "application/json")
+      << GetParam().accept;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, AcceptNegotiation,
+    ::testing::Values(accept_row{"", false}, accept_row{"*/*", false},
+                      accept_row{"application/json", false}, accept_row{"application/cbor", true},
+                      accept_row{"application/json;q=0.5, application/cbor", true},
+                      accept_row{"application/cbor;q=0.4, application/json;q=0.5", false},
+                      accept_row{"application/cbor, application/json", false},
+                      accept_row{"application/cbor, */*;q=0.1", true},
+                      accept_row{"APPLICATION/CBOR", true},
+                      accept_row{"application/*;q=0.2, application/cbor;q=0.3", true},
+                      accept_row{"application/cbor;q=abc", false}));
 
 }  // namespace

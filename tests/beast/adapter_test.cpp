@@ -301,4 +301,21 @@ TEST(Adapter, PrepareResponseOnAReusedResponseAllocatesOnlyItsFields) {
   }
 }
 
+// RFC 9110 section 15's names: Beast's except where it kept RFC 7231's.
+TEST(Adapter, ReasonPhrasesAreRfc9110s) {
+  struct row {
+    unsigned status;
+    std::string_view reason;
+  };
+  for (row r : {row{200, "OK"}, row{404, "Not Found"}, row{413, "Content Too Large"},
+                row{414, "URI Too Long"}, row{415, "Unsupported Media Type"},
+                row{422, "Unprocessable Content"}, row{503, "Service Unavailable"},
+                row{429, "Too Many Requests"}, row{598, ""}})
+    EXPECT_EQ(waypoint::beast::reason_phrase(r.status), r.reason) << r.status;
+  http::response<http::string_body> res{http::status::payload_too_large, 11};
+  prepare_response(route_outcome{}, res);  // a 404, written plainly
+  res.result(http::status::payload_too_large);
+  EXPECT_EQ(waypoint::beast::status_line_reason(res), "Content Too Large");
+}
+
 }  // namespace

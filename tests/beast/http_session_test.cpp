@@ -163,6 +163,10 @@ TEST(HttpSession, ResponseFramingIsDecidedByTheWriter) {
        "HTTP/1.1 200 OK\r\nDate: D\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok"},
       {"HTTP/1.0 keep-alive says so", 200, false, true, 10,
        "HTTP/1.0 200 OK\r\nDate: D\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok"},
+      {"422 is named as RFC 9110 names it", 422, false, true, 11,
+       "HTTP/1.1 422 Unprocessable Content\r\nDate: D\r\nContent-Length: 2\r\n\r\nok"},
+      {"413 is named as RFC 9110 names it", 413, false, true, 11,
+       "HTTP/1.1 413 Content Too Large\r\nDate: D\r\nContent-Length: 2\r\n\r\nok"},
   };
   for (const auto& r : rows) {
     wb::response res{static_cast<http::status>(r.status), r.version};
@@ -171,6 +175,14 @@ TEST(HttpSession, ResponseFramingIsDecidedByTheWriter) {
     wd::append_response(res, {r.version, r.head, r.keep_alive, "D"}, out);
     EXPECT_EQ(out, r.expected) << r.rule;
   }
+}
+
+TEST(HttpSession, ReasonTheHandlerSetIsKept) {
+  wb::response res{http::status::unprocessable_entity, 11};
+  res.reason("Not Like That");
+  std::string out;
+  wd::append_response(res, {11, false, true, "D"}, out);
+  EXPECT_TRUE(out.starts_with("HTTP/1.1 422 Not Like That\r\n")) << out;
 }
 
 TEST(HttpSession, FieldThatCouldSplitTheHeaderBecomes500) {

@@ -102,6 +102,9 @@ const std::vector<golden_case> cases = {
     {"match_help", "match --help", "", 0, ""},
     {"explain_help", "explain --help", "", 0, ""},
     {"bench_help", "bench --help", "", 0, ""},
+    {"openapi_help", "openapi --help", "", 0, ""},
+    // openapi: every kind of pattern as an OpenAPI path, and the refused lines on stderr.
+    {"openapi_skeleton", "openapi input/routes.txt", "", 0, ""},
     // check: a clean table, every kind of problem, and the usage and I/O errors.
     {"check_clean", "check " + examples + "routes.txt", "", 0, ""},
     {"check_reports_every_problem", "check input/problems.txt", "", 1, ""},

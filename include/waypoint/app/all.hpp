@@ -10,4 +10,5 @@
 #include "waypoint/app/http_error.hpp"
 #include "waypoint/app/json.hpp"
 #include "waypoint/app/middleware.hpp"
+#include "waypoint/app/openapi.hpp"
 #include "waypoint/app/serve.hpp"

@@ -26,13 +26,17 @@
 #pragma once
 
 #include "waypoint/app/context.hpp"
+#include "waypoint/app/route_doc.hpp"
 #include "waypoint/router.hpp"
 #include "waypoint/source_location.hpp"
+#include "waypoint/url_for.hpp"
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -42,6 +46,12 @@
 
 namespace waypoint::app {
 
+// What typed routes do with object members a WAYPOINT_JSON_OBJECT type does not declare.
+enum class unknown_members : std::uint8_t {
+  ignore,  // nlohmann/json's and most frameworks' default: a newer client's extra field passes
+  refuse,  // a 422 naming them: a typo ("quantiy") is caught instead of defaulted
+};
+
 struct application_options {
   // Typed routes answer 413 to a body longer than this. 1 MiB, like the server's default
   // body limit, so the app's answer is what a client of the server sees.
@@ -49,6 +59,9 @@ struct application_options {
   // Receives one line per 500 (with the exception's text) and per access_log() entry;
   // when empty, lines go to stderr.
   std::function<void(std::string_view line)> logger{};
+  // For every WAYPOINT_JSON_OBJECT type of every typed route (WAYPOINT_JSON_STRICT_OBJECT
+  // types refuse whatever this says).
+  unknown_members unknown_json_members = unknown_members::ignore;
 };
 
 class application;
@@ -64,6 +77,7 @@ struct group_node {
   std::string path;    // "" or "/seg/..." without a trailing slash
   const group_node* parent = nullptr;
   std::vector<middleware> layers;
+  std::vector<std::string> tags;  // OpenAPI tags of its routes (route_scope::tag_routes)
 };
 
 // A registered route: what the router's match returns.
@@ -74,6 +88,8 @@ struct endpoint {
   // built by freeze().
   std::vector<const middleware*> chain;
   bool async_chain = false;  // the handler or a layer is a coroutine
+  const basic_route<const endpoint*>* route = nullptr;  // in the router; stable
+  route_doc doc;
 };
 
 // Typed JSON routes; defined in waypoint/app/json.hpp, which a translation unit includes
@@ -173,6 +189,24 @@ class route_scope {
     return add("PATCH", pattern, detail::json_route_for<In, Out, F>(std::move(fn), 200), where);
   }
 
+  // Describe the route this scope registered last (route_doc.hpp); each throws
+  // std::logic_error when it has registered none, or after freeze(). name() throws
+  // waypoint::route_name_error when another route has the name, naming both routes and sites.
+  route_scope& name(std::string_view route_name,
+                    source_location where = source_location::current());
+  route_scope& summary(std::string_view text);
+  route_scope& description(std::string_view text);
+  // The type of a wildcard's value (as ctx.path_value<T> reads it), for the document;
+  // std::invalid_argument when the route has no such wildcard.
+  template <class T>
+  route_scope& path_param(std::string_view wildcard, std::string_view text = {}) {
+    return describe_path_param(wildcard, detail::scalar_schema<T>(), text);
+  }
+  // Leaves the route out of the document (the document's own route, a health check).
+  route_scope& undocumented();
+  // Tags every route of this scope, registered before or after, in the document.
+  route_scope& tag_routes(std::string_view tag);
+
  protected:
   route_scope(application& app, detail::group_node& node) noexcept : app_(&app), node_(&node) {}
   // For the application, whose root node is a member built after this base.
@@ -180,10 +214,21 @@ class route_scope {
 
   route_scope& add(std::string_view method, std::string_view pattern, handler fn,
                    const source_location& where);
+  // Typed routes: registered as above, then described (defined in json.hpp).
+  template <class In, class Out, class F>
+  route_scope& add(std::string_view method, std::string_view pattern,
+                   detail::json_route<In, Out, F> fn, const source_location& where);
+  template <class Out, class F>
+  route_scope& add(std::string_view method, std::string_view pattern,
+                   detail::json_output_route<Out, F> fn, const source_location& where);
   route_group make_group(std::string_view prefix);
+  route_doc& last_doc();
+  route_scope& describe_path_param(std::string_view wildcard, std::string schema,
+                                   std::string_view text);
 
   application* app_;
   detail::group_node* node_;
+  detail::endpoint* last_ = nullptr;  // the route this scope registered last
 };
 
 // A scope with a prefix and its own layers; a small handle into the application, copied
@@ -256,6 +301,24 @@ class application : public route_scope {
 
   const router_type& router() const noexcept { return router_; }
 
+  // The path of the route called `route_name` with these wildcard values, and `query`
+  // (waypoint/url_for.hpp: each value escaped for its segment); waypoint::url_error when no
+  // route has the name or a value is missing, extra or cannot route back.
+  std::string url_for(std::string_view route_name, std::initializer_list<url_param> values = {},
+                      std::initializer_list<url_param> query = {}) const;
+  const route_names& names() const noexcept { return names_; }
+
+  // The OpenAPI 3.1 document of the routes (openapi.hpp says what it holds), as JSON text
+  // or parsed. Call it once routes are registered; it does not freeze.
+  std::string openapi_text(const openapi_info& info = {}) const;
+  template <class Json = nlohmann::json>
+  Json openapi(const openapi_info& info = {}) const {
+    return Json::parse(openapi_text(info));
+  }
+
+  // Registered routes in registration order, with their documentation.
+  const std::deque<detail::endpoint>& endpoints() const noexcept { return endpoints_; }
+
  private:
   friend class route_scope;
 
@@ -275,6 +338,7 @@ class application : public route_scope {
   bool root_async_ = false;                    // ... hold a coroutine (or not_found does)
   handler unrouted_;                           // calls answer_unrouted()
   handler not_found_;
+  route_names names_;
   std::atomic<bool> frozen_{false};
   std::mutex freeze_mutex_;
 };

@@ -12,20 +12,31 @@
 //     return place(in);                                   // 201 application/json
 //   });
 //
+// Answers are JSON, or CBOR (RFC 8949) when the request's Accept ranks application/cbor
+// above application/json, with Vary: Accept; problem documents are always
+// application/problem+json.
+//
 // A request body goes through, in order (each failure is an application/problem+json
 // document, thrown as an http_error so that middleware can observe it):
 //   413  longer than application_options::json_body_limit
-//   415  Content-Type not application/json or application/<anything>+json
+//   415  Content-Type not application/json or application/<anything>+json, nor CBOR
+//        (application/cbor, application/<anything>+cbor, RFC 8949), which is read into the
+//        same document and then goes through the same steps
 //   400  not readable as JSON: a syntax error, invalid UTF-8, a number no double can hold
 //        (1e400), nesting deeper than max_json_depth; "detail" names the byte position
 //   422  a member missing or of the wrong type; "pointer" names it (RFC 6901)
 //   422  the validate() hook refused the value: its message, and a pointer if it threw
 //        validation_error with one
 // json_field() (used by WAYPOINT_JSON_OBJECT) reports exact pointers for nested members,
-// and is strict where nlohmann/json is lenient: an integer member refuses 1.5 and values
-// out of its type's range. A from_json written with plain j.at(...) works too; its errors
-// carry a pointer when nlohmann/json is built with JSON_DIAGNOSTICS=1, else only the
-// message.
+// and is strict where nlohmann/json is lenient, at every depth (vectors, std::array, sets,
+// maps, optionals): an integer refuses 1.5 and values out of its type's range; a
+// std::array<T, N> takes exactly N elements; a set refuses duplicates; an enum serialized
+// with NLOHMANN_JSON_SERIALIZE_ENUM refuses a value it does not list (nlohmann/json would
+// silently take the first enumerator). Unknown members are ignored unless the type is a
+// WAYPOINT_JSON_STRICT_OBJECT or application_options::unknown_json_members says refuse.
+// Output keeps the members in declaration order. A from_json written with plain j.at(...)
+// works too; its errors carry a pointer when nlohmann/json is built with JSON_DIAGNOSTICS=1,
+// else only the message.
 #pragma once
 
 #include "waypoint/app/application.hpp"
@@ -33,14 +44,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <concepts>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <limits>
+#include <map>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -66,13 +85,21 @@ namespace detail {
 // a translation unit built with JSON_DIAGNOSTICS=1 uses another nlohmann ABI (another
 // inline namespace), and must link against the same library as one built without.
 
-// The 413 and 415 checks of a JSON request body.
-void check_json_request(context& ctx);
+enum class body_format : std::uint8_t { json, cbor };
+// The 413 and 415 checks of a JSON or CBOR request body; which of the two it is.
+body_format check_json_request(context& ctx);
+// Whether the answer is CBOR: the request's Accept ranks application/cbor above
+// application/json (RFC 9110 12.5.1: the most specific range gives each its weight). JSON
+// when both rank the same, and when there is no Accept.
+bool answers_cbor(const context& ctx) noexcept;
+// The body of a typed answer (`cbor` false: JSON text), with Content-Type and Vary: Accept.
+void write_typed_body(context& ctx, std::string body, bool cbor);
 // The 400 for a body nested deeper than max_json_depth. A scan of the bytes, before
 // nlohmann/json builds anything.
 void check_json_depth(std::string_view text);
 // The 400 for a body that is not JSON; `byte` as nlohmann/json counts it (1-based).
 [[noreturn]] void throw_malformed_json(std::size_t byte, std::string_view message);
+[[noreturn]] void throw_malformed_cbor(std::size_t byte, std::string_view message);
 // A conversion error from nlohmann/json (`id` and what()) as a 422. `pointer` names the
 // value at fault when the caller knows it; otherwise a JSON_DIAGNOSTICS prefix in the
 // message is used when present.
@@ -82,39 +109,103 @@ void check_json_depth(std::string_view text);
 [[noreturn]] void throw_wrong_type(std::string_view type_name, std::string_view expected);
 [[noreturn]] void throw_out_of_range(std::string_view value, std::string_view range);
 [[noreturn]] void throw_missing_member(std::string_view name);
+// The 422s of the stricter containers: a std::array of the wrong length (pointer: the first
+// missing or extra index), a set's repeated element, an enum value the type does not list
+// (each value as JSON text), and members the type does not declare (pointer: the first).
+[[noreturn]] void throw_wrong_length(std::size_t expected, std::size_t given);
+[[noreturn]] void throw_duplicate_element(std::size_t index, std::size_t first);
+[[noreturn]] void throw_not_enumerated(std::string_view value,
+                                       std::span<const std::string> allowed);
+[[noreturn]] void throw_unknown_members(std::span<const std::string_view> unknown,
+                                        std::span<const std::string_view> known);
+// The unknown_members policy of the request being decoded on this thread (read_json sets
+// it for the duration of a conversion; ignore outside one). A thread-local because from_json
+// has no context parameter; decoding runs synchronously inside read_json.
+unknown_members decoding_unknown_members() noexcept;
+class decoding_scope {
+ public:
+  explicit decoding_scope(unknown_members policy) noexcept;
+  ~decoding_scope();
+  decoding_scope(const decoding_scope&) = delete;
+  decoding_scope& operator=(const decoding_scope&) = delete;
+
+ private:
+  unknown_members previous_;
+};
 // "/" + name with '~' and '/' escaped (RFC 6901).
 std::string pointer_token(std::string_view name);
 
-// The byte (1-based) at which nlohmann/json's parser gives up on `text`, for the errors
-// that carry no position (out_of_range.406, a number overflowing a double). The cold path
-// of a refused body only: it parses `text` again, keeping nothing. A template on the JSON
-// type so that, like parse_json_body, its mangled name carries the caller's nlohmann ABI.
+// Reads a document as events, keeping nothing: where nlohmann/json's parser gives up, and
+// whether the document nests deeper than max_json_depth (then it stops there, before any
+// recursion deeper than that: nlohmann/json reads CBOR recursively, one call per level).
+// A template on the JSON type so that, like parse_json_body, its mangled name carries the
+// caller's nlohmann ABI.
 template <class Json>
-std::size_t failing_byte(std::string_view text) {
-  struct locator final : nlohmann::json_sax<Json> {
-    std::size_t byte = 0;
-    bool null() override { return true; }
+struct document_scan final : nlohmann::json_sax<Json> {
+  std::size_t byte = 0;  // 1-based for JSON, 0-based for CBOR, as nlohmann/json counts
+  std::string message;
+  std::size_t depth = 0;
+  bool too_deep = false;
+
+  static document_scan of(std::string_view bytes, nlohmann::json::input_format_t format) {
+    document_scan scan;
+    (void)Json::sax_parse(bytes, &scan, format);
+    return scan;
+  }
+  bool null() override { return true; }
     bool boolean(bool) override { return true; }
     bool number_integer(typename Json::number_integer_t) override { return true; }
     bool number_unsigned(typename Json::number_unsigned_t) override { return true; }
     bool number_float(typename Json::number_float_t, const typename Json::string_t&) override {
       return true;
     }
-    bool string(typename Json::string_t&) override { return true; }
-    bool binary(typename Json::binary_t&) override { return true; }
-    bool start_object(std::size_t) override { return true; }
-    bool key(typename Json::string_t&) override { return true; }
-    bool end_object() override { return true; }
-    bool start_array(std::size_t) override { return true; }
-    bool end_array() override { return true; }
-    bool parse_error(std::size_t position, const std::string&,
-                     const typename Json::exception&) override {
-      byte = position;
-      return false;
-    }
-  } sax;
-  (void)Json::sax_parse(text, &sax);
-  return sax.byte;
+  bool string(typename Json::string_t&) override { return true; }
+  bool binary(typename Json::binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return enter(); }
+  bool key(typename Json::string_t&) override { return true; }
+  bool end_object() override { return leave(); }
+  bool start_array(std::size_t) override { return enter(); }
+  bool end_array() override { return leave(); }
+  bool parse_error(std::size_t position, const std::string&,
+                   const typename Json::exception& e) override {
+    byte = position;
+    message = e.what();
+    return false;
+  }
+
+ private:
+  bool enter() {
+    too_deep = ++depth > max_json_depth;
+    return !too_deep;
+  }
+  bool leave() {
+    --depth;
+    return true;
+  }
+};
+
+// The byte (1-based) at which nlohmann/json's parser gives up on `text`, for the errors
+// that carry no position (out_of_range.406, a number overflowing a double). The cold path
+// of a refused body only: it parses `text` again.
+template <class Json>
+std::size_t failing_byte(std::string_view text) {
+  return document_scan<Json>::of(text, nlohmann::json::input_format_t::json).byte;
+}
+
+// A CBOR body as a document: scanned first, so that nesting beyond max_json_depth is a 400
+// before the recursive reader sees it. Every failure is a 400, as for JSON.
+template <class Json>
+void parse_cbor(std::string_view bytes, Json& out) {
+  auto scan = document_scan<Json>::of(bytes, nlohmann::json::input_format_t::cbor);
+  if (scan.too_deep)
+    throw_malformed_cbor(scan.byte, "nested deeper than " + std::to_string(max_json_depth) +
+                                        " levels");
+  if (!scan.message.empty()) throw_malformed_cbor(scan.byte, scan.message);
+  try {
+    out = Json::from_cbor(bytes);
+  } catch (const nlohmann::json::exception& e) {
+    throw_malformed_cbor(0, e.what());
+  }
 }
 
 // The request body as a JSON document, after the 413, 415 and 400 checks. An out
@@ -129,7 +220,7 @@ std::size_t failing_byte(std::string_view text) {
 // classes (type_error, invalid_iterator, other_error) are caught alike should a later
 // version raise them here.
 inline void parse_json_body(context& ctx, nlohmann::json& out) {
-  check_json_request(ctx);
+  if (check_json_request(ctx) == body_format::cbor) return parse_cbor(ctx.body(), out);
   check_json_depth(ctx.body());
   try {
     out = nlohmann::json::parse(ctx.body());
@@ -148,6 +239,95 @@ template <class T>
 struct is_vector : std::false_type {};
 template <class T, class A>
 struct is_vector<std::vector<T, A>> : std::true_type {};
+template <class T>
+struct is_std_array : std::false_type {};
+template <class T, std::size_t N>
+struct is_std_array<std::array<T, N>> : std::true_type {};
+template <class T>
+struct is_set : std::false_type {};
+template <class T, class C, class A>
+struct is_set<std::set<T, C, A>> : std::true_type {};
+template <class T, class H, class E, class A>
+struct is_set<std::unordered_set<T, H, E, A>> : std::true_type {};
+// Maps keyed by strings: JSON objects. Maps with other keys are left to nlohmann/json.
+template <class T>
+struct is_string_map : std::false_type {};
+template <class V, class C, class A>
+struct is_string_map<std::map<std::string, V, C, A>> : std::true_type {};
+template <class V, class H, class E, class A>
+struct is_string_map<std::unordered_map<std::string, V, H, E, A>> : std::true_type {};
+
+template <class Json>
+inline constexpr bool is_json_document_v = nlohmann::detail::is_basic_json<Json>::value;
+
+// The values an enum serialized with NLOHMANN_JSON_SERIALIZE_ENUM lists. That macro's
+// from_json is a template on the JSON type that compares the value against each listed one
+// in turn; instantiated with this probe, whose == records the value it is compared with,
+// it lists them all. Hand-written from_json functions for an enum take no probe.
+template <class Json>
+class enum_probe {
+ public:
+  enum_probe(std::vector<Json>* seen) noexcept : seen_(seen) {}
+  template <class V>
+    requires(!std::same_as<std::remove_cvref_t<V>, enum_probe>)
+  enum_probe(V&& value) : value_(std::forward<V>(value)) {}
+
+  friend bool operator==(const enum_probe& listed, const enum_probe& probe) {
+    if (probe.seen_) probe.seen_->push_back(listed.value_);
+    return false;
+  }
+
+ private:
+  Json value_;
+  std::vector<Json>* seen_ = nullptr;
+};
+
+template <class E>
+concept serialized_enum = std::is_enum_v<E> && requires(const enum_probe<nlohmann::json>& probe,
+                                                        E& out) { from_json(probe, out); };
+
+template <serialized_enum E>
+const std::vector<nlohmann::json>& enum_values() {
+  static const std::vector<nlohmann::json> values = [] {
+    std::vector<nlohmann::json> seen;
+    E ignored{};
+    from_json(enum_probe<nlohmann::json>(&seen), ignored);
+    return seen;
+  }();
+  return values;
+}
+
+template <serialized_enum E>
+void read_enum(const nlohmann::json& value, E& out) {
+  const auto& values = enum_values<E>();
+  if (std::find(values.begin(), values.end(), value) == values.end()) {
+    std::vector<std::string> allowed;
+    allowed.reserve(values.size());
+    for (const auto& v : values) allowed.push_back(v.dump());
+    throw_not_enumerated(value.dump(), allowed);
+  }
+  value.get_to(out);
+}
+
+// Runs `read` and prefixes any validation_error's pointer with `token`.
+template <class Read>
+void at_pointer(std::string_view token, Read&& read) {
+  try {
+    read();
+  } catch (validation_error& e) {
+    e.prefix_pointer(token);
+    throw;
+  }
+}
+
+// Appended rather than "/" + std::to_string(i): GCC 12 at -O3 reports that operator+ as an
+// overlapping memcpy (-Wrestrict, GCC bug 105329), a false positive that -Werror would make
+// fatal in optimised builds of every user of this header.
+inline std::string index_token(std::size_t i) {
+  std::string token = "/";
+  token += std::to_string(i);
+  return token;
+}
 
 template <class T>
 [[noreturn]] void throw_integer_out_of_range(const nlohmann::json& value) {
@@ -198,32 +378,85 @@ void read_value(const nlohmann::json& value, T& out) {
     out.reserve(value.size());
     for (std::size_t i = 0; i < value.size(); ++i) {
       typename T::value_type element{};
-      try {
-        read_value(value[i], element);
-      } catch (validation_error& e) {
-        e.prefix_pointer("/" + std::to_string(i));
-        throw;
-      }
+      at_pointer(index_token(i), [&] { read_value(value[i], element); });
       out.push_back(std::move(element));
     }
+  } else if constexpr (is_std_array<T>::value) {
+    if (!value.is_array()) throw_wrong_type(value.type_name(), "an array");
+    if (value.size() != out.size())
+      at_pointer(index_token(std::min(value.size(), out.size())),
+                 [&] { throw_wrong_length(out.size(), value.size()); });
+    for (std::size_t i = 0; i < out.size(); ++i)
+      at_pointer(index_token(i), [&] { read_value(value[i], out[i]); });
+  } else if constexpr (is_set<T>::value) {
+    if (!value.is_array()) throw_wrong_type(value.type_name(), "an array");
+    out.clear();
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      typename T::value_type element{};
+      at_pointer(index_token(i), [&] { read_value(value[i], element); });
+      if (!out.insert(std::move(element)).second) {
+        std::size_t first = 0;
+        while (first < i && value[first] != value[i]) ++first;  // i: equal only in C++
+        at_pointer(index_token(i), [&] { throw_duplicate_element(i, first); });
+      }
+    }
+  } else if constexpr (is_string_map<T>::value) {
+    if (!value.is_object()) throw_wrong_type(value.type_name(), "an object");
+    out.clear();
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      typename T::mapped_type element{};
+      at_pointer(pointer_token(it.key()), [&] { read_value(it.value(), element); });
+      out.emplace(it.key(), std::move(element));
+    }
+  } else if constexpr (serialized_enum<T>) {
+    read_enum(value, out);
   } else {
     value.get_to(out);
   }
 }
 
-// `value` as JSON; std::optional (empty: null) and std::vector of them included, which
-// nlohmann/json 3.11 does not convert by itself.
-template <class T>
-nlohmann::json write_value(const T& value) {
+// `value` as a Json document; std::optional (empty: null) inside containers included,
+// which nlohmann/json 3.11 does not convert by itself. Json is nlohmann::ordered_json for
+// responses, so that objects keep their members in declaration order; a type whose to_json
+// takes only nlohmann::json goes through that (its members then come out sorted).
+template <class Json = nlohmann::json, class T>
+Json write_value(const T& value) {
   if constexpr (is_optional<T>::value) {
-    return value ? write_value(*value) : nlohmann::json(nullptr);
-  } else if constexpr (is_vector<T>::value) {
-    nlohmann::json array = nlohmann::json::array();
-    for (const auto& element : value) array.push_back(write_value(element));
+    return value ? write_value<Json>(*value) : Json(nullptr);
+  } else if constexpr (is_vector<T>::value || is_std_array<T>::value || is_set<T>::value) {
+    Json array = Json::array();
+    for (const auto& element : value) array.push_back(write_value<Json>(element));
     return array;
+  } else if constexpr (is_string_map<T>::value) {
+    Json object = Json::object();
+    for (const auto& [key, element] : value) object[key] = write_value<Json>(element);
+    return object;
+  } else if constexpr (std::is_constructible_v<Json, const T&>) {
+    return Json(value);
   } else {
-    return nlohmann::json(value);
+    return Json(nlohmann::json(value));
   }
+}
+
+// For WAYPOINT_JSON_OBJECT's to_json: an ordered_json object is a vector, sized once.
+template <class Json>
+void reserve_members(Json& object, std::initializer_list<std::string_view> names) {
+  auto& members = object.template get_ref<typename Json::object_t&>();
+  if constexpr (requires { members.reserve(names.size()); }) members.reserve(names.size());
+}
+
+// For WAYPOINT_JSON_OBJECT's from_json: refuses members outside `known` when the type or
+// the decoding request says so.
+template <class Json>
+void check_members(const Json& object, std::initializer_list<std::string_view> known,
+                   bool type_refuses) {
+  if (!type_refuses && decoding_unknown_members() != unknown_members::refuse) return;
+  if (!object.is_object()) return;  // reading the members has refused it already
+  std::vector<std::string_view> unknown;
+  for (auto it = object.begin(); it != object.end(); ++it)
+    if (std::find(known.begin(), known.end(), it.key()) == known.end()) unknown.push_back(it.key());
+  if (!unknown.empty())
+    throw_unknown_members(unknown, std::span<const std::string_view>(known.begin(), known.size()));
 }
 
 // The body converted to T, as a 422 when it does not convert. Every nlohmann/json exception
@@ -287,6 +520,17 @@ decltype(auto) call_handler(F& fn, context& ctx, Args&&... args) {
     return std::invoke(fn, std::forward<Args>(args)...);
 }
 
+// A typed route's answer in the encoding the client prefers (answers_cbor).
+template <class Json>
+void write_typed(context& ctx, const Json& value) {
+  if (answers_cbor(ctx)) {
+    std::vector<std::uint8_t> bytes = Json::to_cbor(value);
+    write_typed_body(ctx, std::string(bytes.begin(), bytes.end()), true);
+  } else {
+    write_typed_body(ctx, value.dump(), false);
+  }
+}
+
 // Runs `produce` and writes its result with `default_status`; void results answer 204.
 template <class Out, class Produce>
 void write_result(context& ctx, int default_status, Produce&& produce) {
@@ -298,7 +542,7 @@ void write_result(context& ctx, int default_status, Produce&& produce) {
   } else {
     ctx.response().status(default_status);
     result out = produce();
-    ctx.response().json(write_value(out));
+    write_typed(ctx, write_value<nlohmann::ordered_json>(out));
   }
 }
 
@@ -306,6 +550,7 @@ template <class In, class Out, class F>
 class json_route {
  public:
   json_route(F fn, int default_status) : fn_(std::move(fn)), default_status_(default_status) {}
+  int default_status() const noexcept { return default_status_; }
 
   void operator()(context& ctx) {
     In input = read_json<In>(ctx);
@@ -323,6 +568,7 @@ class json_output_route {
  public:
   json_output_route(F fn, int default_status)
       : fn_(std::move(fn)), default_status_(default_status) {}
+  int default_status() const noexcept { return default_status_; }
 
   void operator()(context& ctx) {
     write_result<Out>(ctx, default_status_,
@@ -363,9 +609,10 @@ void json_field(const nlohmann::json& object, std::string_view name, T& out) {
 
 // Sets member `name` of `object` to `value`, for to_json functions; an empty std::optional
 // is written as null.
-template <class T>
-void json_put(nlohmann::json& object, std::string_view name, const T& value) {
-  object[name] = detail::write_value(value);
+template <class Json, class T>
+  requires detail::is_json_document_v<Json>
+void json_put(Json& object, std::string_view name, const T& value) {
+  object[name] = detail::write_value<Json>(value);
 }
 
 // The request body decoded as T with the typed routes' rules (413, 415, 400, 422 and the
@@ -374,6 +621,7 @@ template <class T>
 T read_json(context& ctx) {
   nlohmann::json document;
   detail::parse_json_body(ctx, document);
+  detail::decoding_scope policy(ctx.app().options().unknown_json_members);
   T value = detail::convert_body<T>(document);
   detail::hook::run_validate(value);
   return value;
@@ -383,16 +631,42 @@ T read_json(context& ctx) {
 
 // Defines to_json and from_json for a struct's members, like nlohmann/json's
 // NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE, with from_json going through json_field() so that
-// errors name members as JSON Pointers. Use it at namespace scope, next to the type.
-#define WAYPOINT_JSON_FROM_MEMBER(member) \
-  ::waypoint::app::json_field(nlohmann_json_j, #member, nlohmann_json_t.member);
-#define WAYPOINT_JSON_TO_MEMBER(member) \
-  ::waypoint::app::json_put(nlohmann_json_j, #member, nlohmann_json_t.member);
-#define WAYPOINT_JSON_OBJECT(Type, ...)                                                 \
-  inline void to_json(nlohmann::json& nlohmann_json_j, const Type& nlohmann_json_t) {   \
-    nlohmann_json_j = nlohmann::json::object();                                         \
-    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_TO_MEMBER, __VA_ARGS__))     \
-  }                                                                                     \
-  inline void from_json(const nlohmann::json& nlohmann_json_j, Type& nlohmann_json_t) { \
-    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_FROM_MEMBER, __VA_ARGS__))   \
+// errors name members as JSON Pointers, to_json writing any nlohmann document type (an
+// ordered_json keeps declaration order), and waypoint_json_describe listing the members for
+// JSON Schema (schema.hpp). Use it at namespace scope, next to the type.
+// WAYPOINT_JSON_STRICT_OBJECT also refuses members the type does not declare (422 naming
+// them), whatever the application's unknown_json_members says.
+#define WAYPOINT_JSON_FROM_MEMBER(field) \
+  ::waypoint::app::json_field(nlohmann_json_j, #field, nlohmann_json_t.field);
+#define WAYPOINT_JSON_TO_MEMBER(field) \
+  ::waypoint::app::json_put(nlohmann_json_j, #field, nlohmann_json_t.field);
+#define WAYPOINT_JSON_NAME_OF(field) #field,
+#define WAYPOINT_JSON_DESCRIBE_MEMBER(field) \
+  waypoint_json_v.template add_member<decltype(waypoint_json_type::field)>(#field);
+#define WAYPOINT_JSON_OBJECT_WITH(Type, refuse_unknown, ...)                                     \
+  template <class Json>                                                                          \
+    requires ::waypoint::app::detail::is_json_document_v<Json>                                   \
+  inline void to_json(Json& nlohmann_json_j, const Type& nlohmann_json_t) {                      \
+    nlohmann_json_j = Json::object();                                                            \
+    ::waypoint::app::detail::reserve_members(                                                    \
+        nlohmann_json_j, {NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_NAME_OF, __VA_ARGS__))}); \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_TO_MEMBER, __VA_ARGS__))              \
+  }                                                                                              \
+  inline void from_json(const nlohmann::json& nlohmann_json_j, Type& nlohmann_json_t) {          \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_FROM_MEMBER, __VA_ARGS__))            \
+    ::waypoint::app::detail::check_members(                                                      \
+        nlohmann_json_j, {NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_NAME_OF, __VA_ARGS__))}, \
+        refuse_unknown);                                                                         \
+  }                                                                                              \
+  template <class Visitor>                                                                       \
+  inline void waypoint_json_describe(Visitor& waypoint_json_v, const Type*) {                    \
+    using waypoint_json_type = Type;                                                             \
+    waypoint_json_v.begin_object(#Type, refuse_unknown);                                         \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_DESCRIBE_MEMBER, __VA_ARGS__))        \
   }
+#define WAYPOINT_JSON_OBJECT(Type, ...) WAYPOINT_JSON_OBJECT_WITH(Type, false, __VA_ARGS__)
+#define WAYPOINT_JSON_STRICT_OBJECT(Type, ...) WAYPOINT_JSON_OBJECT_WITH(Type, true, __VA_ARGS__)
+
+// The schemas typed routes register (and the definitions of their registration); last, as
+// it builds on everything above.
+#include "waypoint/app/schema.hpp"

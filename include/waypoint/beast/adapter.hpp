@@ -156,6 +156,15 @@ constexpr bool carries_content(unsigned status) noexcept {
   return status >= 200 && status != 204 && status != 304;
 }
 
+// RFC 9110's reason phrase for `status` (section 15), the words every layer writes on the
+// status line and as a problem's title. Beast's obsolete_reason() still has RFC 7231's names
+// for two of them (413 "Payload Too Large", 422 "Unprocessable Entity"). Beast's name for a
+// status other RFCs define (429, 451, ...); empty for one Beast does not know either.
+std::string_view reason_phrase(unsigned status) noexcept;
+// The reason for `res`'s status line: one the handler set with res.reason(...), else
+// reason_phrase(), else Beast's.
+std::string_view status_line_reason(const http::response<http::string_body>& res) noexcept;
+
 // The same as prepare_response, as a new response that carries the request's version and
 // keep-alive.
 template <class Body, class Fields>

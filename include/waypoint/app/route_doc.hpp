@@ -1,0 +1,98 @@
+// What a route says about itself beyond its pattern: the name url_for builds by, and what
+// the OpenAPI document (openapi.hpp) shows. Routes are described where they are registered:
+//
+//   app.get("/users/{id}", show_user)
+//       .name("user")                                    // operationId; app.url_for("user", ...)
+//       .summary("One user")
+//       .path_param<std::int64_t>("id", "the user's number");
+//   auto shop = app.group("/v1/commerce");
+//   shop.tag_routes("commerce");                         // every route of the group
+//
+// Typed JSON routes (json.hpp) fill in their request and response schemas and success
+// status themselves. Standard library only: the schemas are carried as JSON text and as
+// functions compiled in the registering translation unit, so that this header stays free of
+// nlohmann/json and of its two ABIs.
+#pragma once
+
+#include "waypoint/route.hpp"
+
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace waypoint::app {
+
+namespace detail {
+
+class schema_sink;  // components/schemas while a document is written (openapi.hpp)
+// Writes the JSON Schema of one C++ type as JSON text, registering the object types it
+// names in the sink's components.
+using schema_writer = std::string (*)(schema_sink&);
+
+// "int32", "uint8", ...: the OpenAPI Format Registry's names for integers.
+template <class T>
+std::string integer_format() {
+  return std::string(std::is_signed_v<T> ? "int" : "uint") + std::to_string(sizeof(T) * 8);
+}
+
+// The JSON Schema text of a scalar as context::path_value<T> and the typed JSON layer read
+// it: integers with their exact range, so that a client sees what 422s and 400s refuse.
+template <class T>
+std::string scalar_schema() {
+  if constexpr (std::is_same_v<T, bool>) {
+    return R"({"type":"boolean"})";
+  } else if constexpr (std::is_integral_v<T>) {
+    return R"({"type":"integer","format":")" + integer_format<T>() + R"(","minimum":)" +
+           std::to_string(std::numeric_limits<T>::min()) +
+           R"(,"maximum":)" + std::to_string(std::numeric_limits<T>::max()) + "}";
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return std::string(R"({"type":"number","format":")") +
+           (sizeof(T) == sizeof(float) ? "float" : "double") + R"("})";
+  } else {
+    static_assert(std::is_convertible_v<T, std::string_view>,
+                  "a path value is a string, a number or a boolean");
+    return R"({"type":"string"})";
+  }
+}
+
+}  // namespace detail
+
+// A path wildcard's documentation: its JSON Schema (text) and a description.
+struct path_param_doc {
+  std::string name;
+  std::string schema;
+  std::string description{};
+};
+
+struct route_doc {
+  std::string name;  // unique in the application; the operationId; empty: none
+  registration_site named_at;
+  std::string summary;
+  std::string description{};
+  std::vector<path_param_doc> path_params;  // declared ones; the others are strings
+  bool hidden = false;                      // left out of the document (its own routes)
+  // Set by typed routes: the status of success, the body's schema (nullptr: no body) and the
+  // answer's (nullptr: 204 without content).
+  bool typed = false;
+  int success_status = 0;
+  detail::schema_writer request_schema = nullptr;
+  detail::schema_writer response_schema = nullptr;
+};
+
+// The document's "info" and "servers".
+struct openapi_info {
+  std::string title = "waypoint application";
+  std::string version = "1.0.0";
+  std::string description{};
+  std::string license{};  // an SPDX identifier ("BSL-1.0"); empty: none stated
+  std::vector<std::string> servers{};  // URLs; none: relative to where the document is served
+  // Patterns served beside the application (a plain router in front of it), documented as
+  // untyped operations, as `waypoint-route openapi` documents a route table.
+  std::vector<std::string> other_routes{};
+};
+
+}  // namespace waypoint::app
