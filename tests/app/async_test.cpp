@@ -24,9 +24,24 @@
 #include <thread>
 #include <vector>
 
+// Named, not anonymous: the macro defines from_json and to_json, which clang reports as
+// unused internal functions when a type is only ever read or only written.
+namespace async_test_types {
+struct sum_request {
+  std::int64_t a = 0;
+  std::int64_t b = 0;
+};
+WAYPOINT_JSON_OBJECT(sum_request, a, b)
+struct sum_result {
+  std::int64_t sum = 0;
+};
+WAYPOINT_JSON_OBJECT(sum_result, sum)
+}  // namespace async_test_types
+
 namespace {
 
 using namespace waypoint::app;
+using namespace async_test_types;
 using namespace waypoint::app::testing;
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -167,15 +182,6 @@ TEST(AsyncChain, ExceptionsOfACoroutineReachHooksAndBecomeProblems) {
 
 // --- handlers ----------------------------------------------------------------------
 
-struct sum_request {
-  std::int64_t a = 0;
-  std::int64_t b = 0;
-};
-WAYPOINT_JSON_OBJECT(sum_request, a, b)
-struct sum_result {
-  std::int64_t sum = 0;
-};
-WAYPOINT_JSON_OBJECT(sum_result, sum)
 
 TEST(AsyncHandler, TypedCoroutineRouteAnswersItsAwaitedResult) {
   application app;
