@@ -139,12 +139,19 @@ TEST(AsyncServer, ThousandSuspendedRequestsDoNotBlockTheThread) {
   EXPECT_LT(p99, 1s) << "plain requests kept being answered";
 }
 
-// Sends `bytes` on one connection and reads `count` responses.
-std::vector<response> pipeline(std::uint16_t port, const std::string& bytes, std::size_t count) {
+// Sends `bytes` on one connection, in writes of at most `piece` bytes a little apart (so
+// that a request and the next arrive in separate reads, also while one is deferred), and
+// reads `count` responses.
+std::vector<response> pipeline(std::uint16_t port, const std::string& bytes, std::size_t count,
+                               std::size_t piece = std::string::npos) {
   asio::io_context io;
   tcp::socket socket(io);
   socket.connect({asio::ip::make_address("127.0.0.1"), port});
-  asio::write(socket, asio::buffer(bytes));
+  socket.set_option(tcp::no_delay(true));
+  for (std::size_t at = 0; at < bytes.size(); at += piece) {
+    asio::write(socket, asio::buffer(bytes.data() + at, std::min(piece, bytes.size() - at)));
+    if (piece < bytes.size()) std::this_thread::sleep_for(200us);
+  }
   std::vector<response> out;
   boost::beast::flat_buffer buffer;
   for (std::size_t i = 0; i < count; ++i) {
@@ -175,16 +182,19 @@ TEST(AsyncServer, DeferredFromOtherThreadsKeepPipelineOrder) {
   app.get("/now", [](context& ctx) { ctx.response().body("now"); });
   wb::server server(one_thread(), dispatch_to(app));
   server.start();
-  auto responses = pipeline(server.endpoints().front().port,
-                            get_text("/later/60") + get_text("/now") + get_text("/later/5") +
-                                get_text("/now"),
-                            4);
+  const std::string bytes =
+      get_text("/later/60") + get_text("/now") + get_text("/later/5") + get_text("/now");
+  const std::vector<std::string> expected{"later 60", "now", "later 5", "now"};
+  // One write, 7-byte pieces, and one byte at a time.
+  for (std::size_t piece : {bytes.size(), std::size_t{7}, std::size_t{1}}) {
+    auto responses = pipeline(server.endpoints().front().port, bytes, 4, piece);
+    std::vector<std::string> bodies;
+    for (const response& r : responses) bodies.push_back(r.body());
+    EXPECT_EQ(bodies, expected) << "pieces of " << piece << " bytes";
+  }
   server.stop();
   server.wait();
   for (std::thread& t : workers) t.join();
-  std::vector<std::string> bodies;
-  for (const response& r : responses) bodies.push_back(r.body());
-  EXPECT_EQ(bodies, (std::vector<std::string>{"later 60", "now", "later 5", "now"}));
 }
 
 TEST(AsyncServer, ClientThatLeavesCancelsItsSuspendedHandler) {

@@ -103,6 +103,12 @@ TEST(HttpSession, DeferredResponsesKeepPipelineOrder) {
     EXPECT_EQ(bodies, r.bodies) << r.rule << "\n" << whole;
     for (std::size_t cut = 1; cut < r.bytes.size(); ++cut)
       ASSERT_EQ(h.run(r.bytes, cut_at(cut)), whole) << r.rule << ", cut at " << cut;
+    EXPECT_EQ(h.run(r.bytes, bytes_one_at_a_time(r.bytes.size())), whole) << r.rule;
+    for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+      ASSERT_EQ(h.run(r.bytes, random_pieces(r.bytes.size(), seed, 13)), whole)
+          << r.rule << ", seed " << seed;
+      EXPECT_LE(h.largest_input(), h.input_bound()) << r.rule << ", seed " << seed;
+    }
   }
 }
 
