@@ -24,6 +24,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -273,7 +274,7 @@ inline std::uint32_t route_index::find_literal(std::uint32_t id,
 }
 
 // The word is computed only for a node that scans: a wide node hashes the key instead.
-inline std::uint32_t route_index::find_literal(const tree_node& n, std::uint32_t id,
+[[gnu::always_inline]] inline std::uint32_t route_index::find_literal(const tree_node& n, std::uint32_t id,
                                                std::string_view key) const noexcept {
   if (n.edge_count > literal_scan_limit) return wide_.find(id, key, arena());
   std::uint64_t word = segment_word(key);
@@ -603,25 +604,50 @@ struct route_index::walk {
   }
 
   // Walks the subtree of `id` for the path from `pos` (path[pos] == '/', or pos ==
-  // path.size()), which holds `left` segments. Returns true once `found` is set.
+  // path.size()), which holds `left` segments. Returns true once `found` is set; on false
+  // the captured values are as on entry.
+  //
+  // A child that is the node's last alternative is entered by looping, not by a call: most
+  // nodes have one way down, and a call per segment cost a fifth of a parameter match.
   bool descend(std::uint32_t id, std::size_t pos, std::size_t left) noexcept {
-    const tree_node& n = node(id);
-    if (left > n.reach) return false;  // with '/' appended the path is longer still
-    if (pos == path.size()) return at_path_end(n);
-    if (pos + 1 == path.size()) return at_trailing_slash(n);
-    std::size_t begin = pos + 1;
-    std::size_t end = segment_end(begin);
-    std::string_view raw = segment(begin, end);
-    if (n.edge_count != 0) {
-      std::uint32_t child = index.find_literal(n, id, decoded(raw));
-      if (child != no_index && descend(child, end, left - 1)) return true;
+    std::uint8_t entry_count = count;
+    for (;;) {
+      const tree_node& n = node(id);
+      if (left > n.reach) break;  // with '/' appended the path is longer still
+      if (pos == path.size()) return at_path_end(n) || restore(entry_count);
+      if (pos + 1 == path.size()) return at_trailing_slash(n) || restore(entry_count);
+      std::size_t begin = pos + 1;
+      std::size_t end = segment_end(begin);
+      std::string_view raw = segment(begin, end);
+      bool wildcard = n.wildcard != no_index;
+      bool rest = n.rest != no_index;
+      if (n.edge_count != 0) {
+        std::uint32_t child = index.find_literal(n, id, decoded(raw));
+        if (child != no_index) {
+          if (!wildcard && !rest) {
+            std::tie(id, pos, left) = std::tuple(child, end, left - 1);
+            continue;
+          }
+          if (descend(child, end, left - 1)) return true;
+        }
+      }
+      if (wildcard) {
+        values[count++] = raw;
+        if (!rest) {
+          std::tie(id, pos, left) = std::tuple(n.wildcard, end, left - 1);
+          continue;
+        }
+        if (descend(n.wildcard, end, left - 1)) return true;
+        --count;
+      }
+      if (rest) return take_rest(n.rest, segment(begin, path.size()), false) || restore(entry_count);
+      break;
     }
-    if (n.wildcard != no_index) {
-      values[count++] = raw;
-      if (descend(n.wildcard, end, left - 1)) return true;
-      --count;
-    }
-    if (n.rest != no_index) return take_rest(n.rest, segment(begin, path.size()), false);
+    return restore(entry_count);
+  }
+
+  bool restore(std::uint8_t entry_count) noexcept {
+    count = entry_count;
     return false;
   }
 
