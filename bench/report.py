@@ -135,16 +135,30 @@ def load_http(directory):
     return runs
 
 
-def load_go(path):
-    """bench/go's JSON lines, keyed by (kind, table, request, router)."""
+def load_go(paths):
+    """bench/go's JSON lines, keyed by (kind, table, request, router). bench/run writes one
+    file before and one after the C++ suites; a benchmark in both gets the mean of the two
+    medians and the range of both."""
+    seen = {}
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for raw in f:
+                if raw.strip():
+                    d = json.loads(raw)
+                    seen.setdefault((d["kind"], d["table"], d.get("request", ""), d["router"]), []).append(d)
     lines = {}
-    if not os.path.exists(path):
-        return lines
-    with open(path) as f:
-        for raw in f:
-            if raw.strip():
-                d = json.loads(raw)
-                lines[(d["kind"], d["table"], d.get("request", ""), d["router"])] = d
+    for key, ds in seen.items():
+        d = dict(ds[0])
+        timed = [x for x in ds if "ns" in x]
+        if timed:
+            d["ns"] = statistics.mean(x["ns"] for x in timed)
+            d["ns_min"] = min(x["ns_min"] for x in timed)
+            d["ns_max"] = max(x["ns_max"] for x in timed)
+            d["allocs"] = max(x.get("allocs", 0) for x in timed)
+            d["passes"] = len(timed)
+        lines[key] = d
     return lines
 
 
@@ -280,7 +294,8 @@ class Report:
         self.agreement = load_agreement(os.path.join(results_dir, "agreement.md"))
         self.app, self.app_context = load_results(os.path.join(results_dir, "app.json"))
         self.http = load_http(os.path.join(results_dir, "load"))
-        self.go = load_go(os.path.join(results_dir, "go.jsonl"))
+        self.go = load_go([os.path.join(results_dir, f) for f in ("go.jsonl", "go-before.jsonl",
+                                                                   "go-after.jsonl")])
         self.all = dict(self.match)
         self.all.update(self.scale)
         self.all.update(self.app)
@@ -832,6 +847,27 @@ class Report:
             rows.append(["waypoint allocates nothing per match, on every shape and table size",
                          "**true**" if not bad else "**false**: " + ", ".join(bad[:5]),
                          "§1, §2, §3, §4 (allocs columns)"])
+        # the Go peers: issue 19's target for parameter routes, and registration
+        for shape in ("one parameter", "two or more parameters"):
+            ratios = [(m / g, n) for sh, n, m, g, _ in self.go_pairs("gin") if sh == shape]
+            if ratios:
+                worst = max(ratios)
+                over = [n for r, n in sorted(ratios, reverse=True) if r > 0.5]
+                rows.append(["%s routes take at most 0.5× gin's time" % shape,
+                             "**true** (worst %.2f×, %s)" % worst if not over else
+                             "**false**: %d of %d above, worst %.2f× (%s)" % (len(over), len(ratios), worst[0], worst[1]),
+                             "lead table, §10"])
+        mine = self.get("register/10000/waypoint")
+        if mine and mine.median:
+            slower = []
+            for peer in ("gin", "httprouter", "echo", "chi"):
+                line = self.go.get(("register", "unique10k", "", peer))
+                if line and line["ns"] < mine.median / 10000:
+                    slower.append(peer)
+            if any(self.go.get(("register", "unique10k", "", p)) for p in ("gin", "httprouter", "echo", "chi")):
+                rows.append(["registration per route is cheaper than every Go tree router's (unique10k)",
+                             "**true**" if not slower else "**false**: " + ", ".join(slower) + " cheaper",
+                             "lead table, §10"])
         # misses
         miss_rows = self.miss_rows()
         if miss_rows:
@@ -1042,7 +1078,8 @@ class Report:
         if not self.go:
             return "_No Go results in this run (bench/go/run did not run)._"
         shapes = ["static", "one parameter", "two or more parameters", "miss / 405"]
-        out = ["| shape | waypoint ÷ gin | waypoint ÷ httprouter | requests |", "|---|---:|---:|---|"]
+        out = ["| shape | waypoint ÷ gin: median (range) | waypoint ÷ httprouter: median (range) | requests |",
+               "|---|---:|---:|---|"]
         for shape in shapes:
             cells = []
             names = set()
@@ -1053,8 +1090,10 @@ class Report:
                     cells.append("—")
                     continue
                 lo, hi = min(r for r, _ in ratios), max(r for r, _ in ratios)
+                mid = statistics.median(r for r, _ in ratios)
                 worst = max(ratios)[1]
-                cells.append("%.2f–%.2f (worst %s)" % (lo, hi, worst) if len(ratios) > 1 else "%.2f" % lo)
+                cells.append("**%.2f** (%.2f–%.2f, worst %s)" % (mid, lo, hi, worst)
+                             if len(ratios) > 1 else "**%.2f**" % lo)
             out.append("| %s | %s | %s | %d |" % (shape, cells[0], cells[1], len(names)))
         for table in ("github", "gateway", "mix1000", "unique10k"):
             cells = []
