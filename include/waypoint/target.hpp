@@ -54,7 +54,7 @@ constexpr bool is_target_byte(char c) noexcept {
 inline constexpr std::array<bool, 256> authority_table = [] {
   std::array<bool, 256> table = path_byte_table;
   table['@'] = false;
-  for (unsigned char c : std::string_view("[]%")) table[c] = true;
+  for (char c : std::string_view("[]%")) table[static_cast<unsigned char>(c)] = true;
   return table;
 }();
 
