@@ -1,7 +1,8 @@
 // Match cost per request shape, and per route of a whole table.
 //
-//   match/TABLE/REQUEST/ROUTER   one request of bench/tables/TABLE.requests (gateway and
-//                                mix1000), matched repeatedly with one reused result
+//   match/TABLE/REQUEST/ROUTER   one request of bench/tables/TABLE.requests (gateway,
+//                                mix1000 and the Go router benchmarks' github, parse,
+//                                gplus and static), matched repeatedly with one reused result
 //   sweep/TABLE/ROUTER           every route of TABLE matched once per iteration, each by
 //                                a request built from its own pattern (items = requests);
 //                                for unique10k every 10th route, so that one pass of
@@ -17,8 +18,10 @@
 namespace waypoint::bench {
 namespace {
 
-const std::vector<std::string> shape_tables = {"gateway", "mix1000"};
-const std::vector<std::string> sweep_tables = {"gateway", "rest200", "mix1000", "unique10k"};
+const std::vector<std::string> shape_tables = {"gateway", "mix1000", "github",
+                                               "parse",   "gplus",   "static"};
+const std::vector<std::string> sweep_tables = {"gateway", "rest200", "mix1000", "unique10k",
+                                               "github",  "parse",   "gplus",   "static"};
 constexpr std::size_t large_table = 5000;  // sweep every sweep_stride-th route above this
 constexpr std::size_t sweep_stride = 10;
 

@@ -135,6 +135,33 @@ def load_http(directory):
     return runs
 
 
+def load_go(paths):
+    """bench/go's JSON lines, keyed by (kind, table, request, router). bench/run writes one
+    file before and one after the C++ suites; a benchmark in both gets the mean of the two
+    medians and the range of both."""
+    seen = {}
+    for path in paths:
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for raw in f:
+                if raw.strip():
+                    d = json.loads(raw)
+                    seen.setdefault((d["kind"], d["table"], d.get("request", ""), d["router"]), []).append(d)
+    lines = {}
+    for key, ds in seen.items():
+        d = dict(ds[0])
+        timed = [x for x in ds if "ns" in x]
+        if timed:
+            d["ns"] = statistics.mean(x["ns"] for x in timed)
+            d["ns_min"] = min(x["ns_min"] for x in timed)
+            d["ns_max"] = max(x["ns_max"] for x in timed)
+            d["allocs"] = max(x.get("allocs", 0) for x in timed)
+            d["passes"] = len(timed)
+        lines[key] = d
+    return lines
+
+
 def load_env(path):
     env = {}
     if os.path.exists(path):
@@ -267,6 +294,8 @@ class Report:
         self.agreement = load_agreement(os.path.join(results_dir, "agreement.md"))
         self.app, self.app_context = load_results(os.path.join(results_dir, "app.json"))
         self.http = load_http(os.path.join(results_dir, "load"))
+        self.go = load_go([os.path.join(results_dir, f) for f in ("go.jsonl", "go-before.jsonl",
+                                                                   "go-after.jsonl")])
         self.all = dict(self.match)
         self.all.update(self.scale)
         self.all.update(self.app)
@@ -818,6 +847,27 @@ class Report:
             rows.append(["waypoint allocates nothing per match, on every shape and table size",
                          "**true**" if not bad else "**false**: " + ", ".join(bad[:5]),
                          "§1, §2, §3, §4 (allocs columns)"])
+        # the Go peers: issue 19's target for parameter routes, and registration
+        for shape in ("one parameter", "two or more parameters"):
+            ratios = [(m / g, n) for sh, n, m, g, _ in self.go_pairs("gin") if sh == shape]
+            if ratios:
+                worst = max(ratios)
+                over = [n for r, n in sorted(ratios, reverse=True) if r > 0.5]
+                rows.append(["%s routes take at most 0.5× gin's time" % shape,
+                             "**true** (worst %.2f×, %s)" % worst if not over else
+                             "**false**: %d of %d above, worst %.2f× (%s)" % (len(over), len(ratios), worst[0], worst[1]),
+                             "lead table, §10"])
+        mine = self.get("register/10000/waypoint")
+        if mine and mine.median:
+            slower = []
+            for peer in ("gin", "httprouter", "echo", "chi"):
+                line = self.go.get(("register", "unique10k", "", peer))
+                if line and line["ns"] < mine.median / 10000:
+                    slower.append(peer)
+            if any(self.go.get(("register", "unique10k", "", p)) for p in ("gin", "httprouter", "echo", "chi")):
+                rows.append(["registration per route is cheaper than every Go tree router's (unique10k)",
+                             "**true**" if not slower else "**false**: " + ", ".join(slower) + " cheaper",
+                             "lead table, §10"])
         # misses
         miss_rows = self.miss_rows()
         if miss_rows:
@@ -990,7 +1040,117 @@ class Report:
             "chain": self.chain(),
             "typed": self.typed(),
             "http": self.http_section(),
+            "go-ratios": self.go_ratios(),
+            "go-absolute": self.go_absolute(),
         }
+
+    # --- the Go peers (bench/go) ----------------------------------------------------------
+    GO_ROUTERS = ["gin", "httprouter", "echo", "chi", "servemux"]
+    GO_TABLES = ["gateway", "mix1000", "github", "parse", "gplus", "static"]
+
+    @staticmethod
+    def shape_of(request):
+        """The shape a request name stands for in the lead table, or None."""
+        if request.startswith("multi_param") or request in ("constrained", "param_mid", "action",
+                                                            "param_deep"):
+            return "two or more parameters" if request.startswith("multi") or request == "constrained" else "one parameter"
+        if request.startswith("param") and request != "param_beats_wildcard":
+            return "one parameter"
+        if request.startswith("static") or request == "root":
+            return "static"
+        if request.startswith("miss") or request == "method_not_allowed":
+            return "miss / 405"
+        return None
+
+    def go_pairs(self, peer):
+        """(shape, table/request, waypoint ns, peer ns, peer allocs) for every request both time."""
+        rows = []
+        for (kind, table, req, router), line in self.go.items():
+            if kind != "match" or router != peer or "ns" not in line or line.get("note"):
+                continue
+            mine = self.get("match/%s/%s/waypoint" % (table, req))
+            shape = self.shape_of(req)
+            if mine and mine.median and shape:
+                rows.append((shape, table + "/" + req, mine.median, line["ns"], line.get("allocs", 0)))
+        return rows
+
+    def go_ratios(self):
+        if not self.go:
+            return "_No Go results in this run (bench/go/run did not run)._"
+        shapes = ["static", "one parameter", "two or more parameters", "miss / 405"]
+        out = ["| shape | waypoint ÷ gin: median (range) | waypoint ÷ httprouter: median (range) | requests |",
+               "|---|---:|---:|---|"]
+        for shape in shapes:
+            cells = []
+            names = set()
+            for peer in ("gin", "httprouter"):
+                ratios = [(m / g, n) for sh, n, m, g, _ in self.go_pairs(peer) if sh == shape]
+                names.update(n for _, n in ratios)
+                if not ratios:
+                    cells.append("—")
+                    continue
+                lo, hi = min(r for r, _ in ratios), max(r for r, _ in ratios)
+                mid = statistics.median(r for r, _ in ratios)
+                worst = max(ratios)[1]
+                cells.append("**%.2f** (%.2f–%.2f, worst %s)" % (mid, lo, hi, worst)
+                             if len(ratios) > 1 else "**%.2f**" % lo)
+            out.append("| %s | %s | %s | %d |" % (shape, cells[0], cells[1], len(names)))
+        for table in ("github", "gateway", "mix1000", "unique10k"):
+            cells = []
+            mine = None
+            if table == "unique10k":
+                mine = self.get("register/10000/waypoint")
+            for peer in ("gin", "httprouter"):
+                line = self.go.get(("register", table, "", peer))
+                if not line or not mine or not mine.median:
+                    cells.append("—")
+                    continue
+                per_route = mine.median / 10000
+                cells.append("%.2f%s" % (per_route / line["ns"], " ¹" if line.get("note") else ""))
+            if mine:
+                out.append("| registration, %s | %s | %s | 10,000 routes |" % (table, cells[0], cells[1]))
+        out.append("")
+        out.append("A ratio below 1 is waypoint faster. Match: waypoint's `match` against the Go router's "
+                   "whole `ServeHTTP` with a discarding writer; requests a router cannot express or "
+                   "answers differently are left out of its ratios (see below). ¹ the Go router left "
+                   "some routes of the table out (refused or inexpressible), so it registered fewer.")
+        return "\n".join(out)
+
+    def go_absolute(self):
+        if not self.go:
+            return "_No Go results in this run._"
+        out = ["| table/request | waypoint ns | " + " | ".join("%s ns (allocs)" % r for r in self.GO_ROUTERS) + " |",
+               "|---|---:|" + "---:|" * len(self.GO_ROUTERS)]
+        for table in self.GO_TABLES:
+            for req in request_names(os.path.join(HERE, "tables", table + ".requests")):
+                mine = self.get("match/%s/%s/waypoint" % (table, req))
+                cells = [cell(mine) if mine else "—"]
+                for router in self.GO_ROUTERS:
+                    line = self.go.get(("match", table, req, router))
+                    if not line:
+                        cells.append("—")
+                    elif "ns" not in line:
+                        cells.append(line.get("note", "—").split(":")[0])
+                    else:
+                        spread = (line["ns_max"] - line["ns_min"]) / 2 / line["ns"] if line["ns"] else 0
+                        mark = " ²" if line.get("note") else ""
+                        cells.append("%s ±%d%% (%s)%s" % (ns(line["ns"]), round(100 * spread),
+                                                          allocs(line.get("allocs", 0)), mark))
+                out.append("| %s/%s | %s |" % (table, req, " | ".join(cells)))
+        out.append("")
+        out.append("² the router answers the request unlike its expectation (HEAD from GET, a "
+                   "redirect it does not make): its time is that of its own answer.")
+        reg = ["", "| registration (ns per route) | waypoint | " + " | ".join(self.GO_ROUTERS[:4]) + " |",
+               "|---|---:|" + "---:|" * 4]
+        for table in ("github", "gateway", "mix1000", "unique10k"):
+            mine = self.get("register/10000/waypoint") if table == "unique10k" else None
+            cells = [ns(mine.median / 10000) if mine and mine.median else "—"]
+            for router in self.GO_ROUTERS[:4]:
+                line = self.go.get(("register", table, "", router))
+                cells.append("—" if not line else "%s (%s allocs)%s" % (
+                    ns(line["ns"]), allocs(line.get("allocs", 0)), " ¹" if line.get("note") else ""))
+            reg.append("| %s | %s |" % (table, " | ".join(cells)))
+        return "\n".join(out + reg)
 
     # plots
     def plot(self, plots_dir):

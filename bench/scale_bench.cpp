@@ -11,7 +11,10 @@
 //                               growth of a literal path's cost comes from
 #include "support/suites.hpp"
 
+#include "waypoint/detail/route_index.hpp"
+
 #include <cstddef>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -50,15 +53,19 @@ std::vector<std::string> segment_names(std::size_t n) {
 // lookup's key depends on the previous result, as in a tree walk, so the time is the
 // latency of one lookup, not the throughput of independent ones.
 void literal_lookup(benchmark::State& state, std::size_t n, bool hit) {
-  waypoint::detail::literal_children children;
   auto names = segment_names(n);
-  for (std::size_t i = 0; i < n; ++i) children.insert(names[i], static_cast<std::uint32_t>(i));
+  std::deque<waypoint::pattern> patterns;  // the index keeps pointers to them
+  waypoint::detail::route_index index;
+  for (const std::string& name : names) {
+    patterns.push_back(waypoint::parse_pattern("GET /" + name));
+    index.insert(patterns.back(), index.methods().intern("GET"));
+  }
   std::string keys[2] = {hit ? names.back() : std::string("profiles9"), ""};
   std::uint32_t zero = 0;
   benchmark::DoNotOptimize(zero);
   std::uint32_t found = 0;
   for (auto _ : state) {
-    found = children.find(keys[found & zero]);
+    found = index.find_literal(0, keys[found & zero]);
     benchmark::DoNotOptimize(found);
   }
 }

@@ -1,6 +1,6 @@
 // The typed write route of a gateway serving a --routes table: every POST, PUT and PATCH
 // pattern decodes an 8-field JSON record and answers a 5-field JSON object, the writes of
-// the mixed-application workload (BENCHMARKS.md §10).
+// the mixed-application workload (BENCHMARKS.md §11).
 //
 //   $ curl -i localhost:8080/v1/things -H 'Content-Type: application/json' -d '{"name":"a",
 //       "email":"a@example.com","quantity":1,"active":true,"score":0.5,"tags":["x"],

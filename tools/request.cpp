@@ -1,7 +1,7 @@
 // Parsing request lines and request targets (RFC 9112 section 3.2).
 #include "request.hpp"
 
-#include <waypoint/beast/target.hpp>
+#include <waypoint/target.hpp>
 #include <waypoint/pattern.hpp>
 
 #include <algorithm>
@@ -18,14 +18,14 @@ bool has_control_byte(std::string_view s) {
 
 request_parse failure(std::string message) { return {{}, std::move(message)}; }
 
-// The target is split exactly as the Beast adapter splits it (waypoint/beast/target.hpp), so
-// the tool and the server refuse the same targets. A HOST field stands for a Host header on
+// The target is split by the core's rules (waypoint/target.hpp), which the Beast adapter
+// uses too, so the tool and the server refuse the same targets. A HOST field stands for a Host header on
 // an HTTP/1.1 request; without one the request is read as HTTP/1.0, which needs no Host.
 request_parse parse_target(std::string_view target, request r) {
-  beast::request_head head{r.method, target, r.host, r.host.empty() ? 0u : 1u,
+  request_head head{r.method, target, r.host, r.host.empty() ? 0u : 1u,
                            r.host.empty() ? 10u : 11u};
-  beast::request_target split;
-  if (const char* error = beast::resolve_target(head, split)) return failure(error);
+  request_target split;
+  if (const char* error = waypoint::resolve_target(head, split)) return failure(error);
   request out{r.method, std::string(split.path), std::string(split.query), std::string(split.host)};
   return {std::move(out), {}};
 }

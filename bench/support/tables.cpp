@@ -1,14 +1,17 @@
 // Reading and checking the benchmark tables (see tables.hpp).
 #include "tables.hpp"
 
+#include "request.hpp"
+#include "source_lines.hpp"
+
 #include "waypoint/pattern.hpp"
 #include "waypoint/router.hpp"
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -25,37 +28,22 @@ namespace {
   std::exit(1);
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string> read_lines(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail("cannot read " + path + " (set WAYPOINT_BENCH_TABLES to bench/tables)");
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-bool is_content(std::string_view line) { return !line.empty() && line.front() != '#'; }
-
-std::vector<std::string_view> fields_of(std::string_view line) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    std::size_t start = i;
-    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
-    if (i > start) out.push_back(line.substr(start, i - start));
+// The route tool's reader (tools/source_lines.hpp): the same numbering, trimming and
+// comment rules for every table and request file, whichever program reads it.
+std::vector<route_tool::source_line> read_lines(const std::string& path) {
+  try {
+    return route_tool::read_content_file(path);
+  } catch (const std::exception& e) {
+    fail(std::string(e.what()) + " (set WAYPOINT_BENCH_TABLES to bench/tables)");
   }
-  return out;
 }
 
 // A value for wildcard `name` that starts with a digit: no literal in bench/tables does.
-std::string example_value(std::string_view name) { return "7" + std::string(name); }
+std::string example_value(std::string_view name) {
+  std::string value = "7";  // appended, not `"7" + std::string(name)`: GCC 12's -Wrestrict
+  value.append(name);       // misfires on that at -O3
+  return value;
+}
 
 std::string request_path_for(const pattern& p) {
   std::string path;
@@ -112,35 +100,36 @@ std::string tables_directory() {
 
 route_table load_table(std::string_view name) {
   route_table table{std::string(name), {}};
-  for (const std::string& raw : read_lines(tables_directory() + "/" + table.name + ".routes")) {
-    std::string_view line = trim(raw);
-    if (is_content(line)) table.patterns.emplace_back(line);
-  }
+  for (const auto& line : read_lines(tables_directory() + "/" + table.name + ".routes"))
+    table.patterns.push_back(line.text);
   if (table.patterns.empty()) fail("table " + table.name + " has no routes");
   return table;
 }
 
+// `NAME METHOD TARGET [HOST]  # expect: OUTCOME`: the tool's request line behind a name,
+// split by the tool's parse_request (and so by the core's request-target rules).
 std::vector<request> load_requests(std::string_view file_stem) {
   std::string path = tables_directory() + "/" + std::string(file_stem) + ".requests";
   std::vector<request> out;
-  std::size_t number = 0;
-  for (const std::string& raw : read_lines(path)) {
-    ++number;
-    std::string_view line = trim(raw);
-    if (!is_content(line)) continue;
+  for (const auto& line : read_lines(path)) {
+    std::string_view text = line.text;
     request r;
-    if (std::size_t hash = line.find(" # expect: "); hash != std::string_view::npos) {
-      r.expect = std::string(trim(line.substr(hash + 11)));
-      line = trim(line.substr(0, hash));
+    if (std::size_t hash = text.find(" # expect: "); hash != std::string_view::npos) {
+      std::size_t indent = 0;
+      r.expect = std::string(route_tool::trim_blanks(text.substr(hash + 11), indent));
+      text = route_tool::trim_blanks(text.substr(0, hash), indent);
     }
-    auto fields = fields_of(line);
-    if (fields.size() < 3 || fields.size() > 4)
-      fail(path + ":" + std::to_string(number) + ": want NAME METHOD TARGET [HOST]");
+    auto fields = route_tool::split_fields(text);
+    std::string where = path + ":" + std::to_string(line.number) + ": ";
+    if (fields.size() < 3 || fields.size() > 4) fail(where + "want NAME METHOD TARGET [HOST]");
+    route_tool::request_parse parsed =
+        route_tool::parse_request(std::span(fields).subspan(1));
+    if (!parsed.ok()) fail(where + parsed.error);
     r.name = fields[0];
-    r.method = fields[1];
+    r.method = parsed.value.method;
     r.target = fields[2];
-    r.path = r.target.substr(0, r.target.find('?'));
-    if (fields.size() == 4) r.host = fields[3];
+    r.path = parsed.value.path;
+    r.host = parsed.value.host;
     out.push_back(std::move(r));
   }
   return out;

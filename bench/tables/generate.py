@@ -376,7 +376,7 @@ def unique10k():
     return head + body
 
 
-# --- mix1000.replay: the mixed-application workload (BENCHMARKS.md §10) -----------------
+# --- mix1000.replay: the mixed-application workload (BENCHMARKS.md §11) -----------------
 # A fixed sequence of requests against mix1000.routes for a whole-HTTP load test, replayed
 # in order by bench/load/replay.lua: methods in the proportions of METHODS, each method's
 # requests spread over the route shapes as that method's routes are, 70% of the requests
@@ -531,7 +531,7 @@ def outputs():
     files["mix1000.requests"] = requests_text("mix1000: one request per shape",
                                               representative_requests(mix))
     files["mix1000.replay"] = replay_text(
-        "mix1000.replay: %d requests replayed in order against mix1000.routes (BENCHMARKS.md §10)"
+        "mix1000.replay: %d requests replayed in order against mix1000.routes (BENCHMARKS.md §11)"
         % REPLAY_TOTAL, mix1000_replay(mix))
 
     big = unique10k()

@@ -220,7 +220,19 @@ const error_case error_cases[] = {
     {"EscapedSlashJoiningDotDot", "/a%2F..%2Fb", pattern_errc::unclean_path, 1},
     {"EscapedSlashBeforeDot", "/x/%2F.", pattern_errc::unclean_path, 3},
     {"DotDotBeforeEscapedSlash", "/..%2f", pattern_errc::unclean_path, 1},
+    // The seventeenth wildcard is the one a match result has no room for.
+    {"SeventeenthWildcardAtItsOffset",
+     "/{a}/{b}/{c}/{d}/{e}/{f}/{g}/{h}/{i}/{j}/{k}/{l}/{m}/{n}/{o}/{p}/{q}",
+     pattern_errc::too_many_wildcards, 65},
+    {"SeventeenthWildcardARest",
+     "/{a}/{b}/{c}/{d}/{e}/{f}/{g}/{h}/{i}/{j}/{k}/{l}/{m}/{n}/{o}/{p}/x/{q...}",
+     pattern_errc::too_many_wildcards, 67},
 };
+
+TEST(Pattern, SixteenWildcardsAndAnEndParse) {
+  pattern p = parse_pattern("/{a}/{b}/{c}/{d}/{e}/{f}/{g}/{h}/{i}/{j}/{k}/{l}/{m}/{n}/{o}/{p}/{$}");
+  EXPECT_EQ(p.wildcard_names().size(), waypoint::max_wildcards);
+}
 
 INSTANTIATE_TEST_SUITE_P(Errors, PatternRejects, ::testing::ValuesIn(error_cases),
                          [](const auto& info) { return test_name(info.param.rule); });

@@ -1104,6 +1104,44 @@ TEST(Allocations, NoneOnAnyOutcome) {
   }
 }
 
+// Registration allocates for the pattern (its text when longer than the small-string
+// buffer, its segment vector, its name vector when it has wildcards) and, amortized, for
+// the router's vectors (about 0.06 per route over 2,000 routes); the index keeps nodes,
+// edges and texts in shared arrays, the routes in chunks of 64. Rows: the table's shape and
+// the most allocations per route it may take (it was about 10 before issue 19).
+struct registration_allocation_case {
+  const char* rule;
+  std::string (*pattern)(int);
+  double most_per_route;
+};
+
+const registration_allocation_case registration_allocation_cases[] = {
+    {"LongStaticPaths", [](int i) { return "GET /v1/accounts" + std::to_string(i) + "/summary/weekly"; }, 2.1},
+    {"OneParameterEach", [](int i) { return "GET /v1/deals" + std::to_string(i) + "/{dealId}"; }, 3.1},
+    {"TwoParametersDeep",
+     [](int i) { return "PUT /crm/orgs" + std::to_string(i) + "/{org}/members/{member}/roles"; }, 3.1},
+};
+
+class RegistrationAllocations
+    : public ::testing::TestWithParam<registration_allocation_case> {};
+
+TEST_P(RegistrationAllocations, AtMostTheRowsLimitPerRoute) {
+  const auto& c = GetParam();
+  constexpr int routes = 2000;
+  std::vector<std::string> patterns;
+  for (int i = 0; i < routes; ++i) patterns.push_back(c.pattern(i));
+  router_type r;
+  waypoint::testing::allocation_scope scope;
+  for (int i = 0; i < routes; ++i) r.add(patterns[static_cast<std::size_t>(i)], i);
+  double per_route = static_cast<double>(scope.count()) / routes;
+  EXPECT_LE(per_route, c.most_per_route) << c.pattern(0);
+  EXPECT_GT(per_route, 0.0);  // the counter is live
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, RegistrationAllocations,
+                         ::testing::ValuesIn(registration_allocation_cases),
+                         [](const auto& info) { return std::string(info.param.rule); });
+
 TEST(Allocations, CounterSeesAllocations) {
   waypoint::testing::allocation_scope scope;
   auto p = std::make_unique<int>(1);

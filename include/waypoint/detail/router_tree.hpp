@@ -1,6 +1,6 @@
-// The router's index: a segment tree per host whose root's literal children are the
-// first-segment buckets. docs/design.md draws it. Everything here is built at
-// registration; matching only reads it.
+// The pieces of the router's index that need no tree: the bit per method, hashing and
+// comparing literal segments, and the first-segment filter. detail/route_index.hpp builds
+// the trees from them; docs/design.md draws those.
 #pragma once
 
 #include "waypoint/detail/escape.hpp"
@@ -41,7 +41,7 @@ struct string_hash {
 // Every byte of a string of fewer than eight bytes in one word, without reading past it:
 // two 4-byte loads that overlap for 4 to 7 bytes, the first, middle and last byte below
 // that.
-inline std::uint64_t short_word(const char* p, std::size_t n) noexcept {
+[[gnu::always_inline]] inline std::uint64_t short_word(const char* p, std::size_t n) noexcept {
   if (n >= 4) return load4(p) | std::uint64_t{load4(p + n - 4)} << 32;
   if (n == 0) return 0;
   auto byte = [&](std::size_t i) { return std::uint64_t{static_cast<unsigned char>(p[i])}; };
@@ -135,67 +135,6 @@ class method_table {
   std::vector<std::uint8_t> by_name_;
 };
 
-// Literal children of a node, keyed by the percent-decoded segment. A few are scanned;
-// more get an open-addressing index (linear probing, at most half full).
-class literal_children {
- public:
-  bool empty() const noexcept { return list_.empty(); }
-
-  std::uint32_t find(std::string_view key) const noexcept {
-    if (slots_.empty()) {
-      for (const auto& [k, child] : list_)
-        if (same_segment(k, key)) return child;
-      return no_index;
-    }
-    std::uint32_t h = segment_hash(key);
-    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
-      const slot& s = slots_[i];
-      if (s.entry == 0) return no_index;
-      if (s.hash == h && same_segment(list_[s.entry - 1].first, key))
-        return list_[s.entry - 1].second;
-    }
-  }
-
-  void insert(std::string_view key, std::uint32_t child) {
-    list_.emplace_back(std::string(key), child);
-    if (list_.size() <= literal_scan_limit) return;
-    if (slots_.size() < 2 * list_.size()) {
-      rehash(std::max<std::size_t>(32, 4 * list_.size()));
-    } else {
-      place(static_cast<std::uint32_t>(list_.size()));
-    }
-  }
-
-  const std::vector<std::pair<std::string, std::uint32_t>>& entries() const noexcept {
-    return list_;
-  }
-
- private:
-  struct slot {
-    std::uint32_t hash = 0;
-    std::uint32_t entry = 0;  // index into list_ plus one; 0 marks an empty slot
-  };
-
-  void rehash(std::size_t capacity) {  // capacity is a power of two
-    std::size_t size = 1;
-    while (size < capacity) size <<= 1;
-    slots_.assign(size, slot{});
-    mask_ = size - 1;
-    for (std::uint32_t e = 1; e <= list_.size(); ++e) place(e);
-  }
-
-  void place(std::uint32_t entry) {
-    std::uint32_t h = segment_hash(list_[entry - 1].first);
-    std::size_t i = h & mask_;
-    while (slots_[i].entry != 0) i = (i + 1) & mask_;
-    slots_[i] = {h, entry};
-  }
-
-  std::vector<std::pair<std::string, std::uint32_t>> list_;
-  std::vector<slot> slots_;
-  std::size_t mask_ = 0;
-};
-
 // The first segments of a tree's literal routes (their segment_fingerprint), as a one-hash
 // Bloom filter of 512 bits: a
 // request whose first segment was never added can match no literal-only route and enter
@@ -215,42 +154,6 @@ class segment_filter {
 
   std::array<std::uint64_t, 8> bits_{};
 };
-
-// One position in a host's segment tree. The path from the root spells a pattern's
-// segments; routes whose pattern ends here hang off the node.
-struct tree_node {
-  literal_children literals;
-  std::uint32_t wildcard = no_index;  // child for {name}
-  std::uint32_t end = no_index;       // child for {$}
-  std::uint32_t rest = no_index;      // child for {name...} and a trailing '/'
-  // Routes whose pattern ends at this node: one per method, and one for any method.
-  std::vector<std::pair<std::uint8_t, std::uint32_t>> method_routes;
-  std::uint32_t any_route = no_index;
-  // Bits of method_routes' methods: what a 405 would allow here.
-  std::uint64_t methods = 0;
-  // Method-less and GET routes at or below this node. Registration uses them to skip
-  // subtrees that cannot conflict with a new rest pattern.
-  std::uint32_t subtree_any = 0;
-  std::uint32_t subtree_get = 0;
-  // The most segments a route at or below this node matches past it (unbounded_reach
-  // when a rest wildcard is below): a path with more left cannot match here.
-  std::uint32_t reach = 0;
-  // On a tree's root: its literal-only routes by path, in the router's statics_.
-  std::uint32_t statics = no_index;
-};
-
-inline constexpr std::uint32_t unbounded_reach = no_index;
-
-// The route at `n` that serves `method`: the exact method, then GET for a HEAD request,
-// then the method-less route.
-inline std::uint32_t serving_route(const tree_node& n, std::uint8_t method, bool head) noexcept {
-  for (auto [m, r] : n.method_routes)
-    if (m == method) return r;
-  if (head)
-    for (auto [m, r] : n.method_routes)
-      if (m == method_table::get) return r;
-  return n.any_route;
-}
 
 }  // namespace detail
 }  // namespace waypoint

@@ -5,8 +5,7 @@
 // redirect, and whether the request was refused as bad.
 #pragma once
 
-#include "waypoint/reference/servemux.hpp"
-#include "waypoint/router.hpp"
+#include "waypoint/match_status.hpp"
 
 #include <cstddef>
 #include <string>
@@ -46,8 +45,16 @@ struct outcome {
   }
 };
 
-template <class Handler>
-outcome outcome_of(const basic_match_result<Handler>& m) {
+// A basic_match_result, known by its members so that this header needs no router.
+template <class Match>
+requires requires(const Match& m) {
+  m.status();
+  m.route();
+  m.value_count();
+  m.allowed();
+  m.location_path();
+}
+outcome outcome_of(const Match& m) {
   outcome out;
   out.status = m.status();
   switch (m.status()) {

@@ -13,19 +13,20 @@
 // stay comparable (docs/precedence.md lists the departures):
 //   - a request segment "%2F" is data: it matches {x} and the literal "%2F", never {$}
 //     (Go decodes it to "/" and mistakes it for the trailing slash);
-//   - a path that is invalid, or longer than waypoint::max_path_length, is bad_request;
+//   - a path that is invalid, or longer than reference::max_path_length (the router's
+//     limit), is bad_request;
 //   - a request segment is "." or ".." by what it decodes to: "%2e%2e" is cleaned like ".."
 //     (Go cleans the escaped path, then hands the handler ".."), and a segment whose
 //     escaped slash joins a dot piece ("a%2F..%2Fb") is bad_request;
-//   - a pattern with more than waypoint::max_wildcards wildcards is refused;
+//   - a pattern with more than waypoint::max_wildcards wildcards is refused (by the parser);
 //   - a redirect location is the cleaned escaped path (Go re-escapes the decoded one), and
 //     CONNECT is cleaned like every other method.
 #pragma once
 
 #include "waypoint/detail/escape.hpp"
+#include "waypoint/match_status.hpp"
 #include "waypoint/pattern.hpp"
 #include "waypoint/route.hpp"
-#include "waypoint/router.hpp"
 #include "waypoint/source_location.hpp"
 
 #include <algorithm>
@@ -43,20 +44,21 @@
 
 namespace waypoint::reference {
 
+// waypoint::max_path_length, restated: the oracle checks the router's limit rather than
+// reading it (tests/reference/servemux_test.cpp holds the two equal).
+inline constexpr std::size_t max_path_length = 8192;
+
 template <class Handler>
 class servemux {
  public:
   using route_type = waypoint::basic_route<Handler>;
 
   // Same contract as basic_router::add: throws waypoint::pattern_error when the pattern
-  // does not parse or has too many wildcards, waypoint::conflict_error when it conflicts
-  // with (or repeats) a registered one.
+  // does not parse (too many wildcards among the reasons), waypoint::conflict_error when it
+  // conflicts with (or repeats) a registered one.
   const route_type& add(std::string_view pattern_text, Handler handler,
                         source_location where = source_location::current()) {
     pattern p = parse_pattern(pattern_text);
-    if (p.wildcard_names().size() > max_wildcards)
-      throw pattern_error(pattern_errc::too_many_wildcards, 0, pattern_text,
-                          "more than " + std::to_string(max_wildcards) + " wildcards");
     auto site = registration_site::from(where);
     for (const route_type& existing : routes_)
       if (conflicts(p, existing.pattern))
