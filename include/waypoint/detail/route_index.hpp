@@ -53,13 +53,6 @@ struct match_record {
   std::array<char, 2 * max_path_length + 2> storage;
 };
 
-// The first bytes of a segment as one word: with the length, the whole segment when it
-// is shorter than eight bytes (short_word keeps every byte then), its first eight bytes
-// otherwise. A literal child is compared by this word before any byte is read.
-inline std::uint64_t segment_word(std::string_view s) noexcept {
-  return s.size() < 8 ? short_word(s.data(), s.size()) : load8(s.data());
-}
-
 // A literal child of a node. Invariant: word == segment_word(the literal).
 struct literal_edge {
   std::uint64_t word;
@@ -154,9 +147,8 @@ struct tree_node {
   // subtrees that cannot conflict with a new rest pattern.
   std::uint32_t subtree_any = 0;
   std::uint32_t subtree_get = 0;
-  // On a tree's root: some literal-only route of the tree is in the static table.
-  bool has_statics = false;
 };
+static_assert(sizeof(tree_node) == 64, "a node is one cache line; see static_lengths_");
 
 inline constexpr std::uint32_t unbounded_reach = no_index;
 
@@ -228,12 +220,18 @@ class route_index {
   void add_static(std::uint32_t root, const pattern& p, std::uint32_t id);
   static bool static_key(const pattern& p, std::string& key);
   static std::uint32_t reach_of(const pattern& p) noexcept;
+  static std::uint64_t length_bit(std::size_t n) noexcept {
+    return std::uint64_t{1} << std::min<std::size_t>(n, 63);
+  }
 
   // Matching, step by step (match).
   static bool refuse_path(std::string_view path, const path_scan& scan,
                           match_record& out) noexcept;
   std::uint32_t host_root(std::string_view host) const noexcept;
-  std::uint32_t probe_statics(std::uint32_t root, std::string_view path, walk& w) const noexcept;
+  std::uint32_t serve(const tree_node& n, std::uint8_t method) const noexcept;
+  std::uint32_t serve_among_many(const tree_node& n, std::uint8_t method) const noexcept;
+  bool answer_static(std::uint32_t root, std::uint8_t method, std::string_view path,
+                     match_record& out) const noexcept;
   bool unknown_first_segment(walk& w) const noexcept;
   void finish(walk& w, std::string_view path, const path_scan& scan, match_record& out) const noexcept;
 
@@ -256,6 +254,10 @@ class route_index {
   std::vector<char> text_;  // the decoded literals and static paths, back to back
   literal_table wide_;      // literal children of nodes with more than literal_scan_limit
   literal_table statics_;   // per tree root, its literal-only routes by request path
+  // Bit min(length, 63) for the length of every path in statics_, whatever its tree: most
+  // parameter paths have a length no static path has, and skip the probe's hash. (One
+  // mask rather than one per root keeps a node at 64 bytes, one cache line.)
+  std::uint64_t static_lengths_ = 0;
   std::unordered_map<std::string, std::uint32_t, string_hash, std::equal_to<>> host_roots_;
   // The hostless root's literal children, for the walk-free answer to an unknown first segment.
   segment_filter first_segments_;
@@ -401,7 +403,7 @@ inline void route_index::add_static(std::uint32_t root, const pattern& p, std::u
   thread_local std::string key;  // reused: a static path is built on every registration
   if (!static_key(p, key) || statics_.find(root, key, arena()) != no_index) return;
   statics_.insert(root, key, store_text(key), id);
-  nodes_[root].has_statics = true;
+  static_lengths_ |= length_bit(key.size());
 }
 
 // The request path that a literal-only pattern matches (in its host's tree), when an
@@ -546,7 +548,6 @@ struct route_index::walk {
   const route_index& index;
   std::string_view path;  // clean, escaped, begins with '/'
   std::uint8_t method;
-  bool head;
   bool escaped;           // some segment holds a %XX escape
   std::uint64_t slashes;  // slash_map(path)
   char* scratch;          // room to decode one segment
@@ -559,27 +560,7 @@ struct route_index::walk {
   std::uint64_t allowed = 0;
 
   const tree_node& node(std::uint32_t id) const noexcept { return index.nodes_[id]; }
-
-  // The route at `n` that serves the method: the exact method, then GET for a HEAD
-  // request, then the method-less route.
-  std::uint32_t serve(const tree_node& n) const noexcept {
-    if (n.method == method) return n.method_route;
-    if (n.more_routes == no_index) {
-      if (head && n.method == method_table::get) return n.method_route;
-      return n.any_route;
-    }
-    return serve_among_many(n);
-  }
-
-  std::uint32_t serve_among_many(const tree_node& n) const noexcept {
-    std::uint32_t get = n.method == method_table::get ? n.method_route : no_index;
-    for (std::uint32_t l = n.more_routes; l != no_index; l = index.method_links_[l].next) {
-      const method_link& link = index.method_links_[l];
-      if (link.method == method) return link.route;
-      if (link.method == method_table::get) get = link.route;
-    }
-    return head && get != no_index ? get : n.any_route;
-  }
+  std::uint32_t serve(const tree_node& n) const noexcept { return index.serve(n, method); }
 
   // Where the segment that begins at `begin` ends: the next '/' or the path's end.
   std::size_t segment_end(std::size_t begin) const noexcept {
@@ -715,16 +696,41 @@ inline std::uint32_t route_index::host_root(std::string_view host) const noexcep
   return root_for(strip_port(host));
 }
 
-// A literal-only route whose path equals the request path is the most specific in the
-// tree walked first; when it serves the method no walk is needed.
-inline std::uint32_t route_index::probe_statics(std::uint32_t root, std::string_view path,
-                                                walk& w) const noexcept {
-  if (!nodes_[root].has_statics) return no_index;
+// The route at `n` that serves the method: the exact method, then GET for a HEAD
+// request, then the method-less route.
+inline std::uint32_t route_index::serve(const tree_node& n, std::uint8_t method) const noexcept {
+  if (n.method == method) return n.method_route;
+  if (n.more_routes == no_index) {
+    if (method == method_table::head && n.method == method_table::get) return n.method_route;
+    return n.any_route;
+  }
+  return serve_among_many(n, method);
+}
+
+inline std::uint32_t route_index::serve_among_many(const tree_node& n,
+                                                   std::uint8_t method) const noexcept {
+  std::uint32_t get = n.method == method_table::get ? n.method_route : no_index;
+  for (std::uint32_t l = n.more_routes; l != no_index; l = method_links_[l].next) {
+    const method_link& link = method_links_[l];
+    if (link.method == method) return link.route;
+    if (link.method == method_table::get) get = link.route;
+  }
+  return method == method_table::head && get != no_index ? get : n.any_route;
+}
+
+// A literal-only route whose path equals the (clean, unescaped) request path is the most
+// specific in the tree walked first; when it serves the method that is the answer, before
+// any walk is set up, since a static hit is the cheapest and most common match.
+inline bool route_index::answer_static(std::uint32_t root, std::uint8_t method,
+                                       std::string_view path, match_record& out) const noexcept {
+  if (!(static_lengths_ & length_bit(path.size()))) return false;
   std::uint32_t id = statics_.find(root, path, arena());
-  if (id == no_index) return no_index;
-  std::uint32_t r = w.serve(nodes_[id]);
-  if (r != no_index) w.take(r, true);
-  return r;
+  if (id == no_index) return false;
+  std::uint32_t r = serve(nodes_[id], method);
+  if (r == no_index) return false;
+  out.route = r;
+  out.status = match_status::matched;
+  return true;
 }
 
 // A first segment that no hostless literal route has is the common miss (a scanner's
@@ -745,13 +751,15 @@ inline void route_index::match(std::uint8_t method, std::string_view path, std::
   out.methods = &methods_;
   path_scan scan = path.size() > max_path_length ? path_scan{} : scan_path(path);
   if (refuse_path(path, scan, out)) return;
+  std::uint32_t host_tree = host_root(host);
+  if (scan.clean && !scan.escaped &&
+      answer_static(host_tree != no_index ? host_tree : 0, method, path, out))
+    return;
   char* storage = out.storage.data();
   std::string_view walked = path;
   if (!scan.clean) walked = {storage, clean_path(path, storage)};
-  walk w{*this,         walked,       method, method == method_table::head, scan.escaped,
-         scan.clean ? scan.slashes : slash_map(walked), storage + walked.size() + 1, out.values};
-  std::uint32_t host_tree = host_root(host);
-  if (scan.clean && !scan.escaped) probe_statics(host_tree != no_index ? host_tree : 0, path, w);
+  walk w{*this, walked, method, scan.escaped, scan.clean ? scan.slashes : slash_map(walked),
+         storage + walked.size() + 1, out.values};
   std::size_t segments = scan.clean ? scan.segments
                                     : static_cast<std::size_t>(
                                           std::count(walked.begin(), walked.end(), '/'));

@@ -48,6 +48,13 @@ struct string_hash {
   return byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16;
 }
 
+// The first bytes of a segment as one word: with the length, the whole segment when it
+// is shorter than eight bytes (short_word keeps every byte then), its first eight bytes
+// otherwise. A literal child or a method is compared by this word before any byte is read.
+[[gnu::always_inline]] inline std::uint64_t segment_word(std::string_view s) noexcept {
+  return s.size() < 8 ? short_word(s.data(), s.size()) : load8(s.data());
+}
+
 // Hash of a literal segment, eight bytes at a time because segments are short and a
 // byte-at-a-time hash costs more than the probe it serves. The last word overlaps the one
 // before it rather than being copied out byte by byte; the length is in the seed.
@@ -72,8 +79,7 @@ inline std::uint32_t segment_hash(std::string_view s) noexcept {
 // first segments of a table apart in a filter, at a fraction of segment_hash's cost.
 inline std::uint32_t segment_fingerprint(std::string_view s) noexcept {
   std::size_t n = s.size();
-  std::uint64_t word = n < 8 ? short_word(s.data(), n) : load8(s.data());
-  return static_cast<std::uint32_t>(((word ^ n) * 0x9E3779B97F4A7C15ull) >> 32);
+  return static_cast<std::uint32_t>(((segment_word(s) ^ n) * 0x9E3779B97F4A7C15ull) >> 32);
 }
 
 // Equality for short strings without a call to memcmp, whose call and dispatch cost more
@@ -107,10 +113,15 @@ class method_table {
       intern(m);
   }
 
-  // The bit of `method`, or no_method when no route names it.
+  // The bit of `method`, or no_method when no route names it. Every match starts here, so
+  // names are compared by length and first word, which is the whole name of every
+  // standard method: a string compare per name cost a tenth of a static match.
   std::uint8_t find(std::string_view method) const noexcept {
-    for (std::size_t i = 0; i < names_.size(); ++i)
-      if (same_segment(names_[i], method)) return static_cast<std::uint8_t>(i);
+    std::uint64_t word = segment_word(method);
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+      if (keys_[i].word == word && keys_[i].length == method.size() &&
+          (method.size() < 8 || names_[i] == method))
+        return static_cast<std::uint8_t>(i);
     return no_method;
   }
 
@@ -119,6 +130,7 @@ class method_table {
     if (names_.size() == max_methods)
       throw std::length_error("waypoint: more than 64 distinct methods in one router");
     names_.emplace_back(method);
+    keys_.push_back({segment_word(method), method.size()});
     by_name_.insert(
         std::upper_bound(by_name_.begin(), by_name_.end(), method,
                          [&](std::string_view m, std::uint8_t i) { return m < names_[i]; }),
@@ -131,7 +143,12 @@ class method_table {
   const std::vector<std::uint8_t>& by_name() const noexcept { return by_name_; }
 
  private:
+  struct key {
+    std::uint64_t word;
+    std::size_t length;
+  };
   std::vector<std::string> names_;
+  std::vector<key> keys_;  // keys_[i] describes names_[i]
   std::vector<std::uint8_t> by_name_;
 };
 
