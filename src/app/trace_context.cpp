@@ -90,22 +90,21 @@ trace_context read_trace_context(std::string_view traceparent, std::size_t count
   return trace;
 }
 
+namespace {
+template <std::size_t N>
+std::array<char, 2 * N> hex_text(const std::array<std::uint8_t, N>& bytes) noexcept {
+  std::array<char, 2 * N> text;
+  encode_hex(bytes, text.data());
+  return text;
+}
+}  // namespace
+
 trace_context::trace_id_text trace_context::trace_id_hex() const noexcept {
-  trace_id_text text;
-  encode_hex(trace_id, text.data());
-  return text;
+  return hex_text(trace_id);
 }
-
-trace_context::span_id_text trace_context::span_id_hex() const noexcept {
-  span_id_text text;
-  encode_hex(span_id, text.data());
-  return text;
-}
-
+trace_context::span_id_text trace_context::span_id_hex() const noexcept { return hex_text(span_id); }
 trace_context::span_id_text trace_context::parent_id_hex() const noexcept {
-  span_id_text text;
-  encode_hex(parent_id, text.data());
-  return text;
+  return hex_text(parent_id);
 }
 
 trace_context::traceparent_text trace_context::outgoing_traceparent() const noexcept {

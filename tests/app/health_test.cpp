@@ -75,10 +75,7 @@ TEST(DrainGrace, ReadinessFailsBeforeTheListenersClose) {
   application app({.logger = [](std::string_view) {}});
   app.get("/healthz", healthz());
   app.get("/readyz", readyz(state));
-  waypoint::beast::server_options options;
-  options.listen = {{"127.0.0.1", 0}};
-  options.threads = 1;
-  options.handle_signals = false;
+  waypoint::beast::server_options options = loopback_options();
   options.drain_grace = 600ms;
   waypoint::beast::server server(watch_drain(options, state), dispatch_to(app));
   server.start();
@@ -116,10 +113,7 @@ TEST(DrainGrace, ReadinessFailsBeforeTheListenersClose) {
 TEST(DrainGrace, ZeroClosesTheListenersAtOnce) {
   application app({.logger = [](std::string_view) {}});
   app.get("/healthz", healthz());
-  waypoint::beast::server_options options;
-  options.listen = {{"127.0.0.1", 0}};
-  options.threads = 1;
-  options.handle_signals = false;
+  waypoint::beast::server_options options = loopback_options();
   std::atomic<bool> hook_ran{false};
   options.on_drain = [&] { hook_ran = true; };
   waypoint::beast::server server(options, dispatch_to(app));

@@ -21,10 +21,7 @@ int main() {
   app.get("/users/{id}", [](context& ctx) { ctx.response().body("u"); });
   app.get("/dir/", [](context&) {});
   app.get("/metrics", m.endpoint());
-  waypoint::beast::server_options options;
-  options.listen = {{"127.0.0.1", 0}};
-  options.threads = 1;
-  options.handle_signals = false;
+  waypoint::beast::server_options options = loopback_options();
   waypoint::beast::server server(options, dispatch_to(app));
   m.watch(server);
   server.start();

@@ -177,10 +177,7 @@ TEST(Metrics, ServerCountersMatchTheWire) {
   metrics m;
   application app({.logger = [](std::string_view) {}});
   add_counted_routes(app, m);
-  waypoint::beast::server_options options;
-  options.listen = {{"127.0.0.1", 0}};
-  options.threads = 1;
-  options.handle_signals = false;
+  waypoint::beast::server_options options = loopback_options();
   options.header_timeout = 100ms;
   waypoint::beast::server server(options, dispatch_to(app));
   m.watch(server);

@@ -496,10 +496,7 @@ TEST(AccessLog, RemoteIsThePeerAddress) {
                       },
                       .fields = {access_field::remote, access_field::bytes}}));
   app.get("/x", [](context& ctx) { ctx.response().body("12345"); });
-  waypoint::beast::server_options options;
-  options.listen = {{"127.0.0.1", 0}};
-  options.threads = 1;
-  options.handle_signals = false;
+  waypoint::beast::server_options options = loopback_options();
   waypoint::beast::server server(options, dispatch_to(app));
   server.start();
   exchange(server.endpoints().front().port, {make_request("GET", "/x")});
