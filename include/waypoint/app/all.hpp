@@ -10,6 +10,7 @@
 #include "waypoint/app/health.hpp"
 #include "waypoint/app/http_error.hpp"
 #include "waypoint/app/json.hpp"
+#include "waypoint/app/metrics.hpp"
 #include "waypoint/app/middleware.hpp"
 #include "waypoint/app/openapi.hpp"
 #include "waypoint/app/serve.hpp"
