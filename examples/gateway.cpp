@@ -10,6 +10,7 @@
 // request id, CORS, recover); automatic OPTIONS; a typed JSON route (orders.hpp); and a
 // coroutine route that proxies to an upstream service (proxy.hpp). With --routes, a
 // table's POST, PUT and PATCH patterns are typed record routes (records.hpp).
+#include "ops.hpp"
 #include "orders.hpp"
 #include "proxy.hpp"
 #include "records.hpp"
@@ -51,6 +52,8 @@ struct options {
   std::string upstream;  // empty: the gateway itself
   unsigned upstream_timeout_ms = 5000;
   bool quiet = false;    // no access log
+  bool reuse_port = false;
+  unsigned drain_grace_ms = 1000;
 };
 
 constexpr std::string_view usage = R"(usage: waypoint-gateway [options]
@@ -70,6 +73,9 @@ PUT and PATCH patterns decode and answer JSON records.
   --upstream-timeout MS
                    connect and response timeout of the upstream, default 5000
   --quiet          no access log on stderr
+  --reuse-port     SO_REUSEPORT: a new process may bind the port while this one drains
+  --drain-grace MS readiness (/readyz) says 503 this long after SIGTERM before the
+                   listeners close, default 1000
   --print-routes   print the built-in table and exit
   --help           print this and exit
 
@@ -119,6 +125,10 @@ options parse_arguments(int argc, char** argv) {
       if (o.upstream_timeout_ms == 0) fail("--upstream-timeout must be positive");
     } else if (arg == "--quiet") {
       o.quiet = true;
+    } else if (arg == "--reuse-port") {
+      o.reuse_port = true;
+    } else if (arg == "--drain-grace") {
+      o.drain_grace_ms = static_cast<unsigned>(parse_number(arg, value(), 600'000));
     } else {
       fail("unknown option \"" + std::string(arg) + "\" (try --help)");
     }
@@ -228,7 +238,8 @@ int main(int argc, char** argv) {
   wa::application app({.json_body_limit = 64 * 1024});
   // Outermost first: the log sees the final status and the id; CORS answers preflights
   // before any route runs; recover turns exceptions into problem documents inside them.
-  if (!o.quiet) app.use(wa::access_log());
+  auto ops = waypoint::examples::add_operation_layers(
+      app, {.access_log = !o.quiet, .drain_grace = std::chrono::milliseconds(o.drain_grace_ms)});
   app.use(wa::request_id());
   app.use(wa::cors());
   app.use(wa::recover());
@@ -237,6 +248,8 @@ int main(int argc, char** argv) {
   server_options.listen.clear();
   for (const std::string& a : o.addresses) server_options.listen.push_back({a, o.port});
   server_options.threads = o.threads;
+  server_options.reuse_port = o.reuse_port;
+  server_options = waypoint::examples::with_operations(std::move(server_options), *ops);
   // The server's own errors (a body over its 1 MiB limit, a 431, a 408) as problem
   // documents, like the application's.
   server_options = wa::with_problem_errors(std::move(server_options));
@@ -254,7 +267,9 @@ int main(int argc, char** argv) {
     } else {
       add_routes(app, read_file(o.routes_file), o.routes_file, true);
     }
+    waypoint::examples::add_operation_routes(app, *ops);
     wb::server server(server_options, wa::dispatch_to(app));
+    ops->metrics->watch(server);
     server.start();
     auto endpoints = server.endpoints();
     std::chrono::milliseconds upstream_timeout(o.upstream_timeout_ms);
@@ -272,6 +287,7 @@ int main(int argc, char** argv) {
       std::cout << "  curl -i " << base << "/v1/proxy/v1/health   # a coroutine: GET "
                 << (o.upstream.empty() ? base : o.upstream) << "/v1/health\n";
     }
+    waypoint::examples::print_operations(std::cout, *ops, base);
     std::cout << std::flush;
     server.wait();
     std::cout << "waypoint-gateway: stopped after " << server.stats().requests << " requests\n";

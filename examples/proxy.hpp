@@ -52,7 +52,7 @@ inline void add_proxy_route(app::route_scope& scope, std::shared_ptr<const proxy
     out.set(app::http::field::via, via_token);
     out.set("X-Request-Id", ctx.request_id());
     out.body() = ctx.body();
-    app::response res = co_await to->send(std::move(out));
+    app::response res = co_await to->send(ctx, std::move(out));  // with the trace
     res.version(ctx.request().version());
     ctx.response().message() = std::move(res);
   });

@@ -1,40 +1,12 @@
-// The built-in layers: recover, request id, access log and CORS.
+// The built-in layers: recover, request id and CORS (the access log: access_log.cpp).
 #include "waypoint/app/middleware.hpp"
 
-#include <waypoint/json_string.hpp>
-
 #include <algorithm>
-#include <chrono>
 #include <exception>
 #include <utility>
 
 namespace waypoint::app {
 namespace {
-
-// The method and path are the client's and are clipped; append_json_string escapes their
-// control bytes (a CR or LF cannot start a forged line) and replaces invalid UTF-8.
-std::string access_line(context& ctx, int status, std::chrono::steady_clock::duration elapsed) {
-  std::string clipped;  // allocates only for a field too long to log whole
-  std::string line;
-  line.reserve(160);
-  line += "{\"method\":";
-  waypoint::append_json_string(line, detail::clip_client_text(ctx.method(), clipped));
-  line += ",\"path\":";
-  waypoint::append_json_string(line, detail::clip_client_text(ctx.path(), clipped));
-  line += ",\"route\":";
-  if (ctx.route_pattern().empty())
-    line += "null";
-  else
-    waypoint::append_json_string(line, ctx.route_pattern());
-  line += ",\"status\":";
-  line += std::to_string(status);
-  line += ",\"duration_us\":";
-  line += std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
-  line += ",\"request_id\":";
-  waypoint::append_json_string(line, ctx.request_id());
-  line += '}';
-  return line;
-}
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -133,40 +105,6 @@ middleware request_id() {
                        return true;
                      },
                      {}};
-}
-
-namespace {
-// When the request reached the access log layer; a request-scoped value, so the layer
-// stays one shared object.
-struct access_log_start {
-  std::chrono::steady_clock::time_point at;
-};
-}  // namespace
-
-middleware access_log(access_log_options options) {
-  auto write = [options = std::move(options)](context& ctx, std::exception_ptr& error) {
-    int status = ctx.response().status();
-    if (error) {
-      try {
-        std::rethrow_exception(error);
-      } catch (...) {
-        status = current_exception_status();
-      }
-    }
-    const access_log_start* start = ctx.find<access_log_start>();
-    auto elapsed = start ? std::chrono::steady_clock::now() - start->at
-                         : std::chrono::steady_clock::duration::zero();
-    std::string line = access_line(ctx, status, elapsed);
-    if (options.sink)
-      options.sink(line);
-    else
-      ctx.app().log(line);
-  };
-  return layer_hooks{[](context& ctx) {
-                       ctx.emplace<access_log_start>(std::chrono::steady_clock::now());
-                       return true;
-                     },
-                     std::move(write)};
 }
 
 middleware cors(cors_options options) {

@@ -5,6 +5,7 @@
 #include "waypoint/app/upstream.hpp"
 
 #include "waypoint/app/http_error.hpp"
+#include "waypoint/app/trace_context.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/cancellation_state.hpp>
@@ -484,6 +485,11 @@ upstream::upstream(upstream_options options) {
 const std::string& upstream::base_url() const noexcept { return state_->options.url; }
 
 asio::awaitable<response> upstream::send(request req) const { return send_on(state_, std::move(req)); }
+
+asio::awaitable<response> upstream::send(const context& ctx, request req) const {
+  propagate_trace(ctx, req);
+  return send_on(state_, std::move(req));
+}
 
 namespace {
 

@@ -46,11 +46,13 @@ void connection::close() noexcept {
 void connection::on_deadline(clock::time_point now) noexcept {
   if (now < deadline_) return;
   if (phase_ == phase::reading && !expired_) {
-    expired_ = true;
+    expired_ = true;  // counted by the session's expire(), which knows header from body
     error_code ignored;
     socket_.cancel(ignored);
     return;
   }
+  if (phase_ == phase::idle) owner_.counters().timeout(timeout_kind::idle);
+  if (phase_ == phase::writing) owner_.counters().timeout(timeout_kind::write);
   close();
 }
 
@@ -79,6 +81,7 @@ void connection::do_read() {
 void connection::on_read(error_code ec, std::size_t n) {
   if (ec && !expired_) return destroy();  // end of stream, reset, or closed by the sweep
   if (!ec) session_.commit(n);
+  server_counters::add(owner_.counters().bytes_received, n);
   try {
     if (expired_) {
       session_.process();  // what did arrive in time is still answered
@@ -111,6 +114,7 @@ bool connection::write_now() {
   std::string& output = session_.output();
   error_code ec;
   std::size_t n = socket_.write_some(asio::buffer(output), ec);
+  server_counters::add(owner_.counters().bytes_sent, n);
   if (!ec && n == output.size()) {
     output.clear();
     return true;
@@ -128,7 +132,10 @@ void connection::do_write() {
   phase_ = phase::writing;
   deadline_ = clock::now() + owner_.options().write_timeout;
   asio::async_write(socket_, asio::buffer(session_.output()),
-                    [this](error_code ec, std::size_t) { on_write(ec); });
+                    [this](error_code ec, std::size_t n) {
+                      server_counters::add(owner_.counters().bytes_sent, n);
+                      on_write(ec);
+                    });
 }
 
 void connection::on_write(error_code ec) {
@@ -156,6 +163,7 @@ void connection::watch() {
 void connection::on_watch(error_code ec, std::size_t n) {
   read_pending_ = false;
   if (!ec) session_.commit(n);
+  server_counters::add(owner_.counters().bytes_received, n);
   if (gone_) return destroy();
   if (session_.awaiting_response()) {
     if (ec) return abandon();  // end of stream or reset: nobody will read the answer

@@ -338,6 +338,7 @@ void http_session::send_response() {
 // Answers a request that could not be read; the connection closes after it, since where
 // the next request would start is unknown.
 void http_session::answer_error(http::status status, std::string_view why) {
+  env_.counters.error(static_cast<unsigned>(status));
   response_.base() = response::header_type();
   response_.body().clear();
   response_.result(status);
@@ -363,6 +364,7 @@ void http_session::end_request() noexcept {
 void http_session::expire() {
   if (!in_request_ || closing_ || waiting_) return;  // a handler's time is the handler's
   bool in_body = parser_ && parser_->is_header_done();
+  env_.counters.timeout(in_body ? timeout_kind::body : timeout_kind::header);
   answer_error(http::status::request_timeout,
                in_body ? "the body stalled or arrived slower than the server's minimum rate"
                        : "the request header did not arrive in time");

@@ -14,6 +14,7 @@
 
 #include "http_date.hpp"
 #include "response_writer.hpp"
+#include "server_counters.hpp"
 #include "waypoint/beast/server.hpp"
 
 #include <boost/asio/buffer.hpp>
@@ -54,6 +55,8 @@ struct session_environment {
   const std::atomic<bool>& stop_requested;
   // Requests answered, errors included; written by this thread only.
   std::atomic<std::uint64_t>& requests_answered;
+  // Bytes, error answers and timeouts; written by this thread only.
+  server_counters& counters;
 };
 
 class http_session {

@@ -22,6 +22,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -44,6 +45,7 @@ struct server::impl {
   asio::io_context* control = nullptr;  // accepts (unless reuse_port) and handles signals
   std::optional<asio::executor_work_guard<executor>> control_guard;
   std::optional<asio::signal_set> signals;
+  std::optional<asio::steady_timer> grace;  // drain_grace, on the control thread
   std::vector<std::unique_ptr<worker>> workers;
   std::list<listener> listeners;
   std::vector<listen_address> bound;
@@ -85,6 +87,8 @@ struct server::impl {
   void hand_over(listener& l, worker& target, socket_type socket);
   void wait_for_signals();
   void begin_stop();
+  void close_listeners();
+  void end_grace_now();
   void close_everything();
   void listener_closed();
   void worker_finished();
@@ -172,6 +176,7 @@ void server::impl::wait_for_signals() {
     if (first) {
       begin_stop();
     } else {
+      end_grace_now();
       close_everything();
     }
     wait_for_signals();
@@ -196,8 +201,23 @@ void server::impl::close_everything() {
   for (auto& w : workers) asio::post(w->context(), [w = w.get()] { w->close_all(); });
 }
 
-// On the control thread. Each listener is closed by the thread that owns it.
+// On the control thread: tells on_drain, then lets drain_grace pass before the listeners
+// close, so that readiness has said 503 for that long while everything still works.
 void server::impl::begin_stop() {
+  if (options.on_drain) options.on_drain();
+  if (options.drain_grace <= std::chrono::milliseconds::zero()) return close_listeners();
+  grace.emplace(*control, options.drain_grace);
+  grace->async_wait([this](error_code) { close_listeners(); });
+}
+
+// A second signal during the grace: the listeners close now (the timer's handler runs
+// once, cancelled or not).
+void server::impl::end_grace_now() {
+  if (grace) grace->cancel();
+}
+
+// On the control thread. Each listener is closed by the thread that owns it.
+void server::impl::close_listeners() {
   for (listener& l : listeners) {
     if (l.owner) continue;
     error_code ignored;
@@ -353,13 +373,16 @@ void server::wait() {
 
 std::vector<listen_address> server::endpoints() const { return impl_->bound; }
 
+bool server::draining() const noexcept {
+  return impl_->stop_requested.load(std::memory_order_relaxed);
+}
+
 server_stats server::stats() const {
   server_stats total;
   for (const auto& w : impl_->workers) {
-    server_stats s = w->stats();
-    total.connections += s.connections;
-    total.requests += s.requests;
+    w->add_stats(total);
   }
+  total.open = impl_->count.open.load(std::memory_order_relaxed);
   total.refused = impl_->count.refused.load(std::memory_order_relaxed);
   return total;
 }

@@ -28,7 +28,7 @@ worker::worker(asio::io_context* context, const server_options& options,
                connection_count& count)
     : options_(options),
       render_error_(options.render_error ? options.render_error : error_renderer(write_plain_error)),
-      environment_{options_, dispatch, render_error_, date_, stop_requested, requests_},
+      environment_{options_, dispatch, render_error_, date_, stop_requested, requests_, counters_},
       count_(count),
       // Concurrency hint 1: one thread runs it, so Asio can skip its locks.
       own_context_(context ? nullptr : std::make_unique<asio::io_context>(1)),

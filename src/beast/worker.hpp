@@ -75,10 +75,13 @@ class worker {
     finish_if_drained();
   }
 
-  server_stats stats() const noexcept {
-    return {connections_accepted_.load(std::memory_order_relaxed),
-            requests_.load(std::memory_order_relaxed), 0};
+  // Adds this worker's counts to `total`.
+  void add_stats(server_stats& total) const noexcept {
+    total.connections += connections_accepted_.load(std::memory_order_relaxed);
+    total.requests += requests_.load(std::memory_order_relaxed);
+    counters_.sum_into(total);
   }
+  server_counters& counters() noexcept { return counters_; }
 
  private:
   // Single writer: a plain load and store, no locked instruction on the request path.
@@ -122,6 +125,7 @@ class worker {
   error_renderer render_error_;
   date_cache date_;
   std::atomic<std::uint64_t> requests_{0};
+  server_counters counters_;
   session_environment environment_;
   connection_count& count_;
   std::unique_ptr<asio::io_context> own_context_;

@@ -4,6 +4,8 @@
 
 #include "app_test_support.hpp"
 
+#include <waypoint/beast/server.hpp>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -15,6 +17,15 @@
 #include <vector>
 
 namespace waypoint::app::testing {
+
+// A server on a free loopback port, one thread, no signal handling: the tests' server.
+inline waypoint::beast::server_options loopback_options() {
+  waypoint::beast::server_options options;
+  options.listen = {{"127.0.0.1", 0}};
+  options.threads = 1;
+  options.handle_signals = false;
+  return options;
+}
 
 inline std::vector<response> exchange(std::uint16_t port, std::vector<request> requests) {
   boost::asio::io_context io;

@@ -2,8 +2,17 @@
 // the handler, exceptions seen through next(), and the built-in layers (recover,
 // request_id, access_log, cors).
 #include "app_test_support.hpp"
+#include "loopback_client.hpp"
 
 #include <waypoint/app/middleware.hpp>
+#include <waypoint/app/serve.hpp>
+#include <waypoint/app/trace_context.hpp>
+
+#include <unistd.h>
+
+#include <cctype>
+#include <ctime>
+#include <mutex>
 
 #include <gtest/gtest.h>
 
@@ -345,6 +354,156 @@ TEST(AccessLog, DefaultSinkIsTheApplicationLogger) {
   answer(app, "GET", "/x");
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("\"status\":200"), std::string::npos);
+}
+
+// Every field of the default line, for each outcome the application answers.
+enum class logged_bytes { body, zero, null };
+
+struct access_field_row {
+  const char* rule;
+  const char* method;
+  const char* target;
+  int status;
+  const char* route;  // nullptr: JSON null
+  logged_bytes bytes;
+};
+
+class AccessLogFields : public ::testing::TestWithParam<access_field_row> {};
+
+bool is_rfc3339_utc_micros(const std::string& t) {
+  // YYYY-MM-DDTHH:MM:SS.uuuuuuZ
+  if (t.size() != 27) return false;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    char want = i == 4 || i == 7 ? '-' : i == 10 ? 'T' : i == 13 || i == 16 ? ':'
+              : i == 19 ? '.' : i == 26 ? 'Z' : '9';
+    if (want == '9' ? !std::isdigit(static_cast<unsigned char>(t[i])) : t[i] != want) return false;
+  }
+  return true;
+}
+
+// The UTC time now as the log writes it, to the second.
+std::string utc_second_now() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[20];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
+  return text;
+}
+
+TEST_P(AccessLogFields, EachOutcomeHasEveryField) {
+  const access_field_row& row = GetParam();
+  std::vector<std::string> lines;
+  application app({.logger = [](std::string_view) {}});
+  app.use(access_log({.sink = [&](std::string_view l) { lines.emplace_back(l); }}));
+  app.use(request_id());
+  app.use(waypoint::app::tracing());
+  app.get("/users/{id}", [](context& ctx) { ctx.response().body("user 7"); });
+  app.get("/dir/", [](context& ctx) { ctx.response().body("dir"); });
+  app.get("/boom", [](context&) { throw std::runtime_error("x"); });
+  std::string before = utc_second_now();
+  response res = answer(app, make_request(row.method, row.target,
+                           {{"User-Agent", "curl/7.88.1"},
+                            {"traceparent",
+                             "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}));
+  std::string after = utc_second_now();
+  ASSERT_EQ(lines.size(), 1u) << row.rule;
+  nlohmann::json entry = nlohmann::json::parse(lines[0], nullptr, false);
+  ASSERT_TRUE(entry.is_object()) << lines[0];
+  // The default fields, in access_field's order.
+  std::size_t at = 0;
+  for (const char* key : {"time", "remote", "method", "path", "route", "status", "bytes",
+                          "duration_us", "user_agent", "request_id", "trace_id"}) {
+    std::size_t found = lines[0].find("\"" + std::string(key) + "\":");
+    ASSERT_NE(found, std::string::npos) << key << " in " << lines[0];
+    EXPECT_GE(found, at) << key << " out of order in " << lines[0];
+    at = found;
+  }
+  EXPECT_EQ(entry.size(), 11u) << lines[0];
+  std::string time = entry["time"];
+  EXPECT_TRUE(is_rfc3339_utc_micros(time)) << time;
+  EXPECT_TRUE(time.substr(0, 19) == before || time.substr(0, 19) == after) << time;
+  EXPECT_TRUE(entry["remote"].is_null()) << "respond() has no connection";
+  EXPECT_EQ(entry["method"], row.method) << row.rule;
+  EXPECT_EQ(entry["status"], row.status) << row.rule;
+  if (row.route)
+    EXPECT_EQ(entry["route"], row.route) << row.rule;
+  else
+    EXPECT_TRUE(entry["route"].is_null()) << row.rule;
+  switch (row.bytes) {
+    case logged_bytes::body:
+      EXPECT_EQ(entry["bytes"], res.body().size()) << row.rule;
+      EXPECT_GT(res.body().size(), 0u) << row.rule;
+      break;
+    case logged_bytes::zero:  // a redirect's note is added after every layer has run
+      EXPECT_EQ(entry["bytes"], 0) << row.rule;
+      break;
+    case logged_bytes::null:  // the answer to an exception is written outside the layer
+      EXPECT_TRUE(entry["bytes"].is_null()) << row.rule;
+      break;
+  }
+  EXPECT_EQ(entry["user_agent"], "curl/7.88.1") << row.rule;
+  EXPECT_EQ(entry["trace_id"], "4bf92f3577b34da6a3ce929d0e0e4736") << row.rule;
+  EXPECT_EQ(entry["request_id"].get<std::string>().size(), 16u) << row.rule;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, AccessLogFields,
+    ::testing::Values(
+        access_field_row{"match", "GET", "/users/7", 200, "GET /users/{id}", logged_bytes::body},
+        access_field_row{"404", "GET", "/nothing", 404, nullptr, logged_bytes::body},
+        access_field_row{"405", "DELETE", "/users/7", 405, nullptr, logged_bytes::body},
+        access_field_row{"redirect to the subtree", "GET", "/dir", 307, nullptr, logged_bytes::zero},
+        access_field_row{"400 from the router", "GET", "/users/1?token=s3cret#top", 400, nullptr, logged_bytes::body},
+        access_field_row{"500 from an exception", "GET", "/boom", 500, "GET /boom", logged_bytes::null}));
+
+TEST(AccessLog, FieldsAreSelectableAndOrdered) {
+  std::vector<std::string> lines;
+  application app({.logger = [](std::string_view) {}});
+  app.use(access_log({.sink = [&](std::string_view l) { lines.emplace_back(l); },
+                      .fields = {access_field::status, access_field::route, access_field::trace_id}}));
+  app.get("/x", [](context&) {});
+  answer(app, "GET", "/x");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], R"({"status":200,"route":"GET /x","trace_id":null})");
+}
+
+// The descriptor sink: each line and its newline in one write(2), readable from a pipe.
+TEST(AccessLog, DescriptorSinkWritesWholeLines) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  application app({.logger = [](std::string_view) {}});
+  app.use(access_log({.fd = fds[1], .fields = {access_field::method, access_field::status}}));
+  app.get("/x", [](context&) {});
+  answer(app, "GET", "/x");
+  answer(app, "POST", "/x");
+  close(fds[1]);
+  std::string text;
+  char buffer[256];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) text.append(buffer, n);
+  close(fds[0]);
+  EXPECT_EQ(text, "{\"method\":\"GET\",\"status\":200}\n{\"method\":\"POST\",\"status\":405}\n");
+}
+
+// Over a real connection the remote address is the client's.
+TEST(AccessLog, RemoteIsThePeerAddress) {
+  std::vector<std::string> lines;
+  std::mutex mutex;
+  application app({.logger = [](std::string_view) {}});
+  app.use(access_log({.sink = [&](std::string_view l) {
+                        std::lock_guard lock(mutex);
+                        lines.emplace_back(l);
+                      },
+                      .fields = {access_field::remote, access_field::bytes}}));
+  app.get("/x", [](context& ctx) { ctx.response().body("12345"); });
+  waypoint::beast::server_options options = loopback_options();
+  waypoint::beast::server server(options, dispatch_to(app));
+  server.start();
+  exchange(server.endpoints().front().port, {make_request("GET", "/x")});
+  server.stop();
+  server.wait();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], R"({"remote":"127.0.0.1","bytes":5})");
 }
 
 // --- cors ---------------------------------------------------------------------------

@@ -5,7 +5,12 @@
 #include "app_test_support.hpp"
 
 #include <waypoint/app/async.hpp>
+#include <waypoint/app/metrics.hpp>
 #include <waypoint/app/middleware.hpp>
+#include <waypoint/app/trace_context.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <alloc_counter.hpp>
@@ -79,6 +84,43 @@ TEST(ServerPathAllocations, PinnedPerKindOfRoute) {
     EXPECT_EQ(dispatch_allocations(app, make_request("GET", row.target)), row.allocations)
         << row.rule;
   }
+}
+
+// What a deployment adds to every request: the metrics layer, the access log (to a
+// descriptor, the gateway's way), trace context. Each counts into per-thread storage that
+// the warm-up requests have grown, so a request costs what it costs without them: the
+// request id's field.
+TEST(ServerPathAllocations, OperationsLayersAddNothing) {
+  int null_fd = ::open("/dev/null", O_WRONLY);
+  ASSERT_GE(null_fd, 0);
+  metrics counted;
+  application with_ops;
+  with_ops.use(access_log({.fd = null_fd}));
+  with_ops.use(counted.layer());
+  with_ops.use(tracing());
+  application without;
+  for (application* app : {&with_ops, &without}) {
+    app->use(waypoint::app::request_id());
+    app->get("/health", [](context& ctx) { ctx.response().body() = "ok"; });
+    app->get("/users/{id}", [](context& ctx) {
+      ctx.response().body() = ctx.path_value("id").size() < 8 ? "short id" : "long id";
+    });
+  }
+  const std::vector<server_path_row> rows = {
+      {"static route", "/health", 1},
+      {"param route", "/users/42", 1},
+      {"404: its problem document's fields and body", "/nothing", 3},
+  };
+  for (const server_path_row& row : rows) {
+    request req = make_request("GET", row.target,
+                               {{"traceparent",
+                                 "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+                                {"User-Agent", "curl/7.88.1"}});
+    std::uint64_t added = dispatch_allocations(with_ops, req);
+    EXPECT_EQ(added, dispatch_allocations(without, req)) << row.rule;
+    EXPECT_EQ(added, row.allocations) << row.rule;
+  }
+  ::close(null_fd);
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 // upstream.hpp: sends driven from co_spawn on a test io_context against real upstreams on
 // loopback — waypoint::beast::server for well-behaved ones, a scripted raw socket for the
 // hostile ones (silence, garbage, oversized answers, connections closed at bad moments).
+#include "loopback_client.hpp"
+
 #include <waypoint/app/http_error.hpp>
+#include <waypoint/app/serve.hpp>
+#include <waypoint/app/trace_context.hpp>
 #include <waypoint/app/upstream.hpp>
 #include <waypoint/beast/server.hpp>
 
@@ -243,6 +247,36 @@ TEST(Upstream, RejectsNonPositiveLimits) {
 }
 
 // --- well-behaved upstreams --------------------------------------------------------
+
+// send(ctx, req) from a route behind tracing(): the upstream sees the client's trace with
+// the front server's span as the parent, and the client's tracestate.
+TEST(Upstream, ForwardsTheTraceWithThisSpanAsParent) {
+  namespace wa = waypoint::app;
+  beast_upstream backend;
+  upstream up(options_for(backend.url()));
+  wa::application app({.logger = [](std::string_view) {}});
+  app.use(wa::tracing());
+  std::string front_span;
+  app.get("/front", [&](wa::context& ctx) -> wa::awaitable<void> {
+    auto span = ctx.get<wa::trace_context>().span_id_hex();
+    front_span.assign(span.data(), span.size());
+    wa::response res = co_await up.send(ctx, get("/back"));
+    ctx.response().message() = std::move(res);
+  });
+  wb::server front(wa::testing::loopback_options(), wa::dispatch_to(app));
+  front.start();
+  request req = get("/front");
+  req.set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  req.set("tracestate", "rojo=00f067aa0ba902b7");
+  auto answers = wa::testing::exchange(front.endpoints().front().port, {req});
+  front.stop();
+  front.wait();
+  ASSERT_EQ(answers.front().result_int(), 200u);
+  wb::request seen = backend.last_request();
+  EXPECT_EQ(seen["traceparent"], "00-4bf92f3577b34da6a3ce929d0e0e4736-" + front_span + "-01");
+  EXPECT_NE(front_span, "00f067aa0ba902b7");
+  EXPECT_EQ(seen["tracestate"], "rojo=00f067aa0ba902b7");
+}
 
 TEST(Upstream, PassesStatusHeadersAndBodyThrough) {
   beast_upstream server([](const wb::request& req, wb::response& res) {

@@ -135,7 +135,9 @@ class session_harness {
   wd::date_cache date_;
   std::atomic<bool> stop_{false};
   std::atomic<std::uint64_t> answered_{0};
-  wd::session_environment environment_{options_, exchange_, render_, date_, stop_, answered_};
+  wd::server_counters counters_;
+  wd::session_environment environment_{options_, exchange_, render_, date_, stop_, answered_,
+                                       counters_};
 };
 
 }  // namespace waypoint::testing

@@ -54,8 +54,9 @@ def expect(condition, message):
 class Gateway:
     """A gateway process on a free port; `base` and `curl_lines` are what it printed."""
 
-    def __init__(self, binary, *args):
-        self.process = subprocess.Popen([binary, "--port", "0", "--quiet"] + list(args),
+    def __init__(self, binary, *args, quiet=True, drain_grace_ms=0):
+        flags = ["--port", "0", "--drain-grace", str(drain_grace_ms)] + (["--quiet"] if quiet else [])
+        self.process = subprocess.Popen([binary] + flags + list(args),
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                         text=True)
         self.lines = queue.Queue()
@@ -339,6 +340,64 @@ def check_sigterm_stops_the_gateway_with_exit_0(binary):
            "a 'stopped after N requests' line on the way out, got %r" % rest)
 
 
+# --- operations: health, readiness through a drain, the access log --------------------
+
+def check_readiness_says_503_from_sigterm_until_the_listeners_close(binary):
+    g = Gateway(binary, drain_grace_ms=1500)
+    try:
+        expect(any("/readyz" in l for l in g.printed), "the startup output names /readyz: %r"
+               % g.printed)
+        ready = get(g.base + "/readyz")
+        expect(ready.status == 200 and ready.json() == {"status": "ready"},
+               "readiness before the stop: 200, got %r" % ready)
+        g.process.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        draining = get(g.base + "/readyz")
+        expect(draining.status == 503 and draining.json() == {"status": "draining"},
+               "readiness after SIGTERM, within the grace: 503, got %r" % draining)
+        alive = get(g.base + "/healthz")
+        expect(alive.status == 200, "liveness within the grace: 200, got %r" % alive)
+        routed = get(g.base + "/v1/health")
+        expect(routed.status == 200, "other routes within the grace: 200, got %r" % routed)
+        code = g.process.wait(timeout=5)
+        expect(code == 0, "exit code 0 after the drain, got %r" % code)
+        refused = subprocess.run(["curl", "-s", "-o", "/dev/null", g.base + "/readyz"])
+        expect(refused.returncode == 7, "after the drain the port is closed (curl exit 7), got %d"
+               % refused.returncode)
+    finally:
+        g.stop()
+
+
+def check_access_log_and_metrics_count_the_requests_sent(binary):
+    g = Gateway(binary, quiet=False)
+    parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    get(g.base + "/v1/iam/users/42?secret=1", "-H", "traceparent: " + parent, "-A", "check/1")
+    get(g.base + "/no/such/route")
+    scraped = get(g.base + "/metrics")
+    g.stop()
+    expect(scraped.status == 200 and scraped.header("content-type").startswith("text/plain"),
+           "metrics: 200 text/plain, got %r" % scraped)
+    for series in ['waypoint_http_requests_total{route="GET /v1/iam/users/{userId}",method="GET",'
+                   'status="2xx"} 1',
+                   'waypoint_http_unrouted_requests_total{outcome="not_found"} 1',
+                   'waypoint_server_connections_total 3']:
+        expect(series in scraped.body.splitlines(), "metrics hold %r:\n%s" % (series, scraped.body))
+    lines = [json.loads(l) for l in g.process.stderr.read().splitlines() if l.startswith("{")]
+    expect(len(lines) == 3, "one line per request, got %r" % lines)
+    first, second, _ = lines
+    expect(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", first["time"]) is not None,
+           "an RFC 3339 UTC time, got %r" % first["time"])
+    expected = {"remote": "127.0.0.1", "method": "GET", "path": "/v1/iam/users/42",
+                "route": "GET /v1/iam/users/{userId}", "status": 200, "user_agent": "check/1",
+                "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"}
+    for key, value in expected.items():
+        expect(first.get(key) == value, "%s: %r, got %r" % (key, value, first))
+    expect(first["bytes"] > 0 and first["duration_us"] >= 0 and len(first["request_id"]) == 16,
+           "bytes, duration and request id: %r" % first)
+    expect(second["status"] == 404 and second["route"] is None and len(second["trace_id"]) == 32,
+           "a 404 has no route and a started trace: %r" % second)
+
+
 # --- the load test's request table ------------------------------------------------------
 
 def check_replay_table_requests_are_2xx_from_the_route_they_name(binary):
@@ -373,6 +432,8 @@ CHECKS = [
     check_proxy_to_a_silent_upstream_is_504_after_the_timeout,
     check_proxy_loop_through_itself_is_508,
     check_sigterm_stops_the_gateway_with_exit_0,
+    check_readiness_says_503_from_sigterm_until_the_listeners_close,
+    check_access_log_and_metrics_count_the_requests_sent,
     check_replay_table_requests_are_2xx_from_the_route_they_name,
 ]
 

@@ -16,6 +16,9 @@
 #include "waypoint/app/context.hpp"
 
 #include <chrono>
+#include <cstdint>
+#include <exception>
+#include <iterator>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -31,18 +34,58 @@ middleware recover();
 // generates one, and echoes it in the response's X-Request-Id, errors included.
 middleware request_id();
 
-struct access_log_options {
-  // Receives each line; the application's logger when empty.
-  std::function<void(std::string_view line)> sink{};
+// The fields of an access log line, in the order they are written.
+enum class access_field : std::uint8_t {
+  time,        // "time": RFC 3339 in UTC with microseconds, "2026-12-01T17:04:05.123456Z"
+  remote,      // "remote": the socket's peer address (null under respond())
+  method,      // "method"
+  path,        // "path": the escaped target without the query (queries carry secrets)
+  route,       // "route": the matched pattern, null when none matched
+  status,      // "status"
+  bytes,       // "bytes": body bytes of the response as the layers leave it (0 for HEAD
+               // and for a redirect, whose short note is added later; null when an
+               // exception passes through, answered outside the layer)
+  duration,    // "duration_us": from this layer's entry to its exit
+  user_agent,  // "user_agent": null when absent
+  request_id,  // "request_id"
+  trace_id,    // "trace_id": from tracing() (trace_context.hpp), null without it
 };
 
-// One JSON line per request once it is answered:
-//   {"method":"GET","path":"/v1/users/42","route":"GET /v1/users/{id}","status":200,
-//    "duration_us":41,"request_id":"6f1c0e2a9b7d4c35"}
-// "path" is the escaped path without the query (queries carry secrets); "route" is null
-// when no route matched. An exception passing through is logged with the status it will
-// be answered with, then rethrown.
+// Every field, the default.
+inline constexpr access_field all_access_fields[] = {
+    access_field::time,     access_field::remote,     access_field::method,
+    access_field::path,     access_field::route,      access_field::status,
+    access_field::bytes,    access_field::duration,   access_field::user_agent,
+    access_field::request_id, access_field::trace_id};
+
+struct access_log_options {
+  // Receives each line (without its newline), on the request's thread.
+  std::function<void(std::string_view line)> sink{};
+  // Without a sink: >= 0 writes each line and its newline to this descriptor with one
+  // write(2), taking no lock (lines up to PIPE_BUF bytes never interleave on a pipe, and
+  // never on a file opened with O_APPEND); -1 hands it to the application's logger.
+  int fd = -1;
+  // What a line holds, in this order.
+  std::vector<access_field> fields{std::begin(all_access_fields), std::end(all_access_fields)};
+};
+
+// One JSON line per request once it is answered (access_field names the keys):
+//   {"time":"2026-12-01T17:04:05.123456Z","remote":"10.0.0.7","method":"GET",
+//    "path":"/v1/users/42","route":"GET /v1/users/{id}","status":200,"bytes":37,
+//    "duration_us":41,"user_agent":"curl/7.88.1","request_id":"6f1c0e2a9b7d4c35",
+//    "trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}
+// Client text (method, path, user agent) is clipped to max_client_text_bytes and
+// escaped, so it can neither forge a line nor make one long. The line is built in a
+// per-thread buffer: no allocation per line once it has grown (the sink's own aside). An
+// exception passing through is logged with the status it will be answered with, then
+// rethrown.
 middleware access_log(access_log_options options = {});
+
+namespace detail {
+// The status a request is answered with, seen from a layer's `after` hook: the response's,
+// or the one the exception passing through (non-null `error`) will be answered with.
+int answered_status(context& ctx, const std::exception_ptr& error) noexcept;
+}  // namespace detail
 
 struct cors_options {
   // Origins allowed to read responses; "*" allows any. Compared byte for byte with the

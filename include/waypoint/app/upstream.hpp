@@ -27,6 +27,8 @@ namespace waypoint::app {
 
 namespace http = boost::beast::http;
 
+class context;
+
 namespace detail {
 struct upstream_state;  // options, the parsed URL and the pool, shared with sends in flight
 }
@@ -68,6 +70,11 @@ class upstream {
   // boost::system::system_error(operation_aborted).
   boost::asio::awaitable<http::response<http::string_body>> send(
       http::request<http::string_body> req) const;
+
+  // send(req) for a request made while answering `ctx`: the trace of ctx (tracing(),
+  // waypoint/app/trace_context.hpp) goes with it, this server's span as the new parent.
+  boost::asio::awaitable<http::response<http::string_body>> send(
+      const context& ctx, http::request<http::string_body> req) const;
 
   // The URL as given in the options.
   const std::string& base_url() const noexcept;

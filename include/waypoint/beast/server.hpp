@@ -52,6 +52,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -205,6 +206,15 @@ struct server_options {
   std::size_t min_body_rate = 1024;                  // bytes per second
   std::chrono::milliseconds write_timeout{15'000};   // one batch of responses
   std::chrono::milliseconds drain_timeout{10'000};   // graceful stop, then connections close
+  // Between the start of a stop (the first SIGINT/SIGTERM, or stop()) and the listeners
+  // closing, the server goes on serving as before while on_drain's readiness answers 503,
+  // so that a load balancer polling it stops sending new connections before they would be
+  // refused. Set it a little longer than the balancer's check interval times its fall
+  // count. 0: the listeners close at once. A second signal ends the grace (and the drain).
+  std::chrono::milliseconds drain_grace{0};
+  // Runs on the server's control thread when a stop starts, before the grace; e.g.
+  // waypoint::app::health::start_draining (waypoint/app/health.hpp). Must not throw.
+  std::function<void()> on_drain;
 
   // null: a text/plain line "<Reason-Phrase>: <why>" (write_plain_error in adapter.hpp).
   error_renderer render_error;
@@ -215,6 +225,23 @@ struct server_stats {
   std::uint64_t connections = 0;  // accepted
   std::uint64_t requests = 0;     // answered, errors included
   std::uint64_t refused = 0;      // at max_connections: answered 503 or closed at once
+  std::uint64_t open = 0;         // connections open now
+  std::uint64_t bytes_received = 0;
+  std::uint64_t bytes_sent = 0;
+  // The statuses the server answers itself, before or instead of a dispatch (500: a
+  // dispatch that threw, or a field that could split the header).
+  static constexpr std::array<unsigned, 9> error_statuses{400, 408, 413, 414, 417,
+                                                          431, 500, 501, 503};
+  // Answers of each of error_statuses, in that order.
+  std::array<std::uint64_t, error_statuses.size()> errors{};
+  // Connections timed out, by what the server waited for: idle (closed), the header or
+  // the body (408), a write (closed).
+  struct timeout_counts {
+    std::uint64_t idle = 0;
+    std::uint64_t header = 0;
+    std::uint64_t body = 0;
+    std::uint64_t write = 0;
+  } timeouts;
 };
 
 class server {
@@ -252,6 +279,8 @@ class server {
   // The bound addresses, in the order of options.listen, with actual ports. After start().
   std::vector<listen_address> endpoints() const;
   server_stats stats() const;
+  // Whether a stop has started (the grace included): what a readiness check reports.
+  bool draining() const noexcept;
 
  private:
   struct impl;
