@@ -7,11 +7,16 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -242,6 +247,7 @@ std::string body_of(const std::string& out) {
 
 class StaticFiles : public ::testing::Test {
  protected:
+  virtual void adjust(waypoint::beast::server_options&) {}
   void SetUp() override {
     app_.static_files("/assets/", tree_.root().string());
     wa::static_file_options strict;
@@ -253,6 +259,7 @@ class StaticFiles : public ::testing::Test {
     options.listen = {{"127.0.0.1", 0}};
     options.threads = 1;
     options.handle_signals = false;
+    adjust(options);
     server_.emplace(options, wa::dispatch_to(app_));
     server_->start();
     port_ = server_->endpoints().front().port;
@@ -441,6 +448,44 @@ TEST_F(StaticFiles, TraversalAttemptsNeverReachOutsideTheRoot) {
   std::array<char, 4096> events;
   EXPECT_LT(::read(watch, events.data(), events.size()), 0) << "the secret file was opened";
   ::close(watch);
+}
+
+// A file body is cut like any other when its reader stops: each wait for the socket to
+// take more lasts write_timeout at most.
+class StaticFilesSlowReader : public StaticFiles {
+ protected:
+  void adjust(waypoint::beast::server_options& options) override {
+    options.write_timeout = std::chrono::milliseconds(200);
+  }
+};
+
+TEST_F(StaticFilesSlowReader, ReaderThatStopsIsCutAtTheWriteTimeout) {
+  constexpr std::uint64_t size = 256ull * 1024 * 1024;  // sparse: costs no disk
+  write_file(tree_.root() / "big.bin", "");
+  fs::resize_file(tree_.root() / "big.bin", size);
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  int small = 4096;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port_);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  std::string request = "GET /assets/big.bin HTTP/1.1\r\nHost: t\r\n\r\n";
+  ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // reads nothing meanwhile
+  timeval patience{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+  std::uint64_t received = 0;
+  std::array<char, 65536> buffer;
+  ssize_t n;
+  while ((n = ::recv(fd, buffer.data(), buffer.size(), 0)) > 0) received += static_cast<std::uint64_t>(n);
+  bool closed = n == 0 || (n < 0 && errno == ECONNRESET);
+  ::close(fd);
+  EXPECT_TRUE(closed) << "the server never closed (errno " << errno << ")";
+  EXPECT_GT(received, 0u);
+  EXPECT_LT(received, size);
 }
 
 }  // namespace
