@@ -53,6 +53,7 @@ struct found_file {
   struct stat status {};
   descriptor directory;
   std::string name;  // its last component (the index file's name for a directory)
+  bool via_link = false;  // opened by open_followed: its directory is not known
 };
 
 enum class lookup_result : std::uint8_t { found, missing, directory_without_slash };
@@ -85,27 +86,41 @@ class file_resolver {
     errno_ = 0;
     bool directory_request = segments.back().empty();
     std::size_t steps = segments.size() - 1;
-    descriptor dir(::openat(root_.get(), ".", directory_flags));
+    // The root's own descriptor serves a file at the top: no step opens it again.
+    descriptor dir;
+    auto at = [&] { return dir ? dir.get() : root_.get(); };
     std::string name;
     for (std::size_t i = 0; i < steps; ++i) {
       name.assign(segments[i]);
-      descriptor next(::openat(dir.get(), name.c_str(), directory_flags));
+      descriptor next(::openat(at(), name.c_str(), directory_flags));
       if (!next) return fail();
       dir = std::move(next);
     }
-    if (directory_request) return open_index(std::move(dir), out);
+    if (directory_request) {
+      if (!dir) dir = descriptor(::openat(root_.get(), ".", directory_flags));
+      return open_index(std::move(dir), out);
+    }
     name.assign(segments.back());
-    descriptor file(::openat(dir.get(), name.c_str(), file_flags));
+    descriptor file(::openat(at(), name.c_str(), file_flags));
     if (!file) return fail();
     if (::fstat(file.get(), &out.status) != 0) return fail();
     if (S_ISDIR(out.status.st_mode)) return lookup_result::directory_without_slash;
     if (!S_ISREG(out.status.st_mode)) return lookup_result::missing;
     out.file = std::move(file);
-    out.directory = std::move(dir);
+    out.directory = std::move(dir);  // empty at the top: directory_fd() gives the root's
     out.name = std::move(name);
     return lookup_result::found;
   }
 
+ public:
+  // The directory a found file is in, for its siblings: -1 when it was reached through a
+  // followed link (no siblings are looked for then).
+  int directory_fd(const found_file& found) const noexcept {
+    if (found.directory) return found.directory.get();
+    return found.via_link ? -1 : root_.get();
+  }
+
+ private:
   lookup_result open_index(descriptor dir, found_file& out) const {
     if (options_->index_file.empty()) return lookup_result::missing;
     descriptor file(::openat(dir.get(), options_->index_file.c_str(), file_flags));
@@ -154,6 +169,7 @@ class file_resolver {
     }
     if (!S_ISREG(out.status.st_mode)) return lookup_result::missing;
     out.file = std::move(file);
+    out.via_link = true;
     std::string_view p = path;
     out.name = std::string(p.substr(p.rfind('/') + 1));
     return lookup_result::found;
@@ -196,9 +212,10 @@ class file_answer {
  public:
   file_answer(context& ctx, const static_file_options& options) : ctx_(ctx), options_(options) {}
 
-  void send(found_file& found) {
+  // `directory`: where found's siblings are, -1 when unknown.
+  void send(found_file& found, int directory) {
     std::string_view type = content_type(found.name);
-    if (options_.precompressed && found.directory) pick_precompressed(found);
+    if (options_.precompressed && directory >= 0) pick_precompressed(found, directory);
     std::string etag = entity_tag(found.status);
     response_builder& res = ctx_.response();
     res.header(http::field::content_type, type);
@@ -238,14 +255,14 @@ class file_answer {
 
   // name.br, then name.gz, when the client accepts the coding and the sibling is a regular
   // file; its status then stands for the representation (its own ETag and length).
-  void pick_precompressed(found_file& found) {
+  void pick_precompressed(found_file& found, int directory) {
     ctx_.response().append_header("Vary", "Accept-Encoding");
     std::string_view accepted = ctx_.header(http::field::accept_encoding);
     if (accepted.empty()) return;
     for (auto [suffix, coding] : {std::pair{".br", "br"}, std::pair{".gz", "gzip"}}) {
       if (!detail::accepts_coding(accepted, coding)) continue;
       std::string sibling = found.name + suffix;
-      descriptor file(::openat(found.directory.get(), sibling.c_str(), file_flags));
+      descriptor file(::openat(directory, sibling.c_str(), file_flags));
       struct stat status {};
       if (!file || ::fstat(file.get(), &status) != 0 || !S_ISREG(status.st_mode)) continue;
       found.file = std::move(file);
@@ -319,7 +336,7 @@ struct static_handler {
       ctx.response().redirect(301, location + "/");
       return;
     }
-    file_answer(ctx, *options).send(found);
+    file_answer(ctx, *options).send(found, resolver->directory_fd(found));
   }
 };
 
