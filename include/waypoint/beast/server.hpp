@@ -45,7 +45,8 @@
 // field the dispatch set except Content-Length, Transfer-Encoding, Connection and Date,
 // which it writes itself (Content-Length from the body; for HEAD a Content-Length the
 // dispatch set is kept and no body is sent), and the body. A dispatch that throws produces
-// a 500; so does a field holding CR, LF or NUL, which could split the header.
+// a 500; so does a field holding CR, LF or NUL, which could split the header. A body can
+// be a file instead (exchange::attach_file, file_payload): sent with sendfile after the head.
 // docs/server.md has the details and the measurements.
 #pragma once
 
