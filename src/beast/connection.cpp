@@ -7,6 +7,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include <signal.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 
@@ -25,6 +26,24 @@ constexpr std::chrono::milliseconds linger_timeout{1000};
 // reactor, so that one fast reader of a large file cannot keep the thread from its other
 // connections. 1 MiB is a few milliseconds of loopback bandwidth.
 constexpr std::uint64_t file_turn_bytes = 1024 * 1024;
+
+// sendfile has no MSG_NOSIGNAL: writing to a connection its client has closed raises
+// SIGPIPE, whose default action kills the process. So before the first file is sent the
+// signal is ignored, unless the program has its own disposition for it (then it is kept,
+// and the program is trusted to survive it). Thread-safe: a static's initialisation.
+void ignore_sigpipe_once() noexcept {
+  static const bool done = [] {
+    struct sigaction current {};
+    if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      struct sigaction ignore {};
+      ignore.sa_handler = SIG_IGN;
+      ::sigemptyset(&ignore.sa_mask);
+      ::sigaction(SIGPIPE, &ignore, nullptr);
+    }
+    return true;
+  }();
+  (void)done;
+}
 
 }  // namespace
 
@@ -160,6 +179,7 @@ void connection::on_write(error_code ec) {
 // file is sent; false when a wait was started or the connection was destroyed. Each wait
 // may last write_timeout, so a reader that stops is cut, one that keeps reading is not.
 bool connection::send_file_now() {
+  ignore_sigpipe_once();
   file_payload& file = session_.pending_file();
   std::uint64_t turn = file_turn_bytes;
   while (file.length() > 0 && turn > 0) {

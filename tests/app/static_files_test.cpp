@@ -488,4 +488,29 @@ TEST_F(StaticFilesSlowReader, ReaderThatStopsIsCutAtTheWriteTimeout) {
   EXPECT_LT(received, size);
 }
 
+// A client that goes away in the middle of a file (wrk does, at the end of every run)
+// must not take the server with it: sendfile to a closed socket raises SIGPIPE.
+TEST_F(StaticFiles, ClientThatLeavesMidFileLeavesTheServerRunning) {
+  write_file(tree_.root() / "big.bin", "");
+  fs::resize_file(tree_.root() / "big.bin", 64ull * 1024 * 1024);
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port_);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+    std::string request = "GET /assets/big.bin HTTP/1.1\r\nHost: t\r\n\r\n";
+    ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+    std::array<char, 65536> buffer;
+    ASSERT_GT(::recv(fd, buffer.data(), buffer.size(), 0), 0);
+    linger reset{1, 0};  // close with RST while the server is still sending
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+    ::close(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(body_of(run("URL/assets/app.css")), css) << "the server still answers";
+}
+
 }  // namespace
