@@ -450,6 +450,26 @@ TEST_F(StaticFiles, TraversalAttemptsNeverReachOutsideTheRoot) {
   ::close(watch);
 }
 
+// A socket that has sent GET /assets/big.bin and read nothing yet; -1 on failure.
+// `receive_buffer`: SO_RCVBUF to ask for (0: the system's).
+int request_big_file(std::uint16_t port, int receive_buffer) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  if (receive_buffer > 0)
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string request = "GET /assets/big.bin HTTP/1.1\r\nHost: t\r\n\r\n";
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0 ||
+      ::send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // A file body is cut like any other when its reader stops: each wait for the socket to
 // take more lasts write_timeout at most.
 class StaticFilesSlowReader : public StaticFiles {
@@ -463,17 +483,8 @@ TEST_F(StaticFilesSlowReader, ReaderThatStopsIsCutAtTheWriteTimeout) {
   constexpr std::uint64_t size = 256ull * 1024 * 1024;  // sparse: costs no disk
   write_file(tree_.root() / "big.bin", "");
   fs::resize_file(tree_.root() / "big.bin", size);
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int fd = request_big_file(port_, 4096);
   ASSERT_GE(fd, 0);
-  int small = 4096;
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port_);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
-  std::string request = "GET /assets/big.bin HTTP/1.1\r\nHost: t\r\n\r\n";
-  ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // reads nothing meanwhile
   timeval patience{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
@@ -494,15 +505,8 @@ TEST_F(StaticFiles, ClientThatLeavesMidFileLeavesTheServerRunning) {
   write_file(tree_.root() / "big.bin", "");
   fs::resize_file(tree_.root() / "big.bin", 64ull * 1024 * 1024);
   for (int attempt = 0; attempt < 5; ++attempt) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    int fd = request_big_file(port_, 0);
     ASSERT_GE(fd, 0);
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_port = htons(port_);
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
-    std::string request = "GET /assets/big.bin HTTP/1.1\r\nHost: t\r\n\r\n";
-    ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
     std::array<char, 65536> buffer;
     ASSERT_GT(::recv(fd, buffer.data(), buffer.size(), 0), 0);
     linger reset{1, 0};  // close with RST while the server is still sending
