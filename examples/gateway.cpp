@@ -10,6 +10,7 @@
 // request id, CORS, recover); automatic OPTIONS; a typed JSON route (orders.hpp); and a
 // coroutine route that proxies to an upstream service (proxy.hpp). With --routes, a
 // table's POST, PUT and PATCH patterns are typed record routes (records.hpp).
+#include "files.hpp"
 #include "ops.hpp"
 #include "orders.hpp"
 #include "proxy.hpp"
@@ -264,6 +265,7 @@ int main(int argc, char** argv) {
       wa::serve_openapi(app, {.title = "waypoint-gateway", .version = WAYPOINT_VERSION,
                               .license = "BSL-1.0"},
                         {.ui_directory = WAYPOINT_SWAGGER_UI_DIR});
+      waypoint::examples::add_file_routes(app, WAYPOINT_WWW_DIR);
     } else {
       add_routes(app, read_file(o.routes_file), o.routes_file, true);
     }
@@ -286,6 +288,7 @@ int main(int argc, char** argv) {
                 << " -d '{\"sku\":\"KB-101\",\"quantity\":2}'   # typed JSON route\n";
       std::cout << "  curl -i " << base << "/v1/proxy/v1/health   # a coroutine: GET "
                 << (o.upstream.empty() ? base : o.upstream) << "/v1/health\n";
+      waypoint::examples::print_file_examples(std::cout, base);
     }
     waypoint::examples::print_operations(std::cout, *ops, base);
     std::cout << std::flush;

@@ -182,6 +182,7 @@ void application::dispatch(beast::exchange& x) noexcept {
   route(*ctx);
   if (run_now(*ctx)) {
     finish(*ctx);
+    ctx->hand_over_file();
     pool.destroy(ctx);
     return;
   }
@@ -194,6 +195,7 @@ void application::dispatch(beast::exchange& x) noexcept {
                        x.cancellation_slot(),
                        [this, ctx, done = std::move(done)](std::exception_ptr) mutable {
                          finish(*ctx);
+                         ctx->hand_over_file();
                          pool.destroy(ctx);
                          done.send();
                        }));
@@ -211,6 +213,7 @@ awaitable<void> application::async_handle(const request& req, response& res,
   route(ctx);
   if (!run_now(ctx)) co_await run_rest(ctx);
   finish(ctx);
+  ctx.hand_over_file();
   // Ready to write with Beast: a HEAD answer keeps the length finish() gave it.
   if (!ctx.outcome().head) res.prepare_payload();
 }

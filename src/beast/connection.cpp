@@ -7,7 +7,12 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include <signal.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cerrno>
 
 namespace waypoint::beast::detail {
 namespace {
@@ -16,6 +21,29 @@ namespace {
 // most, so closing does not reset the connection (an RST can destroy the response in the
 // client's receive buffer before it is read).
 constexpr std::chrono::milliseconds linger_timeout{1000};
+
+// A file body is sent in turns of at most this many bytes, each turn going back through the
+// reactor, so that one fast reader of a large file cannot keep the thread from its other
+// connections. 1 MiB is a few milliseconds of loopback bandwidth.
+constexpr std::uint64_t file_turn_bytes = 1024 * 1024;
+
+// sendfile has no MSG_NOSIGNAL: writing to a connection its client has closed raises
+// SIGPIPE, whose default action kills the process. So before the first file is sent the
+// signal is ignored, unless the program has its own disposition for it (then it is kept,
+// and the program is trusted to survive it). Thread-safe: a static's initialisation.
+void ignore_sigpipe_once() noexcept {
+  static const bool done = [] {
+    struct sigaction current {};
+    if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      struct sigaction ignore {};
+      ignore.sa_handler = SIG_IGN;
+      ::sigemptyset(&ignore.sa_mask);
+      ::sigaction(SIGPIPE, &ignore, nullptr);
+    }
+    return true;
+  }();
+  (void)done;
+}
 
 }  // namespace
 
@@ -98,8 +126,11 @@ void connection::on_read(error_code ec, std::size_t n) {
 void connection::answer() {
   for (;;) {
     session_.process();
-    if (session_.output().empty()) break;
-    if (!write_now()) return;  // an asynchronous write continues, or the connection is gone
+    bool file = session_.file_pending();
+    if (session_.output().empty() && !file) break;
+    // An asynchronous write or file send continues, or the connection is gone.
+    if (!session_.output().empty() && !write_now()) return;
+    if (file && !send_file_now()) return;
   }
   if (session_.closing()) return do_linger();
   if (session_.awaiting_response()) return watch();
@@ -113,7 +144,9 @@ void connection::answer() {
 bool connection::write_now() {
   std::string& output = session_.output();
   error_code ec;
-  std::size_t n = socket_.write_some(asio::buffer(output), ec);
+  // A head whose file follows waits for the file's first bytes to fill its packet.
+  asio::socket_base::message_flags flags = session_.file_pending() ? MSG_MORE : 0;
+  std::size_t n = socket_.send(asio::buffer(output), flags, ec);
   server_counters::add(owner_.counters().bytes_sent, n);
   if (!ec && n == output.size()) {
     output.clear();
@@ -141,6 +174,49 @@ void connection::do_write() {
 void connection::on_write(error_code ec) {
   if (ec) return destroy();
   session_.output().clear();
+  try {
+    answer();
+  } catch (const std::exception&) {
+    destroy();
+  }
+}
+
+// Sends the pending file body from the page cache until the socket's buffer is full or a
+// turn is used up, then waits for the socket to take more. Returns true once the whole
+// file is sent; false when a wait was started or the connection was destroyed. Each wait
+// may last write_timeout, so a reader that stops is cut, one that keeps reading is not.
+bool connection::send_file_now() {
+  ignore_sigpipe_once();
+  file_payload& file = session_.pending_file();
+  std::uint64_t turn = file_turn_bytes;
+  while (file.length() > 0 && turn > 0) {
+    auto offset = static_cast<off_t>(file.offset());
+    std::size_t count = static_cast<std::size_t>(std::min(file.length(), turn));
+    ssize_t n = ::sendfile(socket_.native_handle(), file.fd(), &offset, count);
+    if (n > 0) {
+      server_counters::add(owner_.counters().bytes_sent, static_cast<std::size_t>(n));
+      file.advance(static_cast<std::uint64_t>(n));
+      turn -= static_cast<std::uint64_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    // An error, or the file shrank under us: the response cannot be completed as framed.
+    destroy();
+    return false;
+  }
+  if (file.length() == 0) {
+    session_.file_sent();
+    return true;
+  }
+  phase_ = phase::writing;
+  deadline_ = clock::now() + owner_.options().write_timeout;
+  socket_.async_wait(tcp::socket::wait_write, [this](error_code ec) { on_file_writable(ec); });
+  return false;
+}
+
+void connection::on_file_writable(error_code ec) {
+  if (ec) return destroy();
   try {
     answer();
   } catch (const std::exception&) {

@@ -34,6 +34,7 @@ class connection final : public exchange_host {
   const connection_endpoints& endpoints() override;
   asio::cancellation_slot cancellation_slot() override { return cancel_.slot(); }
   void deferred_done() noexcept override;
+  bool attach_file(file_payload& file) noexcept override { return session_.attach_file(file); }
 
  private:
   enum class phase : std::uint8_t { idle, reading, writing, waiting, lingering };
@@ -44,6 +45,8 @@ class connection final : public exchange_host {
   bool write_now();
   void do_write();
   void on_write(error_code ec);
+  bool send_file_now();
+  void on_file_writable(error_code ec);
   void watch();
   void on_watch(error_code ec, std::size_t n);
   void on_deferred_done() noexcept;

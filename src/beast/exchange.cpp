@@ -5,6 +5,8 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 
+#include <unistd.h>
+
 #include <stdexcept>
 #include <utility>
 
@@ -20,6 +22,23 @@ deferred_send exchange::defer() {
   if (deferred_) throw std::logic_error("waypoint: exchange deferred twice");
   deferred_ = true;
   return deferred_send(host_, response_);
+}
+
+file_payload& file_payload::operator=(file_payload&& other) noexcept {
+  if (this != &other) {
+    reset();
+    fd_ = std::exchange(other.fd_, -1);
+    offset_ = other.offset_;
+    length_ = other.length_;
+  }
+  return *this;
+}
+
+void file_payload::reset() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  offset_ = 0;
+  length_ = 0;
 }
 
 deferred_send& deferred_send::operator=(deferred_send&& other) noexcept {

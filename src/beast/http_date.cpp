@@ -1,6 +1,8 @@
 // format_http_date: day and month names from fixed tables, never from the locale.
 #include "http_date.hpp"
 
+#include "waypoint/beast/server.hpp"
+
 namespace waypoint::beast::detail {
 namespace {
 
@@ -45,3 +47,12 @@ std::size_t format_http_date(time_t second, char* out) noexcept {
 }
 
 }  // namespace waypoint::beast::detail
+
+namespace waypoint::beast {
+
+std::string http_date(std::int64_t second) {
+  char text[32];
+  return std::string(text, detail::format_http_date(static_cast<time_t>(second), text));
+}
+
+}  // namespace waypoint::beast

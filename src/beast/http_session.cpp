@@ -78,7 +78,7 @@ void http_session::process() {
     if (!deferred_ready_) return;
     send_response();
   }
-  while (!closing_ && !waiting_ && output_.size() < flush_threshold) {
+  while (!closing_ && !waiting_ && !pending_file_ && output_.size() < flush_threshold) {
     if (parse_step() == step::need_more) break;
   }
 }
@@ -301,10 +301,11 @@ void http_session::note_body_progress(std::size_t bytes) {
 
 void http_session::answer_request() {
   const request& req = parser_->get();
-  framing_ = {req.version(), req.method() == http::verb::head, req.keep_alive(), {}};
+  framing_ = {req.version(), req.method() == http::verb::head, req.keep_alive(), {}, false, 0};
   response_.base() = response::header_type();
   response_.body().clear();
   response_.version(req.version());
+  attached_.reset();
   exchange x(host_, req, response_);
   dispatching_ = true;
   try {
@@ -315,6 +316,7 @@ void http_session::answer_request() {
       response_.base() = response::header_type();
       response_.result(http::status::internal_server_error);
       response_.body() = "Internal Server Error: the handler failed\n";
+      attached_.reset();
     }
   }
   dispatching_ = false;
@@ -330,7 +332,11 @@ void http_session::send_response() {
       http::token_list(response_[http::field::connection]).exists("close"))
     framing_.keep_alive = false;
   framing_.date = env_.date.get();
-  append_response(response_, framing_, output_);
+  // A layer that wrote a body after the file was attached (an error page) replaced it.
+  framing_.file_body = attached_ && response_.body().empty();
+  framing_.file_length = attached_.length();
+  if (append_response(response_, framing_, output_)) pending_file_ = std::move(attached_);
+  attached_.reset();
   if (!framing_.keep_alive) closing_ = true;
   end_request();
 }
@@ -339,6 +345,7 @@ void http_session::send_response() {
 // the next request would start is unknown.
 void http_session::answer_error(http::status status, std::string_view why) {
   env_.counters.error(static_cast<unsigned>(status));
+  attached_.reset();
   response_.base() = response::header_type();
   response_.body().clear();
   response_.result(status);
@@ -348,7 +355,7 @@ void http_session::answer_error(http::status status, std::string_view why) {
     response_.base() = response::header_type();
     write_plain_error(status, why, response_);
   }
-  append_response(response_, {11, false, false, env_.date.get()}, output_);
+  append_response(response_, {11, false, false, env_.date.get(), false, 0}, output_);
   input_.clear();
   closing_ = true;
   end_request();
@@ -359,6 +366,12 @@ void http_session::end_request() noexcept {
   answered.store(answered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   parser_.reset();
   in_request_ = false;
+}
+
+bool http_session::attach_file(file_payload& file) noexcept {
+  if (!dispatching_ && !waiting_) return false;
+  attached_ = std::move(file);
+  return true;
 }
 
 void http_session::expire() {

@@ -9,7 +9,8 @@
 // unfinished chunk-size line (max_chunk_line_bytes) or one trailer section
 // (max_header_bytes), plus one read (read_chunk): every other byte is consumed as it
 // arrives. The body is at most max_body_bytes; the output at most flush_threshold plus one
-// response.
+// response. A file body (file_payload) is never in the output: the session stops after the
+// head that announces it, the connection sends the file, and file_sent() lets it go on.
 #pragma once
 
 #include "http_date.hpp"
@@ -77,6 +78,13 @@ class http_session {
   // A dispatch deferred its response, which is not done yet: nothing more is parsed.
   bool awaiting_response() const noexcept { return waiting_ && !deferred_ready_; }
   bool dispatching() const noexcept { return dispatching_; }
+  // The host's attach_file(): `file` becomes the body of the response being answered (from
+  // its dispatch until it is sent); false, and `file` untouched, at any other time.
+  bool attach_file(file_payload& file) noexcept;
+  // After output(): a file body to send before anything else; file_sent() once it is.
+  bool file_pending() const noexcept { return static_cast<bool>(pending_file_); }
+  file_payload& pending_file() noexcept { return pending_file_; }
+  void file_sent() noexcept { pending_file_.reset(); }
   // Bytes received and not yet parsed.
   std::size_t input_size() const noexcept { return input_.size(); }
   // The request being read ran out of time: answers 408 (the connection then closes).
@@ -137,6 +145,8 @@ class http_session {
   std::string output_;                    // serialized responses not yet written
   std::optional<request_parser> parser_;  // engaged while a request is being read
   response response_;                     // reused: keeps its body's capacity
+  file_payload attached_;                 // the body of response_, when it is a file
+  file_payload pending_file_;             // follows the output; parsing waits for it
   std::size_t header_scan_ = 0;    // where the search for the header's end resumes
   std::uint64_t body_bytes_ = 0;   // bytes of this request's body (with chunk framing) taken
   std::uint64_t chunk_left_ = 0;   // data bytes of the current chunk not yet given to Beast

@@ -67,7 +67,9 @@ bool append_checked(const response& res, const response_framing& framing, std::s
   if (may_have_body) {
     out += "Content-Length: ";
     // HEAD: a length the handler set for the GET body it did not produce is the truth.
-    if (framing.head && body.empty() && is_decimal(given_length)) {
+    if (framing.file_body) {
+      append_number(out, framing.file_length);
+    } else if (framing.head && body.empty() && is_decimal(given_length)) {
       out.append(given_length);
     } else {
       append_number(out, body.size());
@@ -75,19 +77,23 @@ bool append_checked(const response& res, const response_framing& framing, std::s
     out += "\r\n";
   }
   out += "\r\n";
-  if (may_have_body && !framing.head) out += body;
+  if (may_have_body && !framing.head && !framing.file_body) out += body;
   return true;
 }
 
 }  // namespace
 
-void append_response(const response& res, const response_framing& framing, std::string& out) {
+bool append_response(const response& res, const response_framing& framing, std::string& out) {
   std::size_t mark = out.size();
-  if (append_checked(res, framing, out)) return;
+  if (append_checked(res, framing, out))
+    return framing.file_body && !framing.head && carries_content(res.result_int());
   out.resize(mark);
   response fallback{http::status::internal_server_error, framing.version};
   fallback.body() = "Internal Server Error: the handler set an invalid header field\n";
-  append_checked(fallback, framing, out);
+  response_framing plain = framing;
+  plain.file_body = false;
+  append_checked(fallback, plain, out);
+  return false;
 }
 
 }  // namespace waypoint::beast::detail

@@ -6,6 +6,7 @@
 
 #include "waypoint/beast/server.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -16,11 +17,17 @@ struct response_framing {
   bool head = false;        // the request was HEAD: no body is sent
   bool keep_alive = true;   // false: "Connection: close"
   std::string_view date;    // the Date value
+  bool file_body = false;   // the body is a file of file_length bytes, sent after the head
+  std::uint64_t file_length = 0;
 };
 
 // Appends the status line, every field of `res` except Content-Length, Transfer-Encoding,
 // Connection and Date, the server's own Date, Connection and Content-Length, then the body.
-// A status line or field holding CR, LF or NUL is a handler bug: a 500 is appended instead.
-void append_response(const response& res, const response_framing& framing, std::string& out);
+// With framing.file_body, Content-Length is file_length and only the head is appended (the
+// connection sends the file after it). A status line or field holding CR, LF or NUL is a
+// handler bug: a 500 is appended instead (with no file).
+// Returns whether the file is to follow: file_body, a status with content, not HEAD, and
+// no 500 in its place.
+bool append_response(const response& res, const response_framing& framing, std::string& out);
 
 }  // namespace waypoint::beast::detail

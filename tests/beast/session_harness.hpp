@@ -10,6 +10,9 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -35,13 +38,30 @@ inline void echo_dispatch(const wb::request& req, wb::response& res) {
   }
 }
 
-// echo_dispatch, except that GET /later/{x} is answered "later <x>" by a deferred send that
+// A file holding `text`, as a body the session sends without reading it (memfd: no disk).
+inline wb::file_payload file_holding(std::string_view text) {
+  int fd = ::memfd_create("waypoint-harness", MFD_CLOEXEC);
+  if (fd < 0) return {};
+  if (::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    ::close(fd);
+    return {};
+  }
+  return {fd, 0, text.size()};
+}
+
+// echo_dispatch, except that GET /file/{x} is answered "file <x>" from a file body, and
+// GET /later/{x} is answered "later <x>" by a deferred send that
 // the harness completes once the session has nothing more to do: a response that comes
 // after the dispatch returned, while later requests wait in the input.
 class deferring_dispatch {
  public:
   void operator()(wb::exchange& x) {
     std::string_view target = x.request().target();
+    if (target.starts_with("/file/")) {
+      wb::file_payload file = file_holding("file " + std::string(target.substr(6)));
+      x.attach_file(file);
+      return;
+    }
     if (!target.starts_with("/later/")) return echo_dispatch(x.request(), x.response());
     x.response().body() = "later " + std::string(target.substr(7));
     pending_.push_back(x.defer());
@@ -66,6 +86,7 @@ class harness_host final : public wd::exchange_host {
   const wb::connection_endpoints& endpoints() override { return endpoints_; }
   boost::asio::cancellation_slot cancellation_slot() override { return cancel_.slot(); }
   void deferred_done() noexcept override { session_->deferred_done(); }
+  bool attach_file(wb::file_payload& file) noexcept override { return session_->attach_file(file); }
 
  private:
   wd::http_session* session_ = nullptr;
@@ -120,10 +141,21 @@ class session_harness {
   void drain(wd::http_session& session, std::string& out) {
     for (;;) {
       session.process();
-      if (session.output().empty() && !dispatch_.send_pending()) return;
+      if (session.output().empty() && !session.file_pending() && !dispatch_.send_pending())
+        return;
       out += session.output();
       session.output().clear();
+      if (session.file_pending()) send_file(session.pending_file(), out);
+      session.file_sent();
     }
+  }
+
+  // What the connection's sendfile does, into the output.
+  static void send_file(wb::file_payload& file, std::string& out) {
+    std::string bytes(file.length(), '\0');
+    ssize_t n = ::pread(file.fd(), bytes.data(), bytes.size(), static_cast<off_t>(file.offset()));
+    bytes.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    out += bytes;
   }
 
   wb::server_options options_;

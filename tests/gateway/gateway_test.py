@@ -198,6 +198,35 @@ def proxy_line(argv, r):
     expect(r.status == 200, "the proxy line: 200 from the upstream, got %r" % r)
 
 
+WWW = os.path.join(ROOT, "examples/www")
+
+
+def static_file(argv, r):
+    expect(r.status == 200, "static file: 200, got %r" % r)
+    expect(r.header("Content-Type") == "text/html; charset=utf-8",
+           "static file: Content-Type text/html, got %r" % r.header("Content-Type"))
+    with open(os.path.join(WWW, "index.html")) as f:
+        expect(r.body == f.read(), "static file: examples/www/index.html as it is, got %r" % r)
+    expect(r.header("ETag") and r.header("Last-Modified"),
+           "static file: ETag and Last-Modified, got headers %r" % r.headers)
+
+
+def precompressed_file(argv, r):
+    expect(r.status == 200, "precompressed file: 200, got %r" % r)
+    expect(r.header("Content-Encoding") == "gzip" and r.header("Vary") == "Accept-Encoding",
+           "precompressed file: Content-Encoding gzip and Vary, got headers %r" % r.headers)
+    with open(os.path.join(WWW, "style.css")) as f:
+        expect(r.body == f.read(), "precompressed file: curl decodes style.css.gz to "
+               "style.css, got %r" % r)
+
+
+def byte_range(argv, r):
+    expect(r.status == 206, "byte range: 206, got %r" % r)
+    size = os.path.getsize(os.path.join(WWW, "style.css"))
+    expect(r.header("Content-Range") == "bytes 0-99/%d" % size and len(r.body) == 100,
+           "byte range: Content-Range bytes 0-99/%d and 100 bytes, got %r" % (size, r))
+
+
 CURL_LINE_RULES = [  # (comment contains, rule)
     ("# 404", no_route),
     ("automatic OPTIONS", automatic_options),
@@ -205,6 +234,9 @@ CURL_LINE_RULES = [  # (comment contains, rule)
     ("CORS preflight", cors_preflight),
     ("typed JSON route", typed_order),
     ("a coroutine", proxy_line),
+    ("static file", static_file),
+    ("precompressed", precompressed_file),
+    ("a byte range", byte_range),
 ]
 
 

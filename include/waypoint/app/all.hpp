@@ -1,5 +1,6 @@
 // Everything of waypoint::app: the application, the context, typed JSON routes, coroutine
-// routes, the built-in middleware, trusted proxies and serving with waypoint::beast::server.
+// routes, the built-in middleware, trusted proxies, static files and serving with
+// waypoint::beast::server.
 // The upstream client (waypoint/app/upstream.hpp) is included where it is used.
 #pragma once
 
@@ -14,4 +15,5 @@
 #include "waypoint/app/middleware.hpp"
 #include "waypoint/app/openapi.hpp"
 #include "waypoint/app/serve.hpp"
+#include "waypoint/app/static_files.hpp"
 #include "waypoint/app/trace_context.hpp"

@@ -66,6 +66,7 @@ struct application_options {
 
 class application;
 class route_group;
+struct static_file_options;  // waypoint/app/static_files.hpp
 
 namespace detail {
 
@@ -150,6 +151,15 @@ class route_scope {
                      source_location where = source_location::current());
   route_scope& del(std::string_view pattern, handler fn,
                    source_location where = source_location::current());
+
+  // Files under the directory `root`, served at `prefix` (ending in '/') by GET and HEAD
+  // "<prefix>{path...}" (waypoint/app/static_files.hpp says what may be reached and what is
+  // answered). Throws std::system_error when `root` cannot be opened as a directory.
+  route_scope& static_files(std::string_view prefix, const std::string& root,
+                            const static_file_options& options,
+                            source_location where = source_location::current());
+  route_scope& static_files(std::string_view prefix, const std::string& root,
+                            source_location where = source_location::current());
 
   // Adds a layer around every route of this scope (and, for the application, around
   // every request). Throws std::logic_error after freeze().

@@ -574,6 +574,13 @@ class context {
   // --- the response ------------------------------------------------------------------
   response_builder& response() noexcept { return response_; }
 
+  // The open file range `file` is the body (its fields are the caller's: Content-Type,
+  // Content-Length is written from the range). Served by waypoint::beast::server it is sent
+  // with sendfile, never read into memory; elsewhere (respond(), async_handle()) it is read
+  // into the body once the chain is done. A layer that writes a body, or a status without
+  // content (304), replaces it.
+  void send_file(beast::file_payload file) noexcept;
+
   // --- request-scoped values ----------------------------------------------------------
   // Stores a value of type T, replacing any earlier one; lives until the response is done.
   template <class T, class... Args>
@@ -632,6 +639,8 @@ class context {
   void run_postponed();
 
   [[noreturn]] static void throw_missing_value();
+  // After the chain: the file body goes to the connection, or into the body (src/app/async.cpp).
+  void hand_over_file() noexcept;
 
   application* app_;
   const app::request* request_;
@@ -651,6 +660,7 @@ class context {
   std::shared_ptr<detail::deferred_state> deferred_;
   std::vector<std::uint32_t> postponed_;
   bool async_chain_ = false;  // the chain holds a coroutine: it runs through run_async
+  beast::file_payload file_;  // send_file(): the body, unless a layer replaced it
 };
 
 inline void next::operator()() const { ctx_->run(index_); }

@@ -45,7 +45,8 @@
 // field the dispatch set except Content-Length, Transfer-Encoding, Connection and Date,
 // which it writes itself (Content-Length from the body; for HEAD a Content-Length the
 // dispatch set is kept and no body is sent), and the body. A dispatch that throws produces
-// a 500; so does a field holding CR, LF or NUL, which could split the header.
+// a 500; so does a field holding CR, LF or NUL, which could split the header. A body can
+// be a file instead (exchange::attach_file, file_payload): sent with sendfile after the head.
 // docs/server.md has the details and the measurements.
 #pragma once
 
@@ -60,6 +61,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace boost::asio {
@@ -93,6 +95,36 @@ struct connection_endpoints {
   listen_address remote{"", 0};
 };
 
+// A byte range of an open file, sent as a response's body straight from the page cache
+// (sendfile), never read into memory. Owns the descriptor: move-only, closed on
+// destruction. The response says Content-Length: length(); HEAD sends none of it.
+class file_payload {
+ public:
+  file_payload() noexcept = default;
+  file_payload(int fd, std::uint64_t offset, std::uint64_t length) noexcept
+      : fd_(fd), offset_(offset), length_(length) {}
+  file_payload(file_payload&& other) noexcept
+      : fd_(std::exchange(other.fd_, -1)), offset_(other.offset_), length_(other.length_) {}
+  file_payload& operator=(file_payload&& other) noexcept;
+  ~file_payload() { reset(); }
+
+  int fd() const noexcept { return fd_; }
+  std::uint64_t offset() const noexcept { return offset_; }
+  std::uint64_t length() const noexcept { return length_; }  // bytes still to send
+  explicit operator bool() const noexcept { return fd_ >= 0; }
+  // `n` bytes went out.
+  void advance(std::uint64_t n) noexcept {
+    offset_ += n;
+    length_ -= n;
+  }
+  void reset() noexcept;
+
+ private:
+  int fd_ = -1;
+  std::uint64_t offset_ = 0;
+  std::uint64_t length_ = 0;
+};
+
 namespace detail {
 // What an exchange needs of the connection it came on; the server's connection implements
 // it, and so do the tests that drive a session without a socket.
@@ -103,6 +135,15 @@ class exchange_host {
   virtual boost::asio::cancellation_slot cancellation_slot() = 0;
   // The deferred response is ready: from any thread, once per deferral.
   virtual void deferred_done() noexcept = 0;
+  // Makes `file` the body of the response being built, on the connection's thread, before
+  // the response is sent (before the dispatch returns, or before deferred_done()). Returns
+  // false, leaving `file` alone, when this host cannot send files (the caller then reads
+  // it into the body). The server uses it only when the response's string body is empty
+  // and its status carries content.
+  virtual bool attach_file(file_payload& file) noexcept {
+    (void)file;
+    return false;
+  }
 
  protected:
   ~exchange_host() = default;
@@ -157,6 +198,9 @@ class exchange {
   // throws std::logic_error on a second call.
   deferred_send defer();
   bool deferred() const noexcept { return deferred_; }
+  // Sends `file` as the body (file_payload; exchange_host::attach_file says when it is
+  // used); false when this connection cannot, and `file` is left to the caller.
+  bool attach_file(file_payload& file) noexcept { return host_->attach_file(file); }
   // The connection behind executor(), endpoints() and cancellation_slot(), for a framework
   // that hands them on.
   detail::exchange_host& host() const noexcept { return *host_; }
@@ -204,7 +248,9 @@ struct server_options {
   // Past body_timeout from the header's end, the body must have averaged this rate, so a
   // steady slow upload goes on and a trickle is cut. 0: no minimum rate.
   std::size_t min_body_rate = 1024;                  // bytes per second
-  std::chrono::milliseconds write_timeout{15'000};   // one batch of responses
+  // One batch of responses; for a file body, the longest wait for the client to take
+  // more of it (so a slow but steady download goes on, and a stalled reader is cut).
+  std::chrono::milliseconds write_timeout{15'000};
   std::chrono::milliseconds drain_timeout{10'000};   // graceful stop, then connections close
   // Between the start of a stop (the first SIGINT/SIGTERM, or stop()) and the listeners
   // closing, the server goes on serving as before while on_drain's readiness answers 503,
@@ -219,6 +265,10 @@ struct server_options {
   // null: a text/plain line "<Reason-Phrase>: <why>" (write_plain_error in adapter.hpp).
   error_renderer render_error;
 };
+
+// `second` (since the epoch) as an HTTP date (IMF-fixdate, in English whatever the locale):
+// "Tue, 01 Dec 2026 16:58:06 GMT", for Last-Modified and the like.
+std::string http_date(std::int64_t second);
 
 // Counters summed over the server's threads; each is read without stopping anything.
 struct server_stats {

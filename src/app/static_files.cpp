@@ -1,0 +1,363 @@
+// The static file server of static_files.hpp: resolving a request's path inside the root
+// (file_resolver), then answering for the file found (conditional requests, ranges,
+// precompressed siblings). The field parsers it uses are in static_fields.cpp.
+#include "waypoint/app/static_files.hpp"
+
+#include "waypoint/pattern.hpp"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <system_error>
+
+namespace waypoint::app {
+namespace {
+
+// A descriptor closed on scope exit.
+class descriptor {
+ public:
+  descriptor() noexcept = default;
+  explicit descriptor(int fd) noexcept : fd_(fd) {}
+  descriptor(descriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  descriptor& operator=(descriptor&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  ~descriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const noexcept { return fd_; }
+  int release() noexcept { return std::exchange(fd_, -1); }
+  explicit operator bool() const noexcept { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+// Directory steps never follow a link (O_NOFOLLOW with O_DIRECTORY fails on one); the file
+// is opened non-blocking so that a FIFO planted in the root cannot hold the thread.
+constexpr int directory_flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+constexpr int file_flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+
+// A file found under the root: open, with its status, and the directory it is in (for its
+// precompressed siblings; empty when it was reached through a followed link).
+struct found_file {
+  descriptor file;
+  struct stat status {};
+  descriptor directory;
+  std::string name;  // its last component (the index file's name for a directory)
+  bool via_link = false;  // opened by open_followed: its directory is not known
+};
+
+enum class lookup_result : std::uint8_t { found, missing, directory_without_slash };
+
+class file_resolver {
+ public:
+  file_resolver(const std::string& root, const static_file_options& options)
+      : options_(&options) {
+    root_ = descriptor(::open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root_) throw std::system_error(errno, std::generic_category(), "waypoint::app: root " + root);
+    std::unique_ptr<char, decltype(&std::free)> real(::realpath(root.c_str(), nullptr), &std::free);
+    if (!real) throw std::system_error(errno, std::generic_category(), "waypoint::app: root " + root);
+    real_root_ = real.get();
+    root_text_ = root;
+  }
+
+  // The file the segments name (safe_segments' output), opened without following links
+  // unless the policy says so.
+  lookup_result find(const std::vector<std::string_view>& segments, found_file& out) const {
+    lookup_result r = walk(segments, out);
+    if (r != lookup_result::missing || (errno_ != ELOOP && errno_ != ENOTDIR)) return r;
+    if (options_->symlinks == symlink_policy::refuse) return r;
+    return through_links(segments, out);
+  }
+
+ private:
+  // One component at a time from the root, links refused.
+  lookup_result walk(const std::vector<std::string_view>& segments, found_file& out) const {
+    // Invariant: segments is non-empty (safe_segments); an empty last one names a directory.
+    errno_ = 0;
+    bool directory_request = segments.back().empty();
+    std::size_t steps = segments.size() - 1;
+    // The root's own descriptor serves a file at the top: no step opens it again.
+    descriptor dir;
+    auto at = [&] { return dir ? dir.get() : root_.get(); };
+    std::string name;
+    for (std::size_t i = 0; i < steps; ++i) {
+      name.assign(segments[i]);
+      descriptor next(::openat(at(), name.c_str(), directory_flags));
+      if (!next) return fail();
+      dir = std::move(next);
+    }
+    if (directory_request) {
+      if (!dir) dir = descriptor(::openat(root_.get(), ".", directory_flags));
+      return open_index(std::move(dir), out);
+    }
+    name.assign(segments.back());
+    descriptor file(::openat(at(), name.c_str(), file_flags));
+    if (!file) return fail();
+    if (::fstat(file.get(), &out.status) != 0) return fail();
+    if (S_ISDIR(out.status.st_mode)) return lookup_result::directory_without_slash;
+    if (!S_ISREG(out.status.st_mode)) return lookup_result::missing;
+    out.file = std::move(file);
+    out.directory = std::move(dir);  // empty at the top: directory_fd() gives the root's
+    out.name = std::move(name);
+    return lookup_result::found;
+  }
+
+ public:
+  // The directory a found file is in, for its siblings: -1 when it was reached through a
+  // followed link (no siblings are looked for then).
+  int directory_fd(const found_file& found) const noexcept {
+    if (found.directory) return found.directory.get();
+    return found.via_link ? -1 : root_.get();
+  }
+
+ private:
+  lookup_result open_index(descriptor dir, found_file& out) const {
+    if (options_->index_file.empty()) return lookup_result::missing;
+    descriptor file(::openat(dir.get(), options_->index_file.c_str(), file_flags));
+    if (!file || ::fstat(file.get(), &out.status) != 0) return fail();
+    if (!S_ISREG(out.status.st_mode)) return lookup_result::missing;
+    out.file = std::move(file);
+    out.directory = std::move(dir);
+    out.name = options_->index_file;
+    return lookup_result::found;
+  }
+
+  // A link was on the way: resolve the whole path, and for within_root walk the resolved
+  // path from the root again, links refused, so a link swapped in meanwhile is not followed.
+  lookup_result through_links(const std::vector<std::string_view>& segments,
+                              found_file& out) const {
+    std::string joined = root_text_;
+    for (std::string_view s : segments) {
+      joined += '/';
+      joined.append(s);
+    }
+    std::unique_ptr<char, decltype(&std::free)> real(::realpath(joined.c_str(), nullptr), &std::free);
+    if (!real) return lookup_result::missing;
+    std::string_view resolved = real.get();
+    bool directory_request = segments.back().empty();
+    if (options_->symlinks == symlink_policy::follow) return open_followed(real.get(), directory_request, out);
+    if (resolved != real_root_ && !(resolved.starts_with(real_root_) &&
+                                    resolved.size() > real_root_.size() &&
+                                    resolved[real_root_.size()] == '/'))
+      return lookup_result::missing;
+    std::string relative(resolved.substr(std::min(resolved.size(), real_root_.size() + 1)));
+    if (directory_request && !relative.empty()) relative += '/';
+    auto inside = detail::safe_segments(relative, options_->hidden_files);
+    if (!inside) return lookup_result::missing;
+    lookup_result r = walk(*inside, out);
+    return r == lookup_result::directory_without_slash && directory_request ? lookup_result::missing
+                                                                             : r;
+  }
+
+  lookup_result open_followed(const char* path, bool directory_request, found_file& out) const {
+    descriptor file(::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (!file || ::fstat(file.get(), &out.status) != 0) return lookup_result::missing;
+    if (S_ISDIR(out.status.st_mode)) {
+      if (!directory_request) return lookup_result::directory_without_slash;
+      descriptor dir(::open(path, directory_flags & ~O_NOFOLLOW));
+      return dir ? open_index(std::move(dir), out) : lookup_result::missing;
+    }
+    if (!S_ISREG(out.status.st_mode)) return lookup_result::missing;
+    out.file = std::move(file);
+    out.via_link = true;
+    std::string_view p = path;
+    out.name = std::string(p.substr(p.rfind('/') + 1));
+    return lookup_result::found;
+  }
+
+  lookup_result fail() const {
+    errno_ = errno;
+    return lookup_result::missing;
+  }
+
+  const static_file_options* options_;
+  descriptor root_;
+  std::string real_root_;  // realpath of the root: what a resolved link must lie under
+  std::string root_text_;
+  // The errno of the last failed step (ELOOP, ENOTDIR: a link was met); per thread, since
+  // one resolver serves every thread.
+  static thread_local int errno_;
+};
+
+thread_local int file_resolver::errno_ = 0;
+
+// "<mtime>-<size>" in hex, quoted: changes when the file is rewritten or replaced.
+std::string entity_tag(const struct stat& status) {
+  char text[48];
+  int n = std::snprintf(text, sizeof text, "\"%llx-%llx\"",
+                        static_cast<unsigned long long>(status.st_mtim.tv_sec),
+                        static_cast<unsigned long long>(status.st_size));
+  return std::string(text, static_cast<std::size_t>(n));
+}
+
+std::string lower_extension(std::string_view name) {
+  std::size_t dot = name.rfind('.');
+  std::string ext(dot == std::string_view::npos ? std::string_view() : name.substr(dot + 1));
+  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  return ext;
+}
+
+// The answer for one file: the representation chosen, then validators, then the range.
+class file_answer {
+ public:
+  file_answer(context& ctx, const static_file_options& options) : ctx_(ctx), options_(options) {}
+
+  // `directory`: where found's siblings are, -1 when unknown.
+  void send(found_file& found, int directory) {
+    std::string_view type = content_type(found.name);
+    if (options_.precompressed && directory >= 0) pick_precompressed(found, directory);
+    std::string etag = entity_tag(found.status);
+    response_builder& res = ctx_.response();
+    res.header(http::field::content_type, type);
+    validators(found.status, etag);
+    if (not_modified(found.status, etag)) {
+      res.status(http::status::not_modified);
+      return;
+    }
+    auto size = static_cast<std::uint64_t>(found.status.st_size);
+    detail::byte_range range{0, size};
+    if (auto asked = wanted_range(found.status, etag, size)) {
+      if (asked->unsatisfiable) {
+        res.status(http::status::range_not_satisfiable);
+        res.header(http::field::content_range, "bytes */" + std::to_string(size));
+        res.header(http::field::content_type, "text/plain; charset=utf-8");
+        res.message().erase(http::field::content_encoding);
+        res.body("Range Not Satisfiable: the file has " + std::to_string(size) + " bytes\n");
+        return;
+      }
+      range = asked->range;
+      res.status(http::status::partial_content);
+      res.header(http::field::content_range,
+                 "bytes " + std::to_string(range.first) + "-" +
+                     std::to_string(range.first + range.length - 1) + "/" + std::to_string(size));
+    }
+    ctx_.send_file(beast::file_payload(found.file.release(), range.first, range.length));
+  }
+
+ private:
+  std::string_view content_type(std::string_view name) const {
+    std::string ext = lower_extension(name);
+    for (const auto& [extension, type] : options_.content_types)
+      if (extension == ext) return type;
+    std::string_view builtin = detail::builtin_content_type(name);
+    return builtin.empty() ? std::string_view(options_.default_content_type) : builtin;
+  }
+
+  // name.br, then name.gz, when the client accepts the coding and the sibling is a regular
+  // file; its status then stands for the representation (its own ETag and length).
+  void pick_precompressed(found_file& found, int directory) {
+    ctx_.response().append_header("Vary", "Accept-Encoding");
+    std::string_view accepted = ctx_.header(http::field::accept_encoding);
+    if (accepted.empty()) return;
+    for (auto [suffix, coding] : {std::pair{".br", "br"}, std::pair{".gz", "gzip"}}) {
+      if (!detail::accepts_coding(accepted, coding)) continue;
+      std::string sibling = found.name + suffix;
+      descriptor file(::openat(directory, sibling.c_str(), file_flags));
+      struct stat status {};
+      if (!file || ::fstat(file.get(), &status) != 0 || !S_ISREG(status.st_mode)) continue;
+      found.file = std::move(file);
+      found.status = status;
+      ctx_.response().header(http::field::content_encoding, coding);
+      return;
+    }
+  }
+
+  void validators(const struct stat& status, const std::string& etag) {
+    response_builder& res = ctx_.response();
+    res.header(http::field::etag, etag);
+    res.header(http::field::last_modified, last_modified(status));
+    res.header(http::field::accept_ranges, "bytes");
+    if (!options_.cache_control.empty())
+      res.header(http::field::cache_control, options_.cache_control);
+  }
+
+  static std::string last_modified(const struct stat& status);
+
+  // RFC 9110 §13.1.2-3: If-None-Match decides when present, else If-Modified-Since.
+  bool not_modified(const struct stat& status, const std::string& etag) const {
+    std::string_view none_match = ctx_.header(http::field::if_none_match);
+    if (!none_match.empty()) return detail::etag_listed(none_match, etag);
+    std::string_view since = ctx_.header(http::field::if_modified_since);
+    if (since.empty()) return false;
+    std::optional<std::time_t> when = detail::parse_http_date(since);
+    return when && status.st_mtim.tv_sec <= *when;
+  }
+
+  // The Range to honour: none when If-Range names another version (RFC 9110 §13.1.5).
+  std::optional<detail::range_request> wanted_range(const struct stat& status,
+                                                    const std::string& etag,
+                                                    std::uint64_t size) const {
+    std::string_view field = ctx_.header(http::field::range);
+    if (field.empty()) return std::nullopt;
+    std::string_view if_range = ctx_.header(http::field::if_range);
+    if (!if_range.empty()) {
+      bool is_tag = if_range.front() == '"' || if_range.starts_with("W/");
+      if (is_tag ? if_range != etag : if_range != last_modified(status)) return std::nullopt;
+    }
+    return detail::parse_range(field, size);
+  }
+
+  context& ctx_;
+  const static_file_options& options_;
+};
+
+std::string file_answer::last_modified(const struct stat& status) {
+  return beast::http_date(status.st_mtim.tv_sec);
+}
+
+// The route's handler: shares the resolver and options between threads (both immutable).
+struct static_handler {
+  std::shared_ptr<const file_resolver> resolver;
+  std::shared_ptr<const static_file_options> options;
+
+  void operator()(context& ctx) const {
+    std::string_view path = ctx.path_value("path");
+    auto segments = detail::safe_segments(path, options->hidden_files);
+    found_file found;
+    lookup_result r = segments ? resolver->find(*segments, found) : lookup_result::missing;
+    if (r == lookup_result::missing) {
+      ctx.response().problem(404, "no such file");
+      return;
+    }
+    if (r == lookup_result::directory_without_slash) {
+      // Relative, so that it cannot name another host, and links inside the index resolve.
+      std::string location = "./";
+      waypoint::detail::append_escaped(location, segments->back());
+      ctx.response().redirect(301, location + "/");
+      return;
+    }
+    file_answer(ctx, *options).send(found, resolver->directory_fd(found));
+  }
+};
+
+}  // namespace
+
+route_scope& route_scope::static_files(std::string_view prefix, const std::string& root,
+                                       const static_file_options& options,
+                                       source_location where) {
+  if (prefix.empty() || prefix.back() != '/')
+    throw std::invalid_argument("waypoint::app: a static_files prefix ends in '/': " +
+                                std::string(prefix));
+  auto shared_options = std::make_shared<const static_file_options>(options);
+  auto resolver = std::make_shared<const file_resolver>(root, *shared_options);
+  std::string pattern = std::string(prefix) + "{path...}";
+  return add("GET", pattern, static_handler{std::move(resolver), std::move(shared_options)},
+             where);
+}
+
+route_scope& route_scope::static_files(std::string_view prefix, const std::string& root,
+                                       source_location where) {
+  return static_files(prefix, root, static_file_options{}, where);
+}
+
+}  // namespace waypoint::app
