@@ -404,19 +404,23 @@ def check_access_log_and_metrics_count_the_requests_sent(binary):
     g = Gateway(binary, quiet=False)
     parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
     get(g.base + "/v1/iam/users/42?secret=1", "-H", "traceparent: " + parent, "-A", "check/1")
+    # examples/www is served under GET /{path...}: an unknown path is that route's 404, and
+    # only another method finds no route (405, an unrouted outcome).
     get(g.base + "/no/such/route")
+    get(g.base + "/no/such/route", "-X", "DELETE")
     scraped = get(g.base + "/metrics")
     g.stop()
     expect(scraped.status == 200 and scraped.header("content-type").startswith("text/plain"),
            "metrics: 200 text/plain, got %r" % scraped)
     for series in ['waypoint_http_requests_total{route="GET /v1/iam/users/{userId}",method="GET",'
                    'status="2xx"} 1',
-                   'waypoint_http_unrouted_requests_total{outcome="not_found"} 1',
-                   'waypoint_server_connections_total 3']:
+                   'waypoint_http_requests_total{route="GET /{path...}",method="GET",status="4xx"} 1',
+                   'waypoint_http_unrouted_requests_total{outcome="method_not_allowed"} 1',
+                   'waypoint_server_connections_total 4']:
         expect(series in scraped.body.splitlines(), "metrics hold %r:\n%s" % (series, scraped.body))
     lines = [json.loads(l) for l in g.process.stderr.read().splitlines() if l.startswith("{")]
-    expect(len(lines) == 3, "one line per request, got %r" % lines)
-    first, second, _ = lines
+    expect(len(lines) == 4, "one line per request, got %r" % lines)
+    first, second, third, _ = lines
     expect(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", first["time"]) is not None,
            "an RFC 3339 UTC time, got %r" % first["time"])
     expected = {"remote": "127.0.0.1", "method": "GET", "path": "/v1/iam/users/42",
@@ -426,8 +430,10 @@ def check_access_log_and_metrics_count_the_requests_sent(binary):
         expect(first.get(key) == value, "%s: %r, got %r" % (key, value, first))
     expect(first["bytes"] > 0 and first["duration_us"] >= 0 and len(first["request_id"]) == 16,
            "bytes, duration and request id: %r" % first)
-    expect(second["status"] == 404 and second["route"] is None and len(second["trace_id"]) == 32,
-           "a 404 has no route and a started trace: %r" % second)
+    expect(second["status"] == 404 and second["route"] == "GET /{path...}" and
+           len(second["trace_id"]) == 32,
+           "the file server's 404 names its route and starts a trace: %r" % second)
+    expect(third["status"] == 405 and third["route"] is None, "a 405 has no route: %r" % third)
 
 
 # --- the load test's request table ------------------------------------------------------
