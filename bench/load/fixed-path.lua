@@ -1,5 +1,6 @@
--- wrk script: every request a GET of the URL's path (a file, for bench/load/files); counts
--- non-2xx answers and prints the shared summary, then the bytes read.
+-- wrk script: every request a GET of the URL's path (a file for bench/load/files, one route
+-- for bench/deploy/run); counts non-2xx answers and prints the shared summary, then the
+-- bytes read.
 local here = debug.getinfo(1, "S").source:sub(2):match("(.*/)") or "./"
 local summary = dofile(here .. "summary.lua")
 local threads = {}
