@@ -102,7 +102,7 @@ void append_field(std::string& line, access_field field, context& ctx, const lin
       if (facts.failed)
         line += "null";
       else
-        append_number(line, ctx.response().message().body().size());
+        append_number(line, ctx.body_size());
       return;
     case access_field::duration:
       line += "\"duration_us\":";

@@ -41,6 +41,13 @@ void context::send_file(beast::file_payload file) noexcept {
   if (!connection_) hand_over_file();  // respond(): nothing comes after the chain to do it
 }
 
+std::uint64_t context::body_size() const noexcept {
+  const app::response& res = response_.message();
+  bool file_is_body = file_ && res.body().empty() && beast::carries_content(res.result_int());
+  if (!file_is_body) return res.body().size();
+  return outcome_.head ? 0 : file_.length();
+}
+
 void context::hand_over_file() noexcept {
   if (!file_) return;
   beast::file_payload file = std::move(file_);

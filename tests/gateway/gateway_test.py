@@ -408,6 +408,7 @@ def check_access_log_and_metrics_count_the_requests_sent(binary):
     # only another method finds no route (405, an unrouted outcome).
     get(g.base + "/no/such/route")
     get(g.base + "/no/such/route", "-X", "DELETE")
+    get(g.base + "/index.html")  # a file body, sent with sendfile
     scraped = get(g.base + "/metrics")
     g.stop()
     expect(scraped.status == 200 and scraped.header("content-type").startswith("text/plain"),
@@ -416,11 +417,11 @@ def check_access_log_and_metrics_count_the_requests_sent(binary):
                    'status="2xx"} 1',
                    'waypoint_http_requests_total{route="GET /{path...}",method="GET",status="4xx"} 1',
                    'waypoint_http_unrouted_requests_total{outcome="method_not_allowed"} 1',
-                   'waypoint_server_connections_total 4']:
+                   'waypoint_server_connections_total 5']:
         expect(series in scraped.body.splitlines(), "metrics hold %r:\n%s" % (series, scraped.body))
     lines = [json.loads(l) for l in g.process.stderr.read().splitlines() if l.startswith("{")]
-    expect(len(lines) == 4, "one line per request, got %r" % lines)
-    first, second, third, _ = lines
+    expect(len(lines) == 5, "one line per request, got %r" % lines)
+    first, second, third, fourth, _ = lines
     expect(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", first["time"]) is not None,
            "an RFC 3339 UTC time, got %r" % first["time"])
     expected = {"remote": "127.0.0.1", "method": "GET", "path": "/v1/iam/users/42",
@@ -434,6 +435,9 @@ def check_access_log_and_metrics_count_the_requests_sent(binary):
            len(second["trace_id"]) == 32,
            "the file server's 404 names its route and starts a trace: %r" % second)
     expect(third["status"] == 405 and third["route"] is None, "a 405 has no route: %r" % third)
+    size = os.path.getsize(os.path.join(WWW, "index.html"))
+    expect(fourth["status"] == 200 and fourth["bytes"] == size,
+           "a file's line counts the file's %d bytes: %r" % (size, fourth))
 
 
 # --- the load test's request table ------------------------------------------------------

@@ -580,6 +580,9 @@ class context {
   // into the body once the chain is done. A layer that writes a body, or a status without
   // content (304), replaces it.
   void send_file(beast::file_payload file) noexcept;
+  // The body's length as it will be sent: the range given to send_file() unless a layer
+  // replaced it (0 for HEAD), else the body written. What the access log reports.
+  std::uint64_t body_size() const noexcept;
 
   // --- request-scoped values ----------------------------------------------------------
   // Stores a value of type T, replacing any earlier one; lives until the response is done.
