@@ -95,7 +95,9 @@ class beast_upstream {
   using answer_function = std::function<void(const wb::request&, wb::response&)>;
 
   explicit beast_upstream(answer_function answer = {})
-      : answer_(std::move(answer)), server_(options(), [this](const wb::request& req, wb::response& res) {
+      : answer_(std::move(answer)),
+        server_(waypoint::app::testing::loopback_options(),
+                [this](const wb::request& req, wb::response& res) {
           {
             std::lock_guard lock(mutex_);
             seen_.push_back(req);
@@ -117,14 +119,6 @@ class beast_upstream {
   std::uint64_t connections() const { return server_.stats().connections; }
 
  private:
-  static wb::server_options options() {
-    wb::server_options o;
-    o.listen = {{"127.0.0.1", 0}};
-    o.threads = 1;
-    o.handle_signals = false;
-    return o;
-  }
-
   std::mutex mutex_;
   std::vector<wb::request> seen_;
   answer_function answer_;
