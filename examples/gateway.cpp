@@ -15,6 +15,7 @@
 #include "orders.hpp"
 #include "proxy.hpp"
 #include "records.hpp"
+#include "streams.hpp"
 
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/openapi.hpp>
@@ -252,8 +253,8 @@ int main(int argc, char** argv) {
   server_options.reuse_port = o.reuse_port;
   server_options = waypoint::examples::with_operations(std::move(server_options), *ops);
   // The server's own errors (a body over its 1 MiB limit, a 431, a 408) as problem
-  // documents, like the application's.
-  server_options = wa::with_problem_errors(std::move(server_options));
+  // documents, like the application's; each body limited (or streamed) as its route says.
+  server_options = wa::options_for(app, std::move(server_options));
   auto proxy = std::make_shared<waypoint::examples::proxy_target>();
   try {
     if (o.routes_file.empty()) {
@@ -261,6 +262,7 @@ int main(int argc, char** argv) {
       add_routes(app, builtin_routes, "built-in table", false, {"POST /v1/commerce/orders"});
       waypoint::examples::add_order_routes(app);
       waypoint::examples::add_proxy_route(app, proxy);
+      waypoint::examples::add_stream_routes(app);
       // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.
       wa::serve_openapi(app, {.title = "waypoint-gateway", .version = WAYPOINT_VERSION,
                               .license = "BSL-1.0"},
@@ -289,6 +291,7 @@ int main(int argc, char** argv) {
       std::cout << "  curl -i " << base << "/v1/proxy/v1/health   # a coroutine: GET "
                 << (o.upstream.empty() ? base : o.upstream) << "/v1/health\n";
       waypoint::examples::print_file_examples(std::cout, base);
+      waypoint::examples::print_stream_examples(std::cout, base);
     }
     waypoint::examples::print_operations(std::cout, *ops, base);
     std::cout << std::flush;

@@ -267,6 +267,23 @@ route_scope& route_scope::undocumented() {
   return *this;
 }
 
+route_scope& route_scope::body_limit(std::uint64_t max_bytes) {
+  last_doc();  // the same checks: a route to describe, not frozen
+  last_->body_limit = max_bytes;
+  return *this;
+}
+
+route_scope& route_scope::stream_body(std::uint64_t max_bytes) {
+  last_doc();
+  if (!last_->fn.is_async())
+    throw std::logic_error("waypoint::app: route \"" + std::string(last_->route->pattern.text()) +
+                           "\" streams its body, so its handler must be a coroutine that "
+                           "reads it (co_await ctx.read_some(...))");
+  last_->body_limit = max_bytes;
+  last_->stream_body = true;
+  return *this;
+}
+
 route_scope& route_scope::tag_routes(std::string_view tag) {
   if (app_->frozen()) throw std::logic_error("waypoint::app: tag_routes() after freeze()");
   node_->tags.emplace_back(tag);
@@ -398,6 +415,16 @@ void application::route(context& ctx) const noexcept {
     ctx.endpoint_ = &unrouted_;
     ctx.async_chain_ = root_async_;
   }
+}
+
+// Routed as the request will be, header alone; allocation-free like the match itself.
+beast::body_plan application::plan_body(const request& header,
+                                        std::uint64_t server_limit) const noexcept {
+  basic_match_result<const detail::endpoint*> match;
+  beast::route_outcome o = beast::route(router_, header, match);
+  if (!o.matched()) return {server_limit, false};
+  const detail::endpoint* ep = match.handler();
+  return {ep->body_limit ? ep->body_limit : server_limit, ep->stream_body};
 }
 
 void application::answer_unrouted(context& ctx) const {

@@ -43,6 +43,8 @@ void context::send_file(beast::file_payload file) noexcept {
 
 std::uint64_t context::body_size() const noexcept {
   const app::response& res = response_.message();
+  // Chunks the server sent (those gathered into the body under async_handle() are in it).
+  if (chunked_bytes_ > 0 && res.body().empty()) return outcome_.head ? 0 : chunked_bytes_;
   bool file_is_body = file_ && res.body().empty() && beast::carries_content(res.result_int());
   if (!file_is_body) return res.body().size();
   return outcome_.head ? 0 : file_.length();

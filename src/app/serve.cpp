@@ -13,8 +13,17 @@ beast::server_options with_problem_errors(beast::server_options options) {
   return options;
 }
 
+beast::server_options options_for(application& app, beast::server_options options) {
+  if (!options.plan_body) {
+    options.plan_body = [&app, limit = options.max_body_bytes](const request& header) {
+      return app.plan_body(header, limit);
+    };
+  }
+  return with_problem_errors(std::move(options));
+}
+
 void serve(application& app, const beast::server_options& options) {
-  beast::server server(with_problem_errors(options), dispatch_to(app));
+  beast::server server(options_for(app, options), dispatch_to(app));
   server.run();
 }
 

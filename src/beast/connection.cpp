@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 namespace waypoint::beast::detail {
 namespace {
@@ -73,6 +74,10 @@ void connection::close() noexcept {
 // Anything else past its deadline (idle, a stalled write, a linger) is closed.
 void connection::on_deadline(clock::time_point now) noexcept {
   if (now < deadline_) return;
+  if (phase_ == phase::waiting && session_.body_read_pending()) {
+    deadline_ = clock::time_point::max();
+    return deliver_body(session_.fail_body_read(asio::error::timed_out));
+  }
   if (phase_ == phase::reading && !expired_) {
     expired_ = true;  // counted by the session's expire(), which knows header from body
     error_code ignored;
@@ -94,6 +99,9 @@ void connection::destroy() noexcept {
   if (session_.awaiting_response()) return abandon();
   error_code ignored;
   socket_.close(ignored);
+  // A streaming response's write and its watch read may both be pending: the second
+  // completion destroys.
+  if (stream_writing_ || read_pending_) return;
   owner_.remove(self_);  // deletes *this: nothing may follow
 }
 
@@ -228,25 +236,41 @@ void connection::on_file_writable(error_code ec) {
 // that notices the client going away and keeps what it pipelines meanwhile, up to one
 // read's worth, so the input stays within its bound.
 void connection::watch() {
-  phase_ = phase::waiting;
-  deadline_ = clock::time_point::max();
+  if (!stream_writing_) {
+    phase_ = phase::waiting;
+    // A body read waits for the client, whose time is limited; the handler's is not.
+    deadline_ = session_.body_read_pending() ? clock::now() + owner_.options().body_timeout
+                                             : clock::time_point::max();
+  }
   if (read_pending_ || session_.input_size() >= read_chunk) return;
   read_pending_ = true;
+  if (session_.body_streamed()) {
+    if (!watch_buffer_) watch_buffer_ = std::make_unique<char[]>(read_chunk);
+    socket_.async_read_some(asio::buffer(watch_buffer_.get(), read_chunk),
+                            [this](error_code ec, std::size_t n) { on_watch(ec, n, true); });
+    return;
+  }
   socket_.async_read_some(session_.prepare(),
-                          [this](error_code ec, std::size_t n) { on_watch(ec, n); });
+                          [this](error_code ec, std::size_t n) { on_watch(ec, n, false); });
 }
 
-void connection::on_watch(error_code ec, std::size_t n) {
+void connection::on_watch(error_code ec, std::size_t n, bool aside) {
   read_pending_ = false;
+  if (!ec && aside) {
+    asio::mutable_buffer room = session_.prepare();
+    std::memcpy(room.data(), watch_buffer_.get(), n);
+  }
   if (!ec) session_.commit(n);
   server_counters::add(owner_.counters().bytes_received, n);
   if (gone_) return destroy();
   if (session_.awaiting_response()) {
     if (ec) return abandon();  // end of stream or reset: nobody will read the answer
+    if (session_.body_read_pending()) deliver_body(session_.poll_body());
     return watch();
   }
   // The response is done (on_deferred_done cancelled this read, or data came first).
   if (ec && ec != asio::error::operation_aborted) return destroy();
+  if (stream_writing_) return;  // on_stream_write goes on
   try {
     answer();
   } catch (const std::exception&) {
@@ -261,7 +285,113 @@ void connection::abandon() noexcept {
     gone_ = true;
     error_code ignored;
     socket_.close(ignored);
+    fail_streams();
     cancel_.emit(asio::cancellation_type::terminal);
+  }
+}
+
+// The dispatch's pending read (and a write not yet in flight) learn the client is gone.
+void connection::fail_streams() noexcept {
+  try {
+    if (body_done_) deliver_body(session_.fail_body_read(asio::error::connection_aborted));
+    if (chunk_done_ && !stream_writing_) {
+      asio::post(socket_.get_executor(),
+                 [done = std::move(chunk_done_)] { done(asio::error::connection_aborted); });
+      chunk_done_ = nullptr;
+    }
+  } catch (...) {
+  }
+}
+
+// --- streaming, while a response is deferred ---------------------------------------------
+
+// A coroutine dispatch runs inline until it first waits, so these can be called during the
+// dispatch, before the session knows the exchange is deferred and while answer() owns the
+// output: they are retried once the dispatch has returned.
+void connection::read_body(asio::mutable_buffer into, body_read_handler done) {
+  if (session_.dispatching()) {
+    asio::post(socket_.get_executor(),
+               [this, into, done = std::move(done)]() mutable { read_body(into, std::move(done)); });
+    return;
+  }
+  if (gone_ || body_done_) {
+    auto why = gone_ ? asio::error::connection_aborted : asio::error::in_progress;
+    asio::post(socket_.get_executor(), [done = std::move(done), why] { done(why, 0); });
+    return;
+  }
+  body_done_ = std::move(done);
+  deliver_body(session_.read_body(into));
+  if (gone_) return;
+  flush_while_waiting();  // a 100 Continue the first read sent
+  watch();
+}
+
+// A body read that is ready completes, always through the executor: its handler may start
+// the next read at once, which must not run inside this one.
+void connection::deliver_body(http_session::body_read outcome) {
+  if (!outcome.ready || !body_done_) return;
+  asio::post(socket_.get_executor(),
+             [done = std::move(body_done_), outcome] { done(outcome.ec, outcome.bytes); });
+  body_done_ = nullptr;
+  if (!gone_ && !read_pending_ && session_.awaiting_response()) watch();
+}
+
+void connection::write_chunk(std::string_view data, chunk_write_handler done) {
+  if (session_.dispatching()) {  // as read_body; `data` stays valid until `done`
+    asio::post(socket_.get_executor(), [this, data, done = std::move(done)]() mutable {
+      write_chunk(data, std::move(done));
+    });
+    return;
+  }
+  if (gone_ || chunk_done_ || !session_.write_chunk(data)) {
+    auto why = gone_ ? asio::error::connection_aborted : asio::error::in_progress;
+    asio::post(socket_.get_executor(), [done = std::move(done), why] { done(why); });
+    return;
+  }
+  chunk_done_ = std::move(done);
+  flush_while_waiting();
+  if (!stream_writing_) {  // nothing to write (a HEAD's data): done at once
+    asio::post(socket_.get_executor(), [done = std::move(chunk_done_)] { done({}); });
+    chunk_done_ = nullptr;
+  }
+}
+
+void connection::flush_while_waiting() {
+  if (stream_writing_ || session_.output().empty()) return;
+  stream_writing_ = true;
+  phase_ = phase::writing;
+  deadline_ = clock::now() + owner_.options().write_timeout;
+  asio::async_write(socket_, asio::buffer(session_.output()),
+                    [this](error_code ec, std::size_t n) { on_stream_write(ec, n); });
+}
+
+void connection::on_stream_write(error_code ec, std::size_t n) {
+  stream_writing_ = false;
+  server_counters::add(owner_.counters().bytes_sent, n);
+  if (!ec) session_.output().clear();
+  if (chunk_done_) {
+    asio::post(socket_.get_executor(), [done = std::move(chunk_done_), ec] { done(ec); });
+    chunk_done_ = nullptr;
+  }
+  if (ec) return destroy();
+  if (gone_) {
+    if (!read_pending_ && !session_.awaiting_response()) destroy();
+    return;
+  }
+  if (session_.awaiting_response()) {
+    if (!session_.output().empty()) return flush_while_waiting();
+    return watch();
+  }
+  // The response was done during the write: the watch read's completion goes on.
+  if (read_pending_) {
+    error_code ignored;
+    socket_.cancel(ignored);
+    return;
+  }
+  try {
+    answer();
+  } catch (const std::exception&) {
+    destroy();
   }
 }
 
@@ -277,7 +407,7 @@ void connection::on_deferred_done() noexcept {
     if (!read_pending_) destroy();  // else the watch read's completion destroys
     return;
   }
-  if (phase_ == phase::writing) return;  // on_write goes on with answer()
+  if (phase_ == phase::writing) return;  // on_write (or on_stream_write) goes on
   if (read_pending_) {
     error_code ignored;
     socket_.cancel(ignored);  // on_watch goes on with answer()

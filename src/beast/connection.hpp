@@ -7,6 +7,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 
 #include <list>
+#include <memory>
 #include <optional>
 
 namespace waypoint::beast::detail {
@@ -16,7 +17,10 @@ class worker;
 // One accepted socket and its session. At most one operation on the socket is pending (a
 // read, a write or a lingering read), so whoever closes the socket knows that the
 // operation's completion will destroy the connection; a deferred response in flight holds
-// the connection too, until it is done, since its request and response live here.
+// the connection too, until it is done, since its request and response live here. The one
+// exception: a deferred response that streams writes beside its watch read; it cannot be
+// done while its write is in flight (the writer waits for it), so the last completion is
+// still the one that destroys.
 class connection final : public exchange_host {
  public:
   connection(worker& owner, socket_type socket);
@@ -35,6 +39,10 @@ class connection final : public exchange_host {
   asio::cancellation_slot cancellation_slot() override { return cancel_.slot(); }
   void deferred_done() noexcept override;
   bool attach_file(file_payload& file) noexcept override { return session_.attach_file(file); }
+  bool body_streamed() const noexcept override { return session_.body_streamed(); }
+  void read_body(boost::asio::mutable_buffer into, body_read_handler done) override;
+  void write_chunk(std::string_view data, chunk_write_handler done) override;
+  void set_trailers(const http::fields& trailers) override { session_.set_trailers(trailers); }
 
  private:
   enum class phase : std::uint8_t { idle, reading, writing, waiting, lingering };
@@ -48,8 +56,12 @@ class connection final : public exchange_host {
   bool send_file_now();
   void on_file_writable(error_code ec);
   void watch();
-  void on_watch(error_code ec, std::size_t n);
+  void on_watch(error_code ec, std::size_t n, bool aside);
   void on_deferred_done() noexcept;
+  void deliver_body(http_session::body_read outcome);
+  void flush_while_waiting();
+  void on_stream_write(error_code ec, std::size_t n);
+  void fail_streams() noexcept;
   void abandon() noexcept;
   void do_linger();
   void on_linger(error_code ec);
@@ -66,6 +78,14 @@ class connection final : public exchange_host {
   bool expired_ = false;       // the read was cancelled because the request ran out of time
   bool read_pending_ = false;  // the read that watches a deferred response's connection
   bool gone_ = false;          // closed while a deferred response is in flight
+  // While a response is deferred, output (a chunk, a 100 Continue) is written beside the
+  // watch read; its completion, not the phase, says when the next may start.
+  bool stream_writing_ = false;
+  body_read_handler body_done_;    // the dispatch's pending body read
+  chunk_write_handler chunk_done_; // the dispatch's pending chunk write
+  // A streamed body is parsed while the watch read is pending, and parsing may reset the
+  // input's buffer under a read into it; so that read goes here, and is copied in.
+  std::unique_ptr<char[]> watch_buffer_;
 };
 
 }  // namespace waypoint::beast::detail

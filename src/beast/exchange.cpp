@@ -4,6 +4,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/error.hpp>
 
 #include <unistd.h>
 
@@ -16,6 +17,14 @@ boost::asio::any_io_executor exchange::executor() const { return host_->executor
 
 boost::asio::cancellation_slot exchange::cancellation_slot() const {
   return host_->cancellation_slot();
+}
+
+void detail::exchange_host::read_body(boost::asio::mutable_buffer, body_read_handler done) {
+  done(boost::asio::error::operation_not_supported, 0);
+}
+
+void detail::exchange_host::write_chunk(std::string_view, chunk_write_handler done) {
+  done(boost::asio::error::operation_not_supported);
 }
 
 deferred_send exchange::defer() {

@@ -14,9 +14,11 @@
 
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/beast/http/rfc7230.hpp>
 
 #include <algorithm>
+#include <charconv>
 
 namespace waypoint::beast::detail {
 namespace {
@@ -97,7 +99,11 @@ http_session::step http_session::parse_step() {
 void http_session::begin_request() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(env_.options.max_header_bytes));
-  parser_->body_limit(env_.options.max_body_bytes);
+  // With a planner the limit is the plan's, checked once the header is in.
+  if (env_.options.plan_body)
+    parser_->body_limit(boost::none);
+  else
+    parser_->body_limit(env_.options.max_body_bytes);
   parser_->eager(false);  // stop at the header's end
   header_scan_ = 0;
   body_bytes_ = 0;
@@ -148,17 +154,81 @@ http_session::step http_session::parse_header() {
   if (parser_->is_done()) {
     answer_request();
   } else {
-    parser_->eager(true);
-    body_start_ = clock::now();
-    note_body_progress(0);
+    plan_body();
   }
   return step::progress;
+}
+
+// A body follows the header: its limit, and whether the dispatch reads it. Returns false
+// when it answered (413).
+bool http_session::plan_body() {
+  const request& req = parser_->get();
+  body_plan plan{env_.options.max_body_bytes, false};
+  if (env_.options.plan_body) {
+    try {
+      plan = env_.options.plan_body(req);
+    } catch (...) {
+      plan = {env_.options.max_body_bytes, false};  // a planner that fails plans nothing
+    }
+  }
+  if (parser_->content_length().value_or(0) > plan.max_bytes) {
+    answer_error(http::status::payload_too_large, "the body is larger than the server accepts");
+    return false;
+  }
+  parser_->body_limit(plan.max_bytes);
+  parser_->eager(true);
+  body_start_ = clock::now();
+  note_body_progress(0);
+  if (!plan.streamed) {
+    send_continue();
+    return true;
+  }
+  start_body_stream();
+  body_parser_->body_limit(plan.max_bytes);
+  answer_request();
+  return true;
+}
+
+// The streamed body's own parser, given a header that announces the same framing, so that
+// it frames exactly the bytes the request's parser would have.
+void http_session::start_body_stream() {
+  body_parser_.emplace();
+  body_parser_->eager(true);
+  body_parser_->body_limit(boost::none);
+  body_parser_->on_chunk_header(chunk_started_);
+  std::string header = "PUT / HTTP/1.1\r\n";
+  if (parser_->chunked()) {
+    header += "Transfer-Encoding: chunked\r\n\r\n";
+  } else {
+    header += "Content-Length: " + std::to_string(*parser_->content_length()) + "\r\n\r\n";
+  }
+  error_code ec;
+  body_parser_->put(boost::asio::buffer(header), ec);
+  body_streamed_ = true;
+}
+
+void http_session::send_continue() {
+  if (!continue_pending_) return;
+  continue_pending_ = false;
+  output_ += "HTTP/1.1 100 Continue\r\n\r\n";
+}
+
+http::basic_parser<true>& http_session::body_target() noexcept {
+  if (body_parser_) return *body_parser_;
+  return *parser_;
+}
+
+// A body that cannot be read on: answered now, or, when the dispatch reads it, the
+// reader's error (the dispatch answers; the connection closes after it).
+void http_session::body_fault(http::status status, std::string_view why, error_code ec) {
+  if (!body_streamed_) return answer_error(status, why);
+  if (!body_fault_) body_fault_ = ec;
 }
 
 http_session::step http_session::parse_body() {
   if (parser_->chunked()) return parse_chunked();
   error_code ec;
-  std::size_t used = parser_->put(input_.data(), ec);
+  std::size_t used = body_target().put(input_.data(), ec);
   input_.consume(used);
   note_body_progress(used);
   return finish_put(ec, used);
@@ -167,12 +237,13 @@ http_session::step http_session::parse_body() {
 // After a put of body bytes: the error, the end of the request, or on with the rest.
 http_session::step http_session::finish_put(error_code ec, std::size_t used) {
   if (ec == http::error::need_more) return step::need_more;
+  if (ec == http::error::need_buffer) return step::progress;  // the reader's buffer is full
   if (ec == http::error::body_limit) {
-    answer_error(http::status::payload_too_large, "the body is larger than the server accepts");
+    body_fault(http::status::payload_too_large, "the body is larger than the server accepts", ec);
   } else if (ec) {
-    answer_error(http::status::bad_request, "the body is not valid HTTP/1.1 framing");
-  } else if (parser_->is_done()) {
-    answer_request();
+    body_fault(http::status::bad_request, "the body is not valid HTTP/1.1 framing", ec);
+  } else if (body_target().is_done()) {
+    if (!body_streamed_) answer_request();
   } else {
     return used > 0 ? step::progress : step::need_more;
   }
@@ -196,7 +267,7 @@ http_session::step http_session::parse_chunked() {
     give = frame.length;
   }
   error_code ec;
-  std::size_t used = parser_->put(boost::asio::buffer(pending.data(), give), ec);
+  std::size_t used = body_target().put(boost::asio::buffer(pending.data(), give), ec);
   input_.consume(used);
   if (data) chunk_left_ -= used;
   note_body_progress(used);
@@ -214,8 +285,9 @@ http_session::chunk_frame http_session::measure_chunk_frame(std::string_view pen
   std::size_t line_length = (line_end == std::string_view::npos ? pending.size() : line_end + 1) -
                             line_start;
   if (line_length > max_chunk_line_bytes) {
-    answer_error(http::status::bad_request,
-                 "a chunk-size line with its extensions is longer than 4096 bytes");
+    body_fault(http::status::bad_request,
+               "a chunk-size line with its extensions is longer than 4096 bytes",
+               http::error::bad_chunk);
     return {0, true};
   }
   if (line_end == std::string_view::npos) return {0, false};
@@ -228,8 +300,8 @@ http_session::chunk_frame http_session::measure_chunk_frame(std::string_view pen
   std::size_t end = pending.find("\r\n\r\n", from);
   std::size_t section = (end == std::string_view::npos ? pending.size() : end + 4) - (line_end + 1);
   if (section > env_.options.max_header_bytes) {
-    answer_error(http::status::request_header_fields_too_large,
-                 "the trailer section is larger than the server accepts");
+    body_fault(http::status::request_header_fields_too_large,
+               "the trailer section is larger than the server accepts", http::error::header_limit);
     return {0, true};
   }
   if (end == std::string_view::npos) {
@@ -272,7 +344,8 @@ bool http_session::check_framing(const request& req) {
 
 // `Expect`: 100-continue is answered at the header's end whenever a body is to follow, so
 // whether the body came with the header or later makes no difference to the output
-// (RFC 9110 §10.1.1 lets a server send it either way).
+// (RFC 9110 §10.1.1 lets a server send it either way); for a streamed body, when the
+// dispatch first reads it, so that a request refused before that is not sent.
 bool http_session::check_expectation(const request& req) {
   auto expect = req.find(http::field::expect);
   if (expect == req.end()) return true;
@@ -281,7 +354,7 @@ bool http_session::check_expectation(const request& req) {
     return false;
   }
   bool body_follows = parser_->chunked() || parser_->content_length().value_or(0) > 0;
-  if (req.version() >= 11 && body_follows) output_ += "HTTP/1.1 100 Continue\r\n\r\n";
+  continue_pending_ = req.version() >= 11 && body_follows;
   return true;
 }
 
@@ -328,6 +401,19 @@ void http_session::answer_request() {
 void http_session::send_response() {
   waiting_ = false;
   deferred_ready_ = false;
+  // A body left unread (or unreadable) leaves the next request's start unknown.
+  bool body_left = body_streamed_ && (body_fault_ || !body_parser_->is_done());
+  if (streaming_) {
+    if (stream_body_ && framing_.version >= 11) {
+      output_ += "0\r\n";
+      output_ += trailers_;
+      output_ += "\r\n";
+    }
+    if (!framing_.keep_alive || body_left) closing_ = true;
+    end_request();
+    return;
+  }
+  if (body_left) framing_.keep_alive = false;
   if (env_.stop_requested.load(std::memory_order_relaxed) ||
       http::token_list(response_[http::field::connection]).exists("close"))
     framing_.keep_alive = false;
@@ -365,7 +451,104 @@ void http_session::end_request() noexcept {
   auto& answered = env_.requests_answered;  // one writer: no locked instruction
   answered.store(answered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   parser_.reset();
+  body_parser_.reset();
+  body_fault_ = {};
+  trailers_.clear();
   in_request_ = false;
+  continue_pending_ = false;
+  body_streamed_ = false;
+  body_reading_ = false;
+  streaming_ = false;
+  stream_body_ = false;
+}
+
+// --- a streamed request body ----------------------------------------------------------
+
+http_session::body_read http_session::read_body(boost::asio::mutable_buffer into) {
+  if (!body_streamed_ || !waiting_ || body_reading_ || into.size() == 0)
+    return {true, boost::asio::error::invalid_argument, 0};
+  send_continue();
+  body_reading_ = true;
+  body_into_ = into;
+  body_filled_ = 0;
+  return poll_body();
+}
+
+// Parses as much of the body as the input holds and the buffer has room for. Bytes go
+// nowhere but the buffer, and the input is parsed no further than the buffer takes, so a
+// reader that stops reading stops the connection's reads too (the connection reads while
+// the input is under read_chunk).
+http_session::body_read http_session::poll_body() {
+  if (!body_reading_) return {};
+  for (;;) {
+    body_read done{true, body_fault_, body_filled_};
+    if (body_fault_ || body_filled_ > 0 || body_parser_->is_done()) {
+      body_reading_ = false;
+      body_into_ = {};
+      if (body_fault_) done.bytes = 0;
+      return done;
+    }
+    if (input_.size() == 0) return {};
+    auto& target = body_parser_->get().body();
+    target.data = static_cast<char*>(body_into_.data()) + body_filled_;
+    target.size = body_into_.size() - body_filled_;
+    step s = parse_body();
+    body_filled_ = body_into_.size() - target.size;
+    target.data = nullptr;
+    if (s == step::need_more && body_filled_ == 0 && !body_fault_ && !body_parser_->is_done())
+      return {};
+  }
+}
+
+http_session::body_read http_session::fail_body_read(error_code ec) {
+  if (!body_reading_) return {};
+  if (!body_fault_) body_fault_ = ec;
+  if (ec == boost::asio::error::timed_out) env_.counters.timeout(timeout_kind::body);
+  return poll_body();
+}
+
+// --- a streamed response ----------------------------------------------------------------
+
+bool http_session::write_chunk(std::string_view data) {
+  if (!waiting_ || deferred_ready_) return false;
+  if (!streaming_) start_stream();
+  if (!stream_body_ || data.empty()) return true;  // an empty chunk would end the body
+  if (framing_.version >= 11) {
+    char digits[16];
+    auto r = std::to_chars(digits, digits + sizeof digits, data.size(), 16);
+    output_.append(digits, r.ptr);
+    output_ += "\r\n";
+    output_ += data;
+    output_ += "\r\n";
+  } else {
+    output_ += data;  // HTTP/1.0: the body ends where the connection does
+  }
+  return true;
+}
+
+void http_session::start_stream() {
+  streaming_ = true;
+  if (env_.stop_requested.load(std::memory_order_relaxed) || framing_.version < 11 ||
+      http::token_list(response_[http::field::connection]).exists("close"))
+    framing_.keep_alive = false;
+  framing_.date = env_.date.get();
+  framing_.streamed = true;
+  stream_body_ = append_response(response_, framing_, output_);
+}
+
+void http_session::set_trailers(const http::fields& trailers) {
+  trailers_.clear();
+  for (const auto& f : trailers) {
+    std::string_view name = f.name_string();
+    std::string_view value = f.value();
+    if (name.find_first_of(std::string_view("\r\n\0:", 4)) != std::string_view::npos ||
+        value.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos)
+      continue;  // it could split the trailer section
+    trailers_.append(name);
+    trailers_ += ": ";
+    trailers_.append(value);
+    trailers_ += "\r\n";
+  }
 }
 
 bool http_session::attach_file(file_payload& file) noexcept {

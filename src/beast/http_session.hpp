@@ -11,6 +11,8 @@
 // arrives. The body is at most max_body_bytes; the output at most flush_threshold plus one
 // response. A file body (file_payload) is never in the output: the session stops after the
 // head that announces it, the connection sends the file, and file_sent() lets it go on.
+// A streamed body (body_plan::streamed) is parsed only into the reader's buffer, as far as
+// it has room, so it adds nothing; a streamed response holds one chunk at a time.
 #pragma once
 
 #include "http_date.hpp"
@@ -20,6 +22,7 @@
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 
 #include <atomic>
@@ -87,6 +90,27 @@ class http_session {
   void file_sent() noexcept { pending_file_.reset(); }
   // Bytes received and not yet parsed.
   std::size_t input_size() const noexcept { return input_.size(); }
+  // --- a streamed request body (body_plan::streamed), for exchange_host::read_body ---
+  bool body_streamed() const noexcept { return body_streamed_; }
+  // A body read's outcome: ready with a count (0: the body is complete) or an error, or
+  // not ready until more input arrives (then poll_body() after each commit).
+  struct body_read {
+    bool ready = false;
+    boost::system::error_code ec;
+    std::size_t bytes = 0;
+  };
+  body_read read_body(boost::asio::mutable_buffer into);
+  body_read poll_body();
+  bool body_read_pending() const noexcept { return body_reading_; }
+  // The pending body read fails: the client is gone, or the body stalled (timed_out).
+  body_read fail_body_read(boost::system::error_code ec);
+
+  // --- a streamed response, for exchange_host::write_chunk ---
+  // Appends the head (on the first call), then `data` as the next chunk. False, with
+  // nothing appended, unless a deferred response is in flight.
+  bool write_chunk(std::string_view data);
+  void set_trailers(const http::fields& trailers);
+
   // The request being read ran out of time: answers 408 (the connection then closes).
   // Between requests it does nothing: an idle connection is just closed.
   void expire();
@@ -108,6 +132,10 @@ class http_session {
  private:
   enum class step : std::uint8_t { need_more, progress };
   using request_parser = http::request_parser<http::string_body>;
+  // A streamed body is framed by a parser of its own that writes straight into the
+  // reader's buffer (Beast's buffer_body); string_body would reserve the whole announced
+  // length.
+  using body_parser = http::request_parser<http::buffer_body>;
 
   step parse_step();
   step parse_header();
@@ -117,6 +145,12 @@ class http_session {
   bool check_header();
   bool check_framing(const request& req);
   bool check_expectation(const request& req);
+  bool plan_body();
+  void start_body_stream();
+  void send_continue();
+  void body_fault(http::status status, std::string_view why, boost::system::error_code ec);
+  http::basic_parser<true>& body_target() noexcept;
+  void start_stream();
 
   struct chunk_frame {
     std::size_t length;  // bytes of the complete element; 0: not all here yet
@@ -144,6 +178,11 @@ class http_session {
   boost::beast::flat_buffer input_;
   std::string output_;                    // serialized responses not yet written
   std::optional<request_parser> parser_;  // engaged while a request is being read
+  std::optional<body_parser> body_parser_;  // engaged while a streamed body is read
+  boost::asio::mutable_buffer body_into_;   // the pending body read's buffer
+  std::size_t body_filled_ = 0;             // ... and how much of it holds body bytes
+  boost::system::error_code body_fault_;    // the streamed body cannot be read further
+  std::string trailers_;                    // a streamed response's, serialised
   response response_;                     // reused: keeps its body's capacity
   file_payload attached_;                 // the body of response_, when it is a file
   file_payload pending_file_;             // follows the output; parsing waits for it
@@ -161,6 +200,11 @@ class http_session {
   bool dispatching_ = false;
   bool waiting_ = false;          // the response is deferred
   bool deferred_ready_ = false;   // ... and done
+  bool continue_pending_ = false; // `Expect: 100-continue`, not answered yet
+  bool body_streamed_ = false;    // the dispatch reads this request's body
+  bool body_reading_ = false;     // a body read waits for input
+  bool streaming_ = false;        // the deferred response's head went out: chunks follow
+  bool stream_body_ = false;      // ... and carry a body (not HEAD, 204, 304, or a 500)
 };
 
 }  // namespace waypoint::beast::detail

@@ -64,7 +64,9 @@ bool append_checked(const response& res, const response_framing& framing, std::s
   }
   bool may_have_body = carries_content(status);
   const std::string& body = res.body();
-  if (may_have_body) {
+  if (may_have_body && framing.streamed) {
+    if (framing.version >= 11) out += "Transfer-Encoding: chunked\r\n";
+  } else if (may_have_body) {
     out += "Content-Length: ";
     // HEAD: a length the handler set for the GET body it did not produce is the truth.
     if (framing.file_body) {
@@ -77,7 +79,7 @@ bool append_checked(const response& res, const response_framing& framing, std::s
     out += "\r\n";
   }
   out += "\r\n";
-  if (may_have_body && !framing.head && !framing.file_body) out += body;
+  if (may_have_body && !framing.head && !framing.file_body && !framing.streamed) out += body;
   return true;
 }
 
@@ -86,12 +88,14 @@ bool append_checked(const response& res, const response_framing& framing, std::s
 bool append_response(const response& res, const response_framing& framing, std::string& out) {
   std::size_t mark = out.size();
   if (append_checked(res, framing, out))
-    return framing.file_body && !framing.head && carries_content(res.result_int());
+    return (framing.file_body || framing.streamed) && !framing.head &&
+           carries_content(res.result_int());
   out.resize(mark);
   response fallback{http::status::internal_server_error, framing.version};
   fallback.body() = "Internal Server Error: the handler set an invalid header field\n";
   response_framing plain = framing;
   plain.file_body = false;
+  plain.streamed = false;
   append_checked(fallback, plain, out);
   return false;
 }

@@ -19,6 +19,10 @@ struct response_framing {
   std::string_view date;    // the Date value
   bool file_body = false;   // the body is a file of file_length bytes, sent after the head
   std::uint64_t file_length = 0;
+  // The body follows in chunks (exchange_host::write_chunk): HTTP/1.1 says
+  // `Transfer-Encoding: chunked`, HTTP/1.0 no length (the close ends it); only the head
+  // is appended.
+  bool streamed = false;
 };
 
 // Appends the status line, every field of `res` except Content-Length, Transfer-Encoding,
@@ -26,8 +30,8 @@ struct response_framing {
 // With framing.file_body, Content-Length is file_length and only the head is appended (the
 // connection sends the file after it). A status line or field holding CR, LF or NUL is a
 // handler bug: a 500 is appended instead (with no file).
-// Returns whether the file is to follow: file_body, a status with content, not HEAD, and
-// no 500 in its place.
+// Returns whether the file (or, streamed, the chunks) is to follow: file_body or
+// streamed, a status with content, not HEAD, and no 500 in its place.
 bool append_response(const response& res, const response_framing& framing, std::string& out);
 
 }  // namespace waypoint::beast::detail

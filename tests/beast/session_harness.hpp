@@ -8,6 +8,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <sys/mman.h>
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,14 +51,33 @@ inline wb::file_payload file_holding(std::string_view text) {
   return {fd, 0, text.size()};
 }
 
+// The plan of deferring_dispatch: bodies of /stream/{n} are streamed, up to `limit`.
+inline wb::body_planner streaming_plan(std::uint64_t limit = 1024 * 1024) {
+  return [limit](const wb::request& header) {
+    return wb::body_plan{limit, header.target().starts_with("/stream/")};
+  };
+}
+
 // echo_dispatch, except that GET /file/{x} is answered "file <x>" from a file body, and
 // GET /later/{x} is answered "later <x>" by a deferred send that
 // the harness completes once the session has nothing more to do: a response that comes
 // after the dispatch returned, while later requests wait in the input.
+// Streaming (with streaming_plan): POST /stream/{n} reads its body n bytes at a time and
+// answers "<bytes> bytes: <body>" (or "read failed: <error>"); GET /chunks/{k} answers k
+// chunks "chunk <i>;" and a trailer "Checksum: <k>".
 class deferring_dispatch {
  public:
   void operator()(wb::exchange& x) {
     std::string_view target = x.request().target();
+    if (target.starts_with("/stream/")) {
+      readers_.push_back({&x.host(), &x.response(), x.defer(),
+                          std::stoul(std::string(target.substr(8))), {}, {}});
+      return;
+    }
+    if (target.starts_with("/chunks/")) {
+      writers_.push_back({&x.host(), std::stoi(std::string(target.substr(8))), x.defer()});
+      return;
+    }
     if (target.starts_with("/file/")) {
       wb::file_payload file = file_holding("file " + std::string(target.substr(6)));
       x.attach_file(file);
@@ -73,9 +94,60 @@ class deferring_dispatch {
     pending_.clear();
     return true;
   }
+  // After the dispatch returned, as a coroutine would start: the readers' first reads and
+  // the writers' chunks. True when anything was started.
+  bool start_streams() {
+    bool started = !readers_.empty() || !writers_.empty();
+    for (chunk_writer& w : writers_) {
+      for (int i = 0; i < w.count; ++i)
+        w.host->write_chunk("chunk " + std::to_string(i) + ";", [](boost::system::error_code) {});
+      boost::beast::http::fields trailers;
+      trailers.set("Checksum", std::to_string(w.count));
+      w.host->set_trailers(trailers);
+      w.done.send();
+    }
+    writers_.clear();
+    for (body_reader& r : readers_) active_.push_back(std::make_unique<body_reader>(std::move(r)));
+    readers_.clear();
+    for (auto& r : active_)
+      if (!r->started) r->next();
+    return started;
+  }
 
  private:
+  struct chunk_writer {
+    wd::exchange_host* host;
+    int count;
+    wb::deferred_send done;
+  };
+  struct body_reader {
+    wd::exchange_host* host;
+    wb::response* res;
+    wb::deferred_send done;
+    std::size_t chunk;
+    std::string body;
+    std::string buffer;
+    bool started = false;
+    void next() {
+      started = true;
+      buffer.resize(chunk);
+      host->read_body(boost::asio::buffer(buffer), [this](boost::system::error_code ec,
+                                                          std::size_t n) {
+        if (!ec && n > 0) {
+          body.append(buffer, 0, n);
+          return next();
+        }
+        res->body() = ec ? "read failed: " + ec.message()
+                         : std::to_string(body.size()) + " bytes: " + body;
+        done.send();
+      });
+    }
+  };
+
   std::vector<wb::deferred_send> pending_;
+  std::vector<body_reader> readers_;
+  std::vector<std::unique_ptr<body_reader>> active_;  // stable: their callbacks hold them
+  std::vector<chunk_writer> writers_;
 };
 
 // A connection's side of the exchange, for a session with no socket.
@@ -87,8 +159,35 @@ class harness_host final : public wd::exchange_host {
   boost::asio::cancellation_slot cancellation_slot() override { return cancel_.slot(); }
   void deferred_done() noexcept override { session_->deferred_done(); }
   bool attach_file(wb::file_payload& file) noexcept override { return session_->attach_file(file); }
+  bool body_streamed() const noexcept override { return session_->body_streamed(); }
+  // Completes at once when the session can; otherwise pump() does, after more input.
+  void read_body(boost::asio::mutable_buffer into, wb::body_read_handler done) override {
+    pending_read_ = std::move(done);
+    deliver(session_->read_body(into));
+  }
+  void write_chunk(std::string_view data, wb::chunk_write_handler done) override {
+    bool ok = session_->write_chunk(data);
+    done(ok ? boost::system::error_code() : boost::asio::error::in_progress);
+  }
+  void set_trailers(const boost::beast::http::fields& trailers) override {
+    session_->set_trailers(trailers);
+  }
+  // True when a waiting read completed.
+  bool pump() {
+    if (!pending_read_) return false;
+    return deliver(session_->poll_body());
+  }
 
  private:
+  bool deliver(wd::http_session::body_read outcome) {
+    if (!outcome.ready) return false;
+    auto done = std::move(pending_read_);
+    pending_read_ = nullptr;
+    done(outcome.ec, outcome.bytes);
+    return true;
+  }
+
+  wb::body_read_handler pending_read_;
   wd::http_session* session_ = nullptr;
   boost::asio::io_context context_;
   boost::asio::cancellation_signal cancel_;
@@ -141,6 +240,8 @@ class session_harness {
   void drain(wd::http_session& session, std::string& out) {
     for (;;) {
       session.process();
+      bool moved = dispatch_.start_streams() | host_.pump();
+      if (moved) continue;
       if (session.output().empty() && !session.file_pending() && !dispatch_.send_pending())
         return;
       out += session.output();

@@ -91,6 +91,8 @@ struct endpoint {
   bool async_chain = false;  // the handler or a layer is a coroutine
   const basic_route<const endpoint*>* route = nullptr;  // in the router; stable
   route_doc doc;
+  std::uint64_t body_limit = 0;  // 0: the server's max_body_bytes
+  bool stream_body = false;      // the handler reads the body (context::read_some)
 };
 
 // Typed JSON routes; defined in waypoint/app/json.hpp, which a translation unit includes
@@ -214,6 +216,16 @@ class route_scope {
   }
   // Leaves the route out of the document (the document's own route, a health check).
   route_scope& undocumented();
+  // The body of the route registered last may be up to `max_bytes` long (413 past it,
+  // before any layer runs); without this, server_options::max_body_bytes. Read whole
+  // into ctx.body() before the handler runs. Served by serve() or options_for() (serve.hpp).
+  route_scope& body_limit(std::uint64_t max_bytes);
+  // The same, and the body is the handler's to read as it arrives (context::read_some):
+  // the server reads no further than the handler does, so memory stays one read's worth
+  // whatever the size. The handler must be a coroutine (std::logic_error otherwise);
+  // ctx.body() stays empty, so typed JSON routes cannot stream.
+  route_scope& stream_body(std::uint64_t max_bytes = default_stream_body_limit);
+  static constexpr std::uint64_t default_stream_body_limit = std::uint64_t{1} << 30;  // 1 GiB
   // Tags every route of this scope, registered before or after, in the document.
   route_scope& tag_routes(std::string_view tag);
 
@@ -296,6 +308,10 @@ class application : public route_scope {
   // The server's entry point (dispatch_to() in serve.hpp): answers at once, or defers the
   // exchange for a coroutine or deferred response and sends it when done.
   void dispatch(beast::exchange& x) noexcept;
+  // The server's plan for a request's body (server_options::plan_body, set by
+  // options_for()): the matched route's limit (`server_limit` when it sets none) and
+  // whether it streams.
+  beast::body_plan plan_body(const request& header, std::uint64_t server_limit) const noexcept;
 
   // Fixes routes and layers; later registrations throw std::logic_error. respond() calls
   // it on first use; call it yourself before sharing the application between threads.

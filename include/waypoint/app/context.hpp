@@ -513,7 +513,33 @@ class context {
   // The first value of a request header field, empty when absent.
   std::string_view header(std::string_view name) const noexcept;
   std::string_view header(http::field name) const noexcept;
+  // The whole body; empty for a route that streams it (route_scope::stream_body).
   const std::string& body() const noexcept { return request_->body(); }
+
+  // --- streaming (coroutine handlers; docs/files.md) ------------------------------------
+  // The body arrives as read_some() takes it: the route streams it and the server serves
+  // it so (waypoint::app::serve, or options_for()).
+  bool body_streamed() const noexcept;
+  // The next body bytes, up to into.size(); 0 once the body is complete. For a route that
+  // does not stream, the same over body(). Throws http_error when the body cannot be read
+  // on: 413 (longer than the route accepts), 431 (trailers too large), 408 (it stalled for
+  // the server's body_timeout), 400 (bad chunked framing) — the connection closes after
+  // the answer — or std::system_error when the client has gone. An
+  // `Expect: 100-continue` is answered by the first call, so a handler that refuses
+  // without reading spares the client the upload.
+  awaitable<std::size_t> read_some(std::span<char> into);
+  // Sends `data` as the next piece of the body, and returns once it is with the kernel
+  // (so one piece is in memory at a time, and a slow reader slows the writer). The first
+  // call sends the response's head as it stands, chunked (HTTP/1.0: until the connection
+  // closes); what layers set afterwards is not sent. Throws std::system_error when the
+  // client has gone or stopped reading for write_timeout. Outside waypoint::beast::server
+  // (respond(), async_handle()) the pieces are gathered into the body.
+  awaitable<void> write_chunk(std::string_view data);
+  // A field sent after the last chunk (announce it with a `Trailer` header before the
+  // first write_chunk). Replaces one of the same name.
+  void set_trailer(std::string_view name, std::string_view value);
+  // Body bytes written by write_chunk so far.
+  std::uint64_t chunked_bytes() const noexcept { return chunked_bytes_; }
 
   // --- routing -----------------------------------------------------------------------
   // matched when a route's handler runs; otherwise what the app answers.
@@ -664,6 +690,9 @@ class context {
   std::vector<std::uint32_t> postponed_;
   bool async_chain_ = false;  // the chain holds a coroutine: it runs through run_async
   beast::file_payload file_;  // send_file(): the body, unless a layer replaced it
+  std::size_t body_read_ = 0;         // read_some() over a whole body: where it is
+  std::uint64_t chunked_bytes_ = 0;   // write_chunk(): the body sent so far
+  std::unique_ptr<http::fields> trailers_;  // set_trailer()
 };
 
 inline void next::operator()() const { ctx_->run(index_); }

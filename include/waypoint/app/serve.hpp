@@ -8,7 +8,7 @@
 //   waypoint::app::serve(app, options);            // until SIGINT/SIGTERM, then drains
 //
 // or, to own the server (tests, several apps, custom stop):
-//   waypoint::beast::server s(waypoint::app::with_problem_errors(options),
+//   waypoint::beast::server s(waypoint::app::options_for(app, options),
 //                             waypoint::app::dispatch_to(app));
 //   s.start(); ... s.stop(); s.wait();
 //
@@ -37,7 +37,11 @@ beast::exchange_function dispatch_to(application& app);
 // options.render_error is already set.
 beast::server_options with_problem_errors(beast::server_options options);
 
-// Freezes `app`, runs a server with with_problem_errors(options) with `options` until it stops (SIGINT/SIGTERM unless
+// with_problem_errors(options), and the body of each request planned by its route
+// (route_scope::body_limit, stream_body) unless options.plan_body is already set.
+beast::server_options options_for(application& app, beast::server_options options);
+
+// Freezes `app`, runs a server with options_for(app, options) with `options` until it stops (SIGINT/SIGTERM unless
 // options.handle_signals is false), and returns after the graceful drain.
 void serve(application& app, const beast::server_options& options);
 

@@ -47,11 +47,17 @@
 // dispatch set is kept and no body is sent), and the body. A dispatch that throws produces
 // a 500; so does a field holding CR, LF or NUL, which could split the header. A body can
 // be a file instead (exchange::attach_file, file_payload): sent with sendfile after the head.
-// docs/server.md has the details and the measurements.
+// Streaming, both ways, for a deferred exchange: a body the dispatch reads as it arrives
+// (server_options::plan_body marks the request at its header's end, exchange_host::read_body
+// takes the bytes, and the server reads no further than they are taken), and a response
+// written in chunks (exchange_host::write_chunk, chunked framing, trailers).
+// docs/server.md has the details and the measurements; docs/files.md the streaming.
 #pragma once
 
+#include <boost/asio/buffer.hpp>
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <boost/system/error_code.hpp>
 
 #include <array>
 #include <chrono>
@@ -125,6 +131,21 @@ class file_payload {
   std::uint64_t length_ = 0;
 };
 
+// What the server does with a request's body, decided once its header is in
+// (server_options::plan_body).
+struct body_plan {
+  std::uint64_t max_bytes = 1024 * 1024;  // 413 past it
+  // The dispatch runs at the header's end, without the body, and reads it itself with
+  // exchange_host::read_body; the request's body() stays empty. Otherwise the body is
+  // read whole first.
+  bool streamed = false;
+};
+using body_planner = std::function<body_plan(const request& header)>;
+
+// The completions of the streaming calls below, on the connection's thread.
+using body_read_handler = std::function<void(boost::system::error_code, std::size_t)>;
+using chunk_write_handler = std::function<void(boost::system::error_code)>;
+
 namespace detail {
 // What an exchange needs of the connection it came on; the server's connection implements
 // it, and so do the tests that drive a session without a socket.
@@ -144,6 +165,33 @@ class exchange_host {
     (void)file;
     return false;
   }
+
+  // A streamed request body (body_plan::streamed): true while this request's body is the
+  // dispatch's to read.
+  virtual bool body_streamed() const noexcept { return false; }
+  // Reads the next bytes of the streamed body into `into`, on the connection's thread
+  // while the exchange is deferred, one read at a time. `done` runs later on that thread
+  // with the count, 0 once the body is complete, or an error: http::error::body_limit
+  // (past the plan's max_bytes: answer 413), http::error::header_limit (a trailer section
+  // too large: 431), asio::error::timed_out (the body stalled for body_timeout: 408),
+  // another http::error (bad framing: 400), or asio::error::connection_aborted (the client
+  // is gone). An `Expect: 100-continue` is answered by the first read. A response sent
+  // before the body is complete closes the connection after it.
+  // Here: operation_not_supported at once.
+  virtual void read_body(boost::asio::mutable_buffer into, body_read_handler done);
+  // Writes `data` as the next piece of the response, on the connection's thread while the
+  // exchange is deferred, one write at a time: the first call sends the head of
+  // response() (HTTP/1.1: `Transfer-Encoding: chunked`; HTTP/1.0: no length, the
+  // connection closes at the end; HEAD or a status without content: the head alone, and
+  // the data is dropped). `done` runs on that thread once the bytes are with the kernel, so
+  // a writer that awaits it holds one piece in memory at most; an error when the
+  // connection is gone or the write timed out. The response ends when the deferred send
+  // is sent; its body() is not sent.
+  // Here: operation_not_supported at once.
+  virtual void write_chunk(std::string_view data, chunk_write_handler done);
+  // Fields sent after the last chunk (HTTP/1.1 only; a field holding CR, LF or NUL is
+  // dropped). Before the deferred send.
+  virtual void set_trailers(const http::fields& trailers) { (void)trailers; }
 
  protected:
   ~exchange_host() = default;
@@ -238,6 +286,10 @@ struct server_options {
   std::size_t max_header_bytes = 16 * 1024;  // 431; counts the request line too; also the
                                              // trailer section of a chunked body
   std::size_t max_body_bytes = 1024 * 1024;  // 413
+  // Decides, per request with a body, its limit and whether the dispatch streams it
+  // (body_plan). null: every body is read whole, up to max_body_bytes. A framework's
+  // per-route limits go here (waypoint::app::serve sets it from the routes).
+  body_planner plan_body;
   // Open connections, summed over threads; past it a connection gets a 503 and is closed.
   // 0: derived from the descriptor limit (RLIMIT_NOFILE) when the server starts.
   std::size_t max_connections = 0;

@@ -1,0 +1,124 @@
+// The gateway's streaming routes: POST /v1/upload reads its body as it arrives into a
+// temporary file and answers with its length and SHA-256; GET /v1/events is a stream of
+// server-sent events. Neither holds more than one 64 KiB buffer of the body, whatever its
+// size. SHA-256 is OpenSSL's (a well-kept implementation; the project links it for TLS).
+#pragma once
+
+#include <waypoint/app/async.hpp>
+#include <waypoint/app/event_stream.hpp>
+
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <system_error>
+
+namespace waypoint::examples {
+
+// Uploads go to $TMPDIR (or /tmp), to a file removed at once: the descriptor keeps it until
+// the request is done, so a crash or a client that leaves leaves nothing behind. A real
+// service would link it into place (linkat) once the digest checks out.
+class upload_file {
+ public:
+  upload_file() {
+    const char* dir = std::getenv("TMPDIR");
+    std::string path = std::string(dir && *dir ? dir : "/tmp") + "/waypoint-upload-XXXXXX";
+    fd_ = ::mkstemp(path.data());
+    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "mkstemp " + path);
+    ::unlink(path.c_str());
+  }
+  ~upload_file() { ::close(fd_); }
+  upload_file(const upload_file&) = delete;
+  upload_file& operator=(const upload_file&) = delete;
+
+  // Blocking writes on the connection's thread: page-cache speed for a local disk, which
+  // is what this example has; a slow disk wants a thread pool or io_uring.
+  void write(const char* data, std::size_t n) {
+    while (n > 0) {
+      ssize_t w = ::write(fd_, data, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) throw std::system_error(errno, std::generic_category(), "write upload");
+      data += w;
+      n -= static_cast<std::size_t>(w);
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+class sha256 {
+ public:
+  sha256() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
+    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1)
+      throw std::runtime_error("SHA-256 is not available");
+  }
+  void update(const char* data, std::size_t n) { EVP_DigestUpdate(ctx_.get(), data, n); }
+  std::string hex() {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    EVP_DigestFinal_ex(ctx_.get(), digest, &length);
+    std::string out;
+    char pair[3];
+    for (unsigned int i = 0; i < length; ++i) {
+      std::snprintf(pair, sizeof pair, "%02x", digest[i]);
+      out += pair;
+    }
+    return out;
+  }
+
+ private:
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
+};
+
+inline waypoint::app::awaitable<void> receive_upload(waypoint::app::context& ctx) {
+  upload_file file;
+  sha256 digest;
+  std::array<char, 64 * 1024> buffer;
+  std::uint64_t total = 0;
+  for (;;) {
+    std::size_t n = co_await ctx.read_some(buffer);
+    if (n == 0) break;
+    file.write(buffer.data(), n);
+    digest.update(buffer.data(), n);
+    total += n;
+  }
+  ctx.response().status(201).json_text("{\"bytes\":" + std::to_string(total) + ",\"sha256\":\"" +
+                                        digest.hex() + "\"}");
+}
+
+// ?count=N ends the stream after N events (default: until the client leaves); ?interval_ms
+// spaces them (default 1000).
+inline waypoint::app::awaitable<void> tick_events(waypoint::app::context& ctx) {
+  auto count = ctx.query_value<std::uint64_t>("count");
+  auto interval = std::chrono::milliseconds(ctx.query_value<std::uint32_t>("interval_ms").value_or(1000));
+  auto events = co_await waypoint::app::event_stream::open(ctx);
+  for (std::uint64_t i = 1; !count || i <= *count; ++i) {
+    std::string n = std::to_string(i);
+    std::string data = "{\"tick\":" + n + "}";
+    co_await events.send({.data = data, .event = "tick", .id = n});
+    if ((!count || i < *count) && !co_await events.wait(interval)) co_return;  // the client left
+  }
+}
+
+inline void add_stream_routes(waypoint::app::application& app) {
+  app.post("/v1/upload", receive_upload)
+      .stream_body()
+      .summary("Stores a body of up to 1 GiB, streamed, and answers its length and SHA-256");
+  app.get("/v1/events", tick_events).summary("Server-sent events: a tick a second");
+}
+
+inline void print_stream_examples(std::ostream& out, const std::string& base) {
+  out << "  head -c 100000000 /dev/urandom | curl -i -X POST -T - " << base
+      << "/v1/upload   # streamed upload (chunked): 201 with bytes and SHA-256\n";
+  out << "  curl -N " << base << "/v1/events?count=5   # server-sent events, one a second\n";
+}
+
+}  // namespace waypoint::examples

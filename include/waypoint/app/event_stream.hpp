@@ -1,0 +1,63 @@
+// Server-sent events (the HTML standard's text/event-stream) over a chunked response, from
+// a coroutine handler:
+//
+//   app.get("/v1/events", [](waypoint::app::context& ctx) -> waypoint::app::awaitable<void> {
+//     auto events = co_await waypoint::app::event_stream::open(ctx);
+//     for (int i = 0;; ++i) {
+//       co_await events.send({.data = std::to_string(i), .event = "tick"});
+//       if (!co_await events.wait(std::chrono::seconds(1))) co_return;  // the client left
+//     }
+//   });
+//
+// wait() sends a comment line every heartbeat while it waits, so proxies that cut idle
+// connections keep this one and a client that went away is noticed (the write fails, or
+// the server sees the connection close) within a heartbeat at most.
+#pragma once
+
+#include "waypoint/app/context.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string_view>
+
+namespace waypoint::app {
+
+// One event. `data` may hold several lines (each becomes a `data:` line, and the client
+// joins them with "\n"); `event` and `id` may not hold a line break (std::invalid_argument).
+struct server_event {
+  std::string_view data = {};
+  std::string_view event = {};  // empty: the client's default, "message"
+  std::string_view id = {};     // empty: none (the client keeps its last event id)
+  std::optional<std::chrono::milliseconds> retry = std::nullopt;  // the client's reconnection delay
+};
+
+struct event_stream_options {
+  std::chrono::milliseconds heartbeat{15'000};
+};
+
+class event_stream {
+ public:
+  // Answers 200 with Content-Type text/event-stream, Cache-Control no-cache and
+  // X-Accel-Buffering no (so nginx passes events on at once), and sends the head with a
+  // first comment, so the client sees the stream open. Other fields the handler set on
+  // ctx.response() are sent too.
+  static awaitable<event_stream> open(context& ctx, event_stream_options options = {});
+
+  // Throws std::system_error when the client has gone.
+  awaitable<void> send(const server_event& e);
+  awaitable<void> comment(std::string_view text);
+  // Waits for `duration`, sending heartbeats meanwhile. Returns false, early, once the
+  // client has gone (and connected() is false from then on).
+  awaitable<bool> wait(std::chrono::milliseconds duration);
+  bool connected() const noexcept { return connected_; }
+
+ private:
+  event_stream(context& ctx, event_stream_options options) noexcept
+      : ctx_(&ctx), options_(options) {}
+
+  context* ctx_;
+  event_stream_options options_;
+  bool connected_ = true;
+};
+
+}  // namespace waypoint::app

@@ -1,0 +1,113 @@
+// Server-sent events: the wire format, and a wait that keeps the connection alive.
+#include "waypoint/app/event_stream.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace waypoint::app {
+
+namespace asio = boost::asio;
+
+namespace {
+
+void append_field(std::string& out, std::string_view name, std::string_view value) {
+  if (value.find_first_of("\r\n") != std::string_view::npos)
+    throw std::invalid_argument("waypoint::app: a server-sent event's " + std::string(name) +
+                                " holds a line break");
+  out.append(name);
+  out += ": ";
+  out.append(value);
+  out += '\n';
+}
+
+// Every line of `data` (split at CRLF, LF or CR, as the client splits) as a data: line.
+void append_data(std::string& out, std::string_view data) {
+  for (;;) {
+    std::size_t end = data.find_first_of("\r\n");
+    out += "data: ";
+    out.append(data.substr(0, end));
+    out += '\n';
+    if (end == std::string_view::npos) return;
+    std::size_t next = end + 1;
+    if (data[end] == '\r' && next < data.size() && data[next] == '\n') ++next;
+    data.remove_prefix(next);
+  }
+}
+
+}  // namespace
+
+awaitable<event_stream> event_stream::open(context& ctx, event_stream_options options) {
+  if (options.heartbeat <= std::chrono::milliseconds::zero())
+    throw std::invalid_argument("waypoint::app: an event stream's heartbeat must be positive");
+  response_builder& res = ctx.response();
+  res.status(200);
+  res.header(http::field::content_type, "text/event-stream");
+  res.header(http::field::cache_control, "no-cache");
+  res.header("X-Accel-Buffering", "no");
+  event_stream stream(ctx, options);
+  co_await stream.comment("stream open");
+  co_return stream;
+}
+
+awaitable<void> event_stream::send(const server_event& e) {
+  std::string text;
+  text.reserve(e.data.size() + e.event.size() + e.id.size() + 32);
+  if (!e.event.empty()) append_field(text, "event", e.event);
+  if (!e.id.empty()) append_field(text, "id", e.id);
+  if (e.retry) append_field(text, "retry", std::to_string(e.retry->count()));
+  append_data(text, e.data);
+  text += '\n';
+  try {
+    co_await ctx_->write_chunk(text);
+  } catch (const std::system_error&) {
+    connected_ = false;
+    throw;
+  }
+}
+
+awaitable<void> event_stream::comment(std::string_view text) {
+  std::string line = ":";
+  if (!text.empty()) {
+    line += ' ';
+    line.append(text.substr(0, text.find_first_of("\r\n")));
+  }
+  line += "\n\n";
+  try {
+    co_await ctx_->write_chunk(line);
+  } catch (const std::system_error&) {
+    connected_ = false;
+    throw;
+  }
+}
+
+// The connection's close cancels the handler's coroutine (its cancellation slot is the
+// connection's), which ends the timer's wait at once; a client whose connection is still
+// open but who reads nothing is found by the heartbeat's write timing out.
+awaitable<bool> event_stream::wait(std::chrono::milliseconds duration) {
+  using clock = std::chrono::steady_clock;
+  clock::time_point end = clock::now() + duration;
+  try {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    while (connected_) {
+      clock::time_point now = clock::now();
+      if (now >= end) co_return true;
+      clock::time_point beat = now + options_.heartbeat;
+      timer.expires_at(std::min(end, beat));
+      auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (ec) break;
+      if (beat <= end) co_await comment({});
+    }
+  } catch (...) {
+    // A write that failed, or a wait cut by the connection's close.
+  }
+  connected_ = false;
+  co_return false;
+}
+
+}  // namespace waypoint::app
