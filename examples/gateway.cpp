@@ -291,7 +291,8 @@ int main(int argc, char** argv) {
       std::cout << "  curl -i " << base << "/v1/proxy/v1/health   # a coroutine: GET "
                 << (o.upstream.empty() ? base : o.upstream) << "/v1/health\n";
       waypoint::examples::print_file_examples(std::cout, base);
-      waypoint::examples::print_stream_examples(std::cout, base);
+      waypoint::examples::print_stream_examples(std::cout, base,
+                                                std::string(WAYPOINT_WWW_DIR) + "/index.html");
     }
     waypoint::examples::print_operations(std::cout, *ops, base);
     std::cout << std::flush;

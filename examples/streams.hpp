@@ -103,8 +103,8 @@ inline waypoint::app::awaitable<void> tick_events(waypoint::app::context& ctx) {
   for (std::uint64_t i = 1; !count || i <= *count; ++i) {
     std::string n = std::to_string(i);
     std::string data = "{\"tick\":" + n + "}";
-    co_await events.send({.data = data, .event = "tick", .id = n});
-    if ((!count || i < *count) && !co_await events.wait(interval)) co_return;  // the client left
+    if (!co_await events.send({.data = data, .event = "tick", .id = n})) co_return;  // it left
+    if ((!count || i < *count) && !co_await events.wait(interval)) co_return;
   }
 }
 
@@ -115,10 +115,13 @@ inline void add_stream_routes(waypoint::app::application& app) {
   app.get("/v1/events", tick_events).summary("Server-sent events: a tick a second");
 }
 
-inline void print_stream_examples(std::ostream& out, const std::string& base) {
-  out << "  head -c 100000000 /dev/urandom | curl -i -X POST -T - " << base
-      << "/v1/upload   # streamed upload (chunked): 201 with bytes and SHA-256\n";
-  out << "  curl -N " << base << "/v1/events?count=5   # server-sent events, one a second\n";
+// `sample`: a file to upload (any will do; the gateway offers its index.html).
+inline void print_stream_examples(std::ostream& out, const std::string& base,
+                                  const std::string& sample) {
+  out << "  curl -i -X POST -T " << sample << " " << base
+      << "/v1/upload   # streamed upload: 201 with the bytes and their SHA-256\n";
+  out << "  curl -i -N '" << base
+      << "/v1/events?count=3'   # server-sent events, one a second\n";
 }
 
 }  // namespace waypoint::examples

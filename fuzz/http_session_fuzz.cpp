@@ -2,6 +2,7 @@
 // stream is answered once as one read and once cut into fuzzer-chosen pieces.
 // Input: the first byte picks the largest piece (1 to 64 bytes), the next two seed the
 // cuts, the rest is the stream.
+// Streamed bodies and chunked responses are in it (session_harness's /stream/ and /chunks/).
 // Properties: no crash or sanitizer report; the two answers are byte-identical (Date
 // aside); the session's input never holds more than its stated bound.
 #include "check.hpp"
@@ -19,7 +20,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::uint32_t seed = static_cast<std::uint32_t>(data[1]) << 8 | data[2];
   std::string_view stream(reinterpret_cast<const char*>(data + 3), size - 3);
 
-  static session_harness harness;
+  // The dispatch streams the bodies of /stream/{n} and answers /chunks/{k} in chunks, so
+  // the streaming paths are cut and compared too.
+  static session_harness harness([] {
+    waypoint::beast::server_options options;
+    options.plan_body = streaming_plan(4096);
+    return options;
+  }());
   std::string whole = harness.run(stream, one_write());
   std::string split = harness.run(stream, random_pieces(stream.size(), seed, largest));
   waypoint::fuzzing::require(whole == split, "the answer does not depend on the reads",

@@ -51,11 +51,11 @@ awaitable<event_stream> event_stream::open(context& ctx, event_stream_options op
   res.header(http::field::cache_control, "no-cache");
   res.header("X-Accel-Buffering", "no");
   event_stream stream(ctx, options);
-  co_await stream.comment("stream open");
+  co_await stream.comment("stream open");  // false already says the client left
   co_return stream;
 }
 
-awaitable<void> event_stream::send(const server_event& e) {
+awaitable<bool> event_stream::send(const server_event& e) {
   std::string text;
   text.reserve(e.data.size() + e.event.size() + e.id.size() + 32);
   if (!e.event.empty()) append_field(text, "event", e.event);
@@ -63,27 +63,29 @@ awaitable<void> event_stream::send(const server_event& e) {
   if (e.retry) append_field(text, "retry", std::to_string(e.retry->count()));
   append_data(text, e.data);
   text += '\n';
-  try {
-    co_await ctx_->write_chunk(text);
-  } catch (const std::system_error&) {
-    connected_ = false;
-    throw;
-  }
+  co_return co_await write(text);
 }
 
-awaitable<void> event_stream::comment(std::string_view text) {
+awaitable<bool> event_stream::comment(std::string_view text) {
   std::string line = ":";
   if (!text.empty()) {
     line += ' ';
     line.append(text.substr(0, text.find_first_of("\r\n")));
   }
   line += "\n\n";
+  co_return co_await write(line);
+}
+
+// The write fails when the client has gone: write_chunk's error, or, once the connection's
+// close has cancelled the handler's coroutine, Asio's operation_aborted.
+awaitable<bool> event_stream::write(std::string_view text) {
+  if (!connected_) co_return false;
   try {
-    co_await ctx_->write_chunk(line);
-  } catch (const std::system_error&) {
+    co_await ctx_->write_chunk(text);
+  } catch (...) {
     connected_ = false;
-    throw;
   }
+  co_return connected_;
 }
 
 // The connection's close cancels the handler's coroutine (its cancellation slot is the
@@ -101,7 +103,7 @@ awaitable<bool> event_stream::wait(std::chrono::milliseconds duration) {
       timer.expires_at(std::min(end, beat));
       auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
       if (ec) break;
-      if (beat <= end) co_await comment({});
+      if (beat <= end && !co_await comment({})) break;
     }
   } catch (...) {
     // A write that failed, or a wait cut by the connection's close.

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -70,12 +71,18 @@ class deferring_dispatch {
   void operator()(wb::exchange& x) {
     std::string_view target = x.request().target();
     if (target.starts_with("/stream/")) {
+      std::size_t chunk = 0;
+      std::string_view digits = target.substr(8);
+      std::from_chars(digits.data(), digits.data() + digits.size(), chunk);
       readers_.push_back({&x.host(), &x.response(), x.defer(),
-                          std::stoul(std::string(target.substr(8))), {}, {}});
+                          std::clamp<std::size_t>(chunk, 1, 65536), {}, {}});
       return;
     }
     if (target.starts_with("/chunks/")) {
-      writers_.push_back({&x.host(), std::stoi(std::string(target.substr(8))), x.defer()});
+      int count = 0;
+      std::string_view digits = target.substr(8);
+      std::from_chars(digits.data(), digits.data() + digits.size(), count);
+      writers_.push_back({&x.host(), std::clamp(count, 0, 100), x.defer()});
       return;
     }
     if (target.starts_with("/file/")) {

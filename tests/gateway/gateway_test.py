@@ -10,6 +10,7 @@ usage: gateway_test.py GATEWAY_BINARY
 Each check is named for the rule it holds the gateway to; a failure says what was expected
 and what came back, and the script exits non-zero after running every check.
 """
+import hashlib
 import http.client
 import json
 import os
@@ -131,6 +132,8 @@ def curl(argv):
     expect(done.returncode == 0, "curl %s failed (exit %d): %s" % (
         " ".join(argv[1:]), done.returncode, done.stderr.strip()))
     head, _, body = done.stdout.replace("\r\n", "\n").partition("\n\n")
+    while re.match(r"HTTP/\S+ 1\d\d ", head):  # an interim response (100 Continue)
+        head, _, body = body.partition("\n\n")
     lines = head.split("\n")
     m = re.match(r"HTTP/\S+ (\d{3})", lines[0])
     expect(m, "curl printed no status line: %r" % done.stdout[:200])
@@ -227,6 +230,22 @@ def byte_range(argv, r):
            "byte range: Content-Range bytes 0-99/%d and 100 bytes, got %r" % (size, r))
 
 
+def streamed_upload(argv, r):
+    expect(r.status == 201, "streamed upload: 201, got %r" % r)
+    path = argv[argv.index("-T") + 1]
+    with open(path, "rb") as f:
+        data = f.read()
+    expect(r.json() == {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()},
+           "streamed upload: the file's length and SHA-256, got %r" % r)
+
+
+def server_sent_events(argv, r):
+    expect(r.status == 200 and r.header("Content-Type") == "text/event-stream",
+           "server-sent events: 200 text/event-stream, got %r" % r)
+    ticks = re.findall(r"^id: (\d+)$", r.body, re.M)
+    expect(ticks == ["1", "2", "3"], "server-sent events: ticks 1, 2, 3 in order, got %r" % r)
+
+
 CURL_LINE_RULES = [  # (comment contains, rule)
     ("# 404", no_route),
     ("automatic OPTIONS", automatic_options),
@@ -237,6 +256,8 @@ CURL_LINE_RULES = [  # (comment contains, rule)
     ("static file", static_file),
     ("precompressed", precompressed_file),
     ("a byte range", byte_range),
+    ("streamed upload", streamed_upload),
+    ("server-sent events", server_sent_events),
 ]
 
 

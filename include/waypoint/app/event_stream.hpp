@@ -4,14 +4,17 @@
 //   app.get("/v1/events", [](waypoint::app::context& ctx) -> waypoint::app::awaitable<void> {
 //     auto events = co_await waypoint::app::event_stream::open(ctx);
 //     for (int i = 0;; ++i) {
-//       co_await events.send({.data = std::to_string(i), .event = "tick"});
+//       if (!co_await events.send({.data = std::to_string(i), .event = "tick"})) co_return;
 //       if (!co_await events.wait(std::chrono::seconds(1))) co_return;  // the client left
 //     }
 //   });
 //
 // wait() sends a comment line every heartbeat while it waits, so proxies that cut idle
-// connections keep this one and a client that went away is noticed (the write fails, or
-// the server sees the connection close) within a heartbeat at most.
+// connections keep this one and a client that went away is noticed within a heartbeat at
+// most. The server notices a close at once and cancels the handler's coroutine: a wait()
+// then returns false, and any other co_await throws boost::system::system_error
+// (operation_aborted), which ends the request without a log line. A client that stays
+// connected but reads nothing is cut by the write timeout (send() returns false).
 #pragma once
 
 #include "waypoint/app/context.hpp"
@@ -43,9 +46,11 @@ class event_stream {
   // ctx.response() are sent too.
   static awaitable<event_stream> open(context& ctx, event_stream_options options = {});
 
-  // Throws std::system_error when the client has gone.
-  awaitable<void> send(const server_event& e);
-  awaitable<void> comment(std::string_view text);
+  // Each returns false, and sends nothing more, once the client has gone (the write failed,
+  // or the connection's close cancelled the handler's coroutine). send() throws
+  // std::invalid_argument for an event or id holding a line break.
+  awaitable<bool> send(const server_event& e);
+  awaitable<bool> comment(std::string_view text);
   // Waits for `duration`, sending heartbeats meanwhile. Returns false, early, once the
   // client has gone (and connected() is false from then on).
   awaitable<bool> wait(std::chrono::milliseconds duration);
@@ -54,6 +59,7 @@ class event_stream {
  private:
   event_stream(context& ctx, event_stream_options options) noexcept
       : ctx_(&ctx), options_(options) {}
+  awaitable<bool> write(std::string_view text);
 
   context* ctx_;
   event_stream_options options_;

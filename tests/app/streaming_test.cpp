@@ -1,0 +1,349 @@
+// Streaming through waypoint::beast::server, as clients deliver it: uploads cut into pieces
+// at every size and sent slowly, curl with Expect: 100-continue, limits per route, a
+// chunked response with trailers, server-sent events to a client that leaves, and a reader
+// that stops reading.
+#include "loopback_client.hpp"
+
+#include <waypoint/app/async.hpp>
+#include <waypoint/app/event_stream.hpp>
+#include <waypoint/app/serve.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/system/system_error.hpp>
+#include <boost/asio/write.hpp>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+
+namespace {
+
+namespace wa = waypoint::app;
+namespace wb = waypoint::beast;
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using wa::testing::loopback_options;
+
+// FNV-1a: the body's identity in the answer, so a lost or reordered byte shows.
+std::uint64_t fnv(std::string_view bytes, std::uint64_t h = 1469598103934665603ull) {
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string fnv_text(std::string_view bytes) { return std::to_string(fnv(bytes)); }
+
+// Reads the body `chunk` bytes at a time; answers "<bytes> <fnv>".
+wa::awaitable<void> digest_body(wa::context& ctx, std::size_t chunk) {
+  std::string buffer(chunk, '\0');
+  std::uint64_t total = 0;
+  std::uint64_t h = 1469598103934665603ull;
+  for (;;) {
+    std::size_t n = co_await ctx.read_some(buffer);
+    if (n == 0) break;
+    h = fnv(std::string_view(buffer.data(), n), h);
+    total += n;
+  }
+  ctx.response().body(std::to_string(total) + " " + std::to_string(h));
+}
+
+struct streaming_server {
+  wa::application app{{.logger = [](std::string_view) {}}};
+  std::atomic<bool> events_saw_disconnect{false};
+  std::atomic<bool> writer_saw_failure{false};
+  std::atomic<int> refused_handler_runs{0};
+  std::unique_ptr<wb::server> server;
+
+  explicit streaming_server(wb::server_options options = loopback_options()) {
+    app.post("/digest/{chunk}", [](wa::context& ctx) -> wa::awaitable<void> {
+         co_await digest_body(ctx, ctx.path_value<std::size_t>("chunk"));
+       }).stream_body(64 * 1024 * 1024);
+    app.post("/small", [this](wa::context& ctx) -> wa::awaitable<void> {
+         ++refused_handler_runs;
+         co_await digest_body(ctx, 100);
+       }).stream_body(1000);
+    // Refuses before reading: the client's upload is never asked for.
+    app.post("/guarded", [](wa::context& ctx) -> wa::awaitable<void> {
+         if (ctx.header("Authorization").empty()) {
+           ctx.response().problem(401, "no credentials");
+           co_return;
+         }
+         co_await digest_body(ctx, 4096);
+       }).stream_body();
+    app.post("/buffered-large", [](wa::context& ctx) {
+         ctx.response().body(std::to_string(ctx.body().size()) + " " + fnv_text(ctx.body()));
+       }).body_limit(3 * 1024 * 1024);
+    app.post("/buffered", [](wa::context& ctx) { ctx.response().body(fnv_text(ctx.body())); });
+    app.get("/chunks", [](wa::context& ctx) -> wa::awaitable<void> {
+      ctx.response().header("Trailer", "Checksum");
+      std::string all;
+      for (int i = 0; i < 5; ++i) {
+        std::string piece = "piece " + std::to_string(i) + "\n";
+        all += piece;
+        co_await ctx.write_chunk(piece);
+      }
+      ctx.set_trailer("Checksum", fnv_text(all));
+    });
+    app.get("/events", [this](wa::context& ctx) -> wa::awaitable<void> {
+      auto events = co_await wa::event_stream::open(ctx, {.heartbeat = 50ms});
+      try {
+        for (int i = 1;; ++i) {
+          std::string n = std::to_string(i);
+          if (!co_await events.send({.data = "line one\nline " + n, .event = "tick", .id = n}))
+            break;
+          if (!co_await events.wait(20ms)) break;  // the client left while it waited
+        }
+      } catch (const boost::system::system_error& e) {
+        // The connection's close cancelled this coroutine while it ran: its next co_await
+        // throws operation_aborted.
+        events_saw_disconnect = e.code() == boost::asio::error::operation_aborted;
+        throw;
+      }
+      events_saw_disconnect = !events.connected();
+    });
+    app.get("/firehose", [this](wa::context& ctx) -> wa::awaitable<void> {
+      std::string megabyte(1024 * 1024, 'f');
+      try {
+        for (;;) co_await ctx.write_chunk(megabyte);
+      } catch (const std::system_error&) {
+        writer_saw_failure = true;
+      }
+    });
+    server = std::make_unique<wb::server>(wa::options_for(app, std::move(options)),
+                                          wa::dispatch_to(app));
+    server->start();
+  }
+  ~streaming_server() {
+    server->stop();
+    server->wait();
+  }
+  std::uint16_t port() const { return server->endpoints().front().port; }
+  std::string url(std::string_view path) const {
+    return "http://127.0.0.1:" + std::to_string(port()) + std::string(path);
+  }
+};
+
+// A raw connection: bytes out in the pieces given, the answer read to the connection's end.
+class raw_client {
+ public:
+  explicit raw_client(std::uint16_t port) : socket_(io_) {
+    socket_.connect({asio::ip::make_address("127.0.0.1"), port});
+  }
+  void send(std::string_view bytes) { asio::write(socket_, asio::buffer(bytes)); }
+  // Reads until `needle` is in what arrived (or the connection ends); returns it all.
+  std::string read_until(std::string_view needle) {
+    std::string out;
+    char buffer[4096];
+    while (out.find(needle) == std::string::npos) {
+      boost::system::error_code ec;
+      std::size_t n = socket_.read_some(asio::buffer(buffer), ec);
+      if (ec) break;
+      out.append(buffer, n);
+    }
+    return out;
+  }
+  std::string read_to_end() { return read_until(std::string_view("\0never\0", 7)); }
+  void close() { socket_.close(); }
+
+ private:
+  asio::io_context io_;
+  asio::ip::tcp::socket socket_;
+};
+
+std::string run(const std::string& command) {
+  std::string out;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buffer[4096];
+    while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+    ::pclose(pipe);
+  }
+  return out;
+}
+
+std::string upload_bytes(std::size_t n, std::uint32_t seed) {
+  std::mt19937 random(seed);
+  std::string bytes(n, '\0');
+  for (char& c : bytes) c = static_cast<char>(random());
+  return bytes;
+}
+
+std::string chunked(std::string_view body, std::size_t chunk) {
+  std::string out;
+  for (std::size_t at = 0; at < body.size(); at += chunk) {
+    std::string_view piece = body.substr(at, chunk);
+    char size[20];
+    std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+    out += size;
+    out += piece;
+    out += "\r\n";
+  }
+  return out + "0\r\n\r\n";
+}
+
+struct upload_row {
+  const char* rule;
+  bool use_chunked;
+  std::size_t body_bytes;
+  std::size_t reader_chunk;
+  std::size_t largest_piece;  // the client's writes are random pieces up to this size
+  bool pause;                 // a millisecond between pieces: reads that find little
+};
+
+TEST(Streaming, UploadReachesTheHandlerWhateverTheWrites) {
+  streaming_server s;
+  const upload_row rows[] = {
+      {"Content-Length, one byte pieces, slow", false, 300, 7, 1, true},
+      {"Content-Length, odd pieces, a small reader", false, 200'000, 333, 5000, false},
+      {"Content-Length, large pieces, a large reader", false, 3'000'000, 65536, 100'000, false},
+      {"chunked in 1 KiB chunks, odd pieces", true, 500'000, 4096, 3000, false},
+      {"chunked, pieces that cut chunk-size lines, slow", true, 2000, 64, 3, true},
+  };
+  std::uint32_t seed = 1;
+  for (const upload_row& r : rows) {
+    std::string body = upload_bytes(r.body_bytes, seed++);
+    std::string head = "POST /digest/" + std::to_string(r.reader_chunk) + " HTTP/1.1\r\nHost: t\r\n";
+    std::string bytes = r.use_chunked
+                            ? head + "Transfer-Encoding: chunked\r\n\r\n" + chunked(body, 1024)
+                            : head + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    bytes += "GET /chunks HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";  // pipelined after it
+    raw_client c(s.port());
+    std::mt19937 random(seed);
+    for (std::size_t at = 0; at < bytes.size();) {
+      std::size_t n = std::min<std::size_t>(1 + random() % r.largest_piece, bytes.size() - at);
+      c.send(std::string_view(bytes).substr(at, n));
+      at += n;
+      if (r.pause) std::this_thread::sleep_for(1ms);
+    }
+    std::string answer = c.read_to_end();
+    std::string expected = std::to_string(body.size()) + " " + fnv_text(body);
+    EXPECT_NE(answer.find("HTTP/1.1 200 OK"), std::string::npos) << r.rule << "\n" << answer.substr(0, 300);
+    EXPECT_NE(answer.find(expected), std::string::npos) << r.rule << "\n" << answer.substr(0, 300);
+    EXPECT_NE(answer.find("piece 4\n"), std::string::npos) << r.rule << ": the pipelined request";
+  }
+}
+
+// curl asks before a large upload (Expect: 100-continue) and streams a file of unknown
+// length chunked; both reach the handler whole.
+TEST(Streaming, CurlUploadsAreReadAsTheyArrive) {
+  streaming_server s;
+  std::filesystem::path file = std::filesystem::temp_directory_path() / "waypoint-streaming-upload";
+  std::string body = upload_bytes(5 * 1024 * 1024 + 17, 99);
+  std::ofstream(file, std::ios::binary) << body;
+  std::string expected = std::to_string(body.size()) + " " + fnv_text(body);
+  std::string with_length = run("curl -sS -X POST -T " + file.string() + " " + s.url("/digest/65536"));
+  EXPECT_EQ(with_length, expected);
+  std::string piped = run("cat " + file.string() + " | curl -sS -X POST -T - " + s.url("/digest/1000"));
+  EXPECT_EQ(piped, expected);
+  std::string verbose = run("curl -sS -v -X POST -T " + file.string() + " " + s.url("/digest/65536") +
+                            " 2>&1 >/dev/null");
+  EXPECT_NE(verbose.find("100 Continue"), std::string::npos) << verbose;
+  std::filesystem::remove(file);
+}
+
+// A handler that answers without reading never sends 100 Continue, so the client sends no
+// body; the connection closes after the answer, since the body's end is unknown.
+TEST(Streaming, RefusalBeforeReadingSkipsTheUpload) {
+  streaming_server s;
+  raw_client c(s.port());
+  c.send("POST /guarded HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 100000000\r\n\r\n");
+  std::string answer = c.read_to_end();  // ends: the server closes without the body
+  EXPECT_EQ(answer.find("100 Continue"), std::string::npos) << answer;
+  EXPECT_EQ(answer.rfind("HTTP/1.1 401 ", 0), 0u) << answer;
+  EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer;
+}
+
+struct limit_row {
+  const char* rule;
+  std::string target;
+  std::size_t bytes;
+  bool use_chunked;
+  int status;
+};
+
+TEST(Streaming, EachRouteHasItsBodyLimit) {
+  streaming_server s;
+  const limit_row rows[] = {
+      {"a streamed route under its limit", "/small", 1000, false, 200},
+      {"a streamed route's Content-Length over its limit: 413 before the handler", "/small", 1001, false, 413},
+      {"a streamed route's chunked body over its limit: 413 when read", "/small", 5000, true, 413},
+      {"a buffered route with a limit above the server's", "/buffered-large", 2 * 1024 * 1024, false, 200},
+      {"a buffered route with a limit, chunked", "/buffered-large", 2 * 1024 * 1024, true, 200},
+      {"a buffered route over its limit", "/buffered-large", 3 * 1024 * 1024 + 1, false, 413},
+      {"a route without a limit has the server's (1 MiB)", "/buffered", 1024 * 1024 + 1, false, 413},
+  };
+  for (const limit_row& r : rows) {
+    int runs_before = s.refused_handler_runs;
+    std::string body = upload_bytes(r.bytes, 5);
+    std::string head = "POST " + r.target + " HTTP/1.1\r\nHost: t\r\n";
+    raw_client c(s.port());
+    c.send(r.use_chunked ? head + "Transfer-Encoding: chunked\r\n\r\n" + chunked(body, 4096)
+                         : head + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+    std::string answer = c.read_until("\r\n\r\n");
+    EXPECT_EQ(answer.substr(0, 12), "HTTP/1.1 " + std::to_string(r.status)) << r.rule << "\n" << answer;
+    if (r.status == 413 && !r.use_chunked && r.target == "/small") {
+      EXPECT_EQ(s.refused_handler_runs, runs_before) << r.rule << ": the handler ran";
+    }
+  }
+}
+
+TEST(Streaming, ChunkedResponseCarriesItsTrailers) {
+  streaming_server s;
+  raw_client c(s.port());
+  c.send("GET /chunks HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+  std::string answer = c.read_to_end();
+  std::string all;
+  for (int i = 0; i < 5; ++i) all += "piece " + std::to_string(i) + "\n";
+  EXPECT_NE(answer.find("Transfer-Encoding: chunked\r\n"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("8\r\npiece 0\n\r\n"), std::string::npos) << answer;
+  std::string tail = "0\r\nChecksum: " + fnv_text(all) + "\r\n\r\n";
+  ASSERT_GE(answer.size(), tail.size());
+  EXPECT_EQ(answer.substr(answer.size() - tail.size()), tail) << answer;
+  // curl reads the same response, trailers and all.
+  std::string body = run("curl -sS " + s.url("/chunks"));
+  EXPECT_EQ(body, all);
+}
+
+TEST(Streaming, EventsArriveInOrderAndTheHandlerSeesTheClientLeave) {
+  streaming_server s;
+  {
+    raw_client c(s.port());
+    c.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n");
+    std::string seen = c.read_until("id: 5\n");
+    EXPECT_NE(seen.find("Content-Type: text/event-stream\r\n"), std::string::npos) << seen;
+    std::size_t at = 0;
+    for (int i = 1; i <= 5; ++i) {
+      std::string event = "event: tick\nid: " + std::to_string(i) + "\ndata: line one\ndata: line " +
+                          std::to_string(i) + "\n\n";
+      std::size_t found = seen.find(event, at);
+      ASSERT_NE(found, std::string::npos) << "event " << i << " in order\n" << seen;
+      at = found;
+    }
+    c.close();
+  }
+  for (int i = 0; i < 500 && !s.events_saw_disconnect; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(s.events_saw_disconnect) << "the handler did not notice the client leave";
+  // curl as the client: the stream is what an EventSource would parse.
+  std::string first = run("curl -sS -N --max-time 0.5 " + s.url("/events") + " 2>/dev/null");
+  EXPECT_EQ(first.rfind(": stream open\n\nevent: tick\nid: 1\n", 0), 0u) << first;
+}
+
+// A client that asks for an endless response and reads none of it is cut by the write
+// timeout; the writer learns it from write_chunk, and memory stays one chunk.
+TEST(Streaming, ReaderThatStopsIsCutByTheWriteTimeout) {
+  wb::server_options options = loopback_options();
+  options.write_timeout = 300ms;
+  streaming_server s(options);
+  raw_client c(s.port());
+  c.send("GET /firehose HTTP/1.1\r\nHost: t\r\n\r\n");
+  for (int i = 0; i < 500 && !s.writer_saw_failure; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(s.writer_saw_failure);
+  EXPECT_EQ(s.server->stats().timeouts.write, 1u);
+}
+
+}  // namespace
