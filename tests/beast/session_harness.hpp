@@ -247,8 +247,9 @@ class session_harness {
   void drain(wd::http_session& session, std::string& out) {
     for (;;) {
       session.process();
-      bool moved = dispatch_.start_streams() | host_.pump();
-      if (moved) continue;
+      bool started = dispatch_.start_streams();
+      bool read = host_.pump();  // both run, whichever moved
+      if (started || read) continue;
       if (session.output().empty() && !session.file_pending() && !dispatch_.send_pending())
         return;
       out += session.output();
