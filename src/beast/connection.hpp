@@ -35,6 +35,9 @@ class connection final : public exchange_host {
   asio::cancellation_slot cancellation_slot() override { return cancel_.slot(); }
   void deferred_done() noexcept override;
   bool attach_file(file_payload& file) noexcept override { return session_.attach_file(file); }
+  bool upgrade(websocket_upgrade& upgrade) noexcept override {
+    return session_.accept_upgrade(upgrade);
+  }
 
  private:
   enum class phase : std::uint8_t { idle, reading, writing, waiting, lingering };
@@ -54,6 +57,7 @@ class connection final : public exchange_host {
   void do_linger();
   void on_linger(error_code ec);
   void destroy() noexcept;
+  void hand_over();
 
   worker& owner_;
   socket_type socket_;
