@@ -185,7 +185,7 @@ route_scope& route_scope::add(std::string_view method, std::string_view pattern,
   if (!fn) throw std::invalid_argument("waypoint::app: empty handler");
   std::string text = detail::compose_pattern(*node_, method, pattern);
   // A GET for the pattern of a WebSocket route of this scope joins its endpoint.
-  if (!app.websocket_endpoints_.empty() && text.starts_with("GET ")) {
+  if (!app.websocket_endpoints_.empty() && !app.adding_websocket_ && text.starts_with("GET ")) {
     for (auto& [ws_text, ws_ep] : app.websocket_endpoints_) {
       if (ws_text != text || ws_ep->group != node_ || ws_ep->websocket->get) continue;
       ws_ep->websocket->get = std::move(fn);

@@ -109,7 +109,14 @@ route_scope& route_scope::websocket(std::string_view pattern, websocket_handler 
     last_ = &ep;
     return *this;
   }
-  add("GET", pattern, detail::websocket_endpoint(*route), where);
+  app.adding_websocket_ = true;
+  try {
+    add("GET", pattern, detail::websocket_endpoint(*route), where);
+  } catch (...) {
+    app.adding_websocket_ = false;
+    throw;
+  }
+  app.adding_websocket_ = false;
   last_->websocket = std::move(route);
   app.websocket_endpoints_.emplace_back(std::move(text), last_);
   return *this;

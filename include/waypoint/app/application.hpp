@@ -371,6 +371,7 @@ class application : public route_scope {
   std::deque<detail::endpoint> endpoints_;
   // WebSocket endpoints by composed pattern, for a GET registered after them.
   std::vector<std::pair<std::string, detail::endpoint*>> websocket_endpoints_;
+  bool adding_websocket_ = false;  // add() then registers, never joins a WebSocket endpoint
   std::vector<const middleware*> root_chain_;  // the application's layers, once frozen
   bool root_async_ = false;                    // ... hold a coroutine (or not_found does)
   handler unrouted_;                           // calls answer_unrouted()
