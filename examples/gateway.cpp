@@ -15,6 +15,7 @@
 #include "orders.hpp"
 #include "proxy.hpp"
 #include "records.hpp"
+#include "websocket_echo.hpp"
 
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/openapi.hpp>
@@ -261,6 +262,7 @@ int main(int argc, char** argv) {
       add_routes(app, builtin_routes, "built-in table", false, {"POST /v1/commerce/orders"});
       waypoint::examples::add_order_routes(app);
       waypoint::examples::add_proxy_route(app, proxy);
+      waypoint::examples::add_websocket_route(app);
       // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.
       wa::serve_openapi(app, {.title = "waypoint-gateway", .version = WAYPOINT_VERSION,
                               .license = "BSL-1.0"},
@@ -289,6 +291,7 @@ int main(int argc, char** argv) {
       std::cout << "  curl -i " << base << "/v1/proxy/v1/health   # a coroutine: GET "
                 << (o.upstream.empty() ? base : o.upstream) << "/v1/health\n";
       waypoint::examples::print_file_examples(std::cout, base);
+      waypoint::examples::print_websocket_example(std::cout, base);
     }
     waypoint::examples::print_operations(std::cout, *ops, base);
     std::cout << std::flush;
