@@ -164,7 +164,9 @@ awaitable<void> application::run_websocket(std::shared_ptr<detail::websocket_own
     error = std::current_exception();
   }
   if (!error) co_return;
-  if (!is_cancellation(error)) {
+  // A write to a connection already closed, or the server's cancellation, ends the handler
+  // as the connection's end does; anything else is the handler's failure.
+  if (channel.is_open() && !is_cancellation(error)) {
     std::string line = "waypoint: WebSocket handler of route \"";
     line.append(ctx.route_pattern());
     line += "\" (request id ";

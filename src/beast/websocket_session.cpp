@@ -17,6 +17,7 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <boost/beast/websocket/stream.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <algorithm>
 #include <sstream>
@@ -121,10 +122,16 @@ class websocket_session::impl final : public websocket_channel, public exchange_
     co_return message;
   }
 
+  // A failed write ends the connection as a failed read does, then throws.
   awaitable<void> write(std::string_view payload, bool binary) override {
     ws_.binary(binary);
+    error_code ec;
     co_await ws_.async_write(boost::asio::buffer(payload.data(), payload.size()),
-                             boost::asio::use_awaitable);
+                             boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    if (!ec) co_return;
+    note_closed(code_of_failure(ec, ws_));
+    open_ = false;
+    throw boost::system::system_error(ec);
   }
 
   awaitable<void> close(close_code code, std::string_view reason) override {
