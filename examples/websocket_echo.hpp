@@ -18,7 +18,8 @@ inline constexpr std::string_view websocket_echo_path = "/v1/echo";
 
 inline void add_websocket_route(app::application& app) {
   app.websocket(websocket_echo_path, [](app::websocket& ws) -> app::awaitable<void> {
-    while (auto message = co_await ws.read()) co_await ws.write(*message);
+    app::websocket_message message;  // one buffer for every message
+    while (co_await ws.read(message)) co_await ws.write(message);
   });
   app.summary("WebSocket echo: every message comes back as it was sent");
 }

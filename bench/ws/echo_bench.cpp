@@ -59,7 +59,8 @@ class waypoint_server final : public bench_server {
  public:
   waypoint_server() {
     app_.websocket("/echo", [](waypoint::app::websocket& w) -> waypoint::app::awaitable<void> {
-      while (auto message = co_await w.read()) co_await w.write(*message);
+      waypoint::app::websocket_message message;  // one buffer for every message
+      while (co_await w.read(message)) co_await w.write(message);
     });
     app_.freeze();
     waypoint::beast::server_options options;

@@ -108,18 +108,24 @@ class websocket_session::impl final : public websocket_channel, public exchange_
 
   // websocket_channel
   awaitable<std::optional<websocket_message>> read() override {
-    if (!open_) co_return std::nullopt;
     websocket_message message;
+    if (!co_await read(message)) co_return std::nullopt;
+    co_return message;
+  }
+
+  awaitable<bool> read(websocket_message& message) override {
+    message.payload.clear();
+    if (!open_) co_return false;
     error_code ec;
     auto buffer = boost::asio::dynamic_buffer(message.payload);
     co_await ws_.async_read(buffer, boost::asio::redirect_error(boost::asio::use_awaitable, ec));
     if (ec) {
       note_closed(code_of_failure(ec, ws_));
       open_ = false;
-      co_return std::nullopt;
+      co_return false;
     }
     message.binary = ws_.got_binary();
-    co_return message;
+    co_return true;
   }
 
   // A failed write ends the connection as a failed read does, then throws.

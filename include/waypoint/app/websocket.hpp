@@ -3,6 +3,7 @@
 //   app.websocket("/v1/echo", [](waypoint::app::websocket& ws) -> waypoint::app::awaitable<void> {
 //     while (auto message = co_await ws.read()) co_await ws.write(*message);
 //   });
+//   // or, reusing one buffer: websocket_message m; while (co_await ws.read(m)) ...
 //
 // The route sits in the router like any GET: same precedence, same conflicts, and the
 // middleware of its scope runs on the upgrade request before anything is upgraded, so a
@@ -46,6 +47,9 @@ class websocket {
   // closed: closed_with() says why (the peer's code, 1001 for the server's drain, 1009 for
   // a message past max_message_bytes, 1002 for a broken frame, 1006 when cut).
   awaitable<std::optional<websocket_message>> read() { return channel_->read(); }
+  // The same into `message`, reusing its payload's capacity (no allocation per message in
+  // a loop); false once the connection is closed.
+  awaitable<bool> read(websocket_message& message) { return channel_->read(message); }
   // Each throws boost::system::system_error when the connection is closed. The bytes must
   // stay valid until the write completes.
   awaitable<void> write_text(std::string_view text) { return channel_->write(text, false); }

@@ -85,6 +85,9 @@ class websocket_channel {
   // The next message; nullopt once the connection is closed (by the peer, by the server's
   // drain, by a protocol error or a timeout): closed_with() then says why.
   virtual awaitable<std::optional<websocket_message>> read() = 0;
+  // The same into `message`, whose payload's capacity is reused (no allocation per message
+  // once it has grown); false once the connection is closed.
+  virtual awaitable<bool> read(websocket_message& message) = 0;
   // Sends one message; throws boost::system::system_error when the connection is closed.
   virtual awaitable<void> write(std::string_view payload, bool binary) = 0;
   // Starts the closing handshake and waits for it (does nothing once closing).
