@@ -243,7 +243,27 @@ async def many_sockets():
     expect(not failures, f"{len(failures)} of {count} sockets failed, first: {failures[:1]!r}")
 
 
+async def raw_server_echo():
+    async with websockets.connect(f"{BASE}/anything") as ws:
+        await ws.send("raw")
+        expect(await ws.recv() == "raw", "echo through exchange::upgrade")
+        await ws.send(b"\x00")
+        expect(await ws.recv() == b"\x00", "binary echo through exchange::upgrade")
+
+
+def raw_server_refuses_what_cannot_upgrade():
+    # exchange::upgrade() is false for a request with a body, and for a plain GET.
+    for request in [upgrade_request("/x", "Content-Length: 5\r\n") + b"hello",
+                    b"GET /x HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"]:
+        with socket.create_connection(("127.0.0.1", PORT), timeout=5) as sock:
+            sock.sendall(request)
+            head, _ = read_head(sock)
+            expect(head.startswith("HTTP/1.1 426"), f"{request[:30]!r}: {head.splitlines()[:1]}")
+
+
 CASES = {
+    "raw_server_echo": raw_server_echo,
+    "raw_server_refuses_what_cannot_upgrade": raw_server_refuses_what_cannot_upgrade,
     "echo_text": echo_text, "echo_binary": echo_binary, "fragmented": fragmented,
     "too_big": too_big, "invalid_frame": invalid_frame, "reserved_opcode": reserved_opcode,
     "split_upgrade": split_upgrade, "early_frame": early_frame, "ping_pong": ping_pong,

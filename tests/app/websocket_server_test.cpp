@@ -146,6 +146,35 @@ INSTANTIATE_TEST_SUITE_P(Rows, WebSocketClient,
                            return std::string(row.param);
                          });
 
+// Without the framework: a dispatch that takes the upgrade itself (exchange::upgrade), and
+// answers 426 when the request cannot upgrade.
+TEST(WebSocketServer, RawDispatchUpgradesThroughTheExchange) {
+  namespace wb = waypoint::beast;
+  wb::server_options options;
+  options.listen = {{"127.0.0.1", 0}};
+  options.threads = 1;
+  options.handle_signals = false;
+  wb::server server(options, [](wb::exchange& x) {
+    wb::websocket_upgrade up;
+    up.run = [](wb::websocket_channel& ws) -> boost::asio::awaitable<void> {
+      wb::websocket_message m;
+      while (co_await ws.read(m)) co_await ws.write(m.payload, m.binary);
+    };
+    if (!x.upgrade(up)) {
+      x.response().result(http::status::upgrade_required);
+      x.response().set(http::field::upgrade, "websocket");
+    }
+  });
+  server.start();
+  for (const char* name : {"raw_server_echo", "raw_server_refuses_what_cannot_upgrade"}) {
+    client_result r = run_client(server.endpoints().front().port, name, [] {});
+    if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+    EXPECT_EQ(r.status, 0) << name << ": " << r.output;
+  }
+  server.stop();
+  server.wait();
+}
+
 // The server's stats see a WebSocket as an open connection until it closes.
 TEST(WebSocketServer, DrainClosesSocketsAndTheServerStops) {
   served s;
