@@ -16,6 +16,7 @@
 #include "proxy.hpp"
 #include "records.hpp"
 #include "streams.hpp"
+#include "websocket_echo.hpp"
 
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/openapi.hpp>
@@ -263,6 +264,7 @@ int main(int argc, char** argv) {
       waypoint::examples::add_order_routes(app);
       waypoint::examples::add_proxy_route(app, proxy);
       waypoint::examples::add_stream_routes(app);
+      waypoint::examples::add_websocket_route(app);
       // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.
       wa::serve_openapi(app, {.title = "waypoint-gateway", .version = WAYPOINT_VERSION,
                               .license = "BSL-1.0"},
@@ -293,6 +295,7 @@ int main(int argc, char** argv) {
       waypoint::examples::print_file_examples(std::cout, base);
       waypoint::examples::print_stream_examples(std::cout, base,
                                                 std::string(WAYPOINT_WWW_DIR) + "/index.html");
+      waypoint::examples::print_websocket_example(std::cout, base);
     }
     waypoint::examples::print_operations(std::cout, *ops, base);
     std::cout << std::flush;

@@ -1,6 +1,7 @@
 // The application: registration with prefix composition, freezing the middleware chains,
 // and respond(), the one entry point per request.
 #include "waypoint/app/application.hpp"
+#include "waypoint/app/websocket.hpp"
 
 #include "waypoint/beast/adapter.hpp"
 #include "waypoint/json_string.hpp"
@@ -183,6 +184,16 @@ route_scope& route_scope::add(std::string_view method, std::string_view pattern,
   if (app.frozen()) throw std::logic_error("waypoint::app: route added after freeze()");
   if (!fn) throw std::invalid_argument("waypoint::app: empty handler");
   std::string text = detail::compose_pattern(*node_, method, pattern);
+  // A GET for the pattern of a WebSocket route of this scope joins its endpoint.
+  if (!app.websocket_endpoints_.empty() && !app.adding_websocket_ && text.starts_with("GET ")) {
+    for (auto& [ws_text, ws_ep] : app.websocket_endpoints_) {
+      if (ws_text != text || ws_ep->group != node_ || ws_ep->websocket->get) continue;
+      ws_ep->websocket->get = std::move(fn);
+      ws_ep->fn = detail::websocket_endpoint(*ws_ep->websocket);
+      last_ = ws_ep;
+      return *this;
+    }
+  }
   detail::endpoint& ep = app.endpoints_.emplace_back();
   ep.fn = std::move(fn);
   ep.group = node_;
@@ -392,6 +403,7 @@ void application::respond(const request& req, response& res) noexcept {
     } catch (...) {
       answer_current_exception(ctx);
     }
+    if (ctx.upgrade_requested_) start_websocket(&ctx);  // no connection to upgrade: a 501
   }
   finish(ctx);
 }

@@ -181,6 +181,7 @@ void application::dispatch(beast::exchange& x) noexcept {
   }
   route(*ctx);
   if (run_now(*ctx)) {
+    if (ctx->upgrade_requested_ && start_websocket(ctx)) return;  // the WebSocket's now
     finish(*ctx);
     ctx->hand_over_file();
     pool.destroy(ctx);
@@ -194,9 +195,11 @@ void application::dispatch(beast::exchange& x) noexcept {
                    asio::bind_cancellation_slot(
                        x.cancellation_slot(),
                        [this, ctx, done = std::move(done)](std::exception_ptr) mutable {
-                         finish(*ctx);
-                         ctx->hand_over_file();
-                         pool.destroy(ctx);
+                         if (!(ctx->upgrade_requested_ && start_websocket(ctx))) {
+                           finish(*ctx);
+                           ctx->hand_over_file();
+                           pool.destroy(ctx);
+                         }
                          done.send();
                        }));
   } catch (...) {
@@ -212,6 +215,7 @@ awaitable<void> application::async_handle(const request& req, response& res,
   context ctx(*this, req, res, &connection);
   route(ctx);
   if (!run_now(ctx)) co_await run_rest(ctx);
+  if (ctx.upgrade_requested_) start_websocket(&ctx);  // the caller's server cannot: a 501
   finish(ctx);
   ctx.hand_over_file();
   // Ready to write with Beast: a HEAD answer keeps the length finish() gave it.

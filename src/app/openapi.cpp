@@ -3,6 +3,7 @@
 // Schemas arrive as JSON text written in the registering translation unit (schema.hpp), so
 // nothing here shares a nlohmann/json type with user code.
 #include "waypoint/app/openapi.hpp"
+#include "waypoint/app/websocket.hpp"
 
 #include "waypoint/app/schema.hpp"
 #include "waypoint/beast/adapter.hpp"
@@ -221,6 +222,15 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
     }
   }
   responses["500"] = problem_ref(500);
+  // A WebSocket route is the GET that upgrades (OpenAPI has no WebSocket operations).
+  if (ep.websocket) {
+    responses["101"] = {{"description", "Switching Protocols: the connection becomes a "
+                                        "WebSocket (send Connection: Upgrade, Upgrade: websocket)"}};
+    if (!ep.websocket->get) {
+      responses.erase("default");
+      responses["426"] = {{"description", "Upgrade Required: the route serves WebSocket only"}};
+    }
+  }
   op["responses"] = std::move(responses);
   return op;
 }

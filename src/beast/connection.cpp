@@ -140,9 +140,18 @@ void connection::answer() {
     if (!session_.output().empty() && !write_now()) return;
     if (file && !send_file_now()) return;
   }
+  if (session_.upgraded()) return hand_over();
   if (session_.closing()) return do_linger();
   if (session_.awaiting_response()) return watch();
   do_read();
+}
+
+// The request upgraded and every earlier response is written: the socket becomes a
+// WebSocket of the worker's, and this connection is gone.
+void connection::hand_over() {
+  websocket_handoff handoff = session_.take_upgrade();
+  handoff.endpoints = endpoints();
+  owner_.adopt_websocket(self_, std::move(socket_), std::move(handoff));  // deletes *this
 }
 
 // Writes the batch at once when the socket takes it all, the usual case for responses

@@ -43,6 +43,9 @@ class connection final : public exchange_host {
   void read_body(boost::asio::mutable_buffer into, body_read_handler done) override;
   void write_chunk(std::string_view data, chunk_write_handler done) override;
   void set_trailers(const http::fields& trailers) override { session_.set_trailers(trailers); }
+  bool upgrade(websocket_upgrade& upgrade) noexcept override {
+    return session_.accept_upgrade(upgrade);
+  }
 
  private:
   enum class phase : std::uint8_t { idle, reading, writing, waiting, lingering };
@@ -66,6 +69,7 @@ class connection final : public exchange_host {
   void do_linger();
   void on_linger(error_code ec);
   void destroy() noexcept;
+  void hand_over();
 
   worker& owner_;
   socket_type socket_;

@@ -80,7 +80,8 @@ void http_session::process() {
     if (!deferred_ready_) return;
     send_response();
   }
-  while (!closing_ && !waiting_ && !pending_file_ && output_.size() < flush_threshold) {
+  while (!closing_ && !waiting_ && !pending_file_ && !upgraded_ &&
+         output_.size() < flush_threshold) {
     if (parse_step() == step::need_more) break;
   }
 }
@@ -386,6 +387,7 @@ void http_session::answer_request() {
   } catch (...) {
     // Once deferred, the response is the handle's to finish (its destructor answers 500).
     if (!x.deferred()) {
+      upgrade_.reset();
       response_.base() = response::header_type();
       response_.result(http::status::internal_server_error);
       response_.body() = "Internal Server Error: the handler failed\n";
@@ -401,6 +403,7 @@ void http_session::answer_request() {
 void http_session::send_response() {
   waiting_ = false;
   deferred_ready_ = false;
+  if (upgrade_) return hand_over_upgrade();
   // A body left unread (or unreadable) leaves the next request's start unknown.
   bool body_left = body_streamed_ && (body_fault_ || !body_parser_->is_done());
   if (streaming_) {
@@ -425,6 +428,37 @@ void http_session::send_response() {
   attached_.reset();
   if (!framing_.keep_alive) closing_ = true;
   end_request();
+}
+
+// The upgraded request's answer is the WebSocket handshake, written by Beast: the request
+// and the response's fields go with the socket, as do the bytes read past the request.
+void http_session::hand_over_upgrade() {
+  attached_.reset();
+  upgraded_.emplace(websocket_handoff{parser_->release(), std::move(response_),
+                                      std::move(*upgrade_), {}, {}});
+  upgrade_.reset();
+  std::string_view unread = view_of(input_.data());
+  upgraded_->unread.assign(unread.data(), unread.size());
+  input_.clear();
+  response_ = response();
+  end_request();
+}
+
+bool http_session::accept_upgrade(websocket_upgrade& upgrade) noexcept {
+  if ((!dispatching_ && !waiting_) || !parser_ || upgrade_) return false;
+  if (!is_websocket_upgrade(parser_->get())) return false;
+  try {
+    upgrade_.emplace(std::move(upgrade));
+  } catch (...) {
+    return false;
+  }
+  return true;
+}
+
+websocket_handoff http_session::take_upgrade() {
+  websocket_handoff handoff = std::move(*upgraded_);
+  upgraded_.reset();
+  return handoff;
 }
 
 // Answers a request that could not be read; the connection closes after it, since where

@@ -19,6 +19,7 @@
 #include "response_writer.hpp"
 #include "server_counters.hpp"
 #include "waypoint/beast/server.hpp"
+#include "websocket_handoff.hpp"
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -88,6 +89,13 @@ class http_session {
   bool file_pending() const noexcept { return static_cast<bool>(pending_file_); }
   file_payload& pending_file() noexcept { return pending_file_; }
   void file_sent() noexcept { pending_file_.reset(); }
+  // The host's upgrade(): takes `upgrade` when the request being answered is a valid
+  // WebSocket upgrade; its response is then not sent, and nothing after it is parsed.
+  bool accept_upgrade(websocket_upgrade& upgrade) noexcept;
+  // After output(): the request upgraded; take_upgrade() hands over what the WebSocket
+  // needs (the request, its response, what was read past it).
+  bool upgraded() const noexcept { return static_cast<bool>(upgraded_); }
+  websocket_handoff take_upgrade();
   // Bytes received and not yet parsed.
   std::size_t input_size() const noexcept { return input_.size(); }
   // --- a streamed request body (body_plan::streamed), for exchange_host::read_body ---
@@ -169,6 +177,7 @@ class http_session {
   void begin_request();
   void note_body_progress(std::size_t bytes);
   void answer_request();
+  void hand_over_upgrade();
   void send_response();
   void answer_error(http::status status, std::string_view why);
   void end_request() noexcept;
@@ -205,6 +214,8 @@ class http_session {
   bool body_reading_ = false;     // a body read waits for input
   bool streaming_ = false;        // the deferred response's head went out: chunks follow
   bool stream_body_ = false;      // ... and carry a body (not HEAD, 204, 304, or a 500)
+  std::optional<websocket_upgrade> upgrade_;   // accepted for the request being answered
+  std::optional<websocket_handoff> upgraded_;  // ... whose response was due: hand over
 };
 
 }  // namespace waypoint::beast::detail

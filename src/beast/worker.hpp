@@ -5,6 +5,7 @@
 #include "asio_types.hpp"
 #include "connection.hpp"
 #include "limits.hpp"
+#include "websocket_session.hpp"
 
 #include <atomic>
 #include <functional>
@@ -59,6 +60,7 @@ class worker {
     stopping_ = true;
     drain_deadline_ = clock::now() + options_.drain_timeout;
     for (connection& c : connections_) c.close_if_idle();
+    for (websocket_session& w : websockets_) w.going_away();
     finish_if_drained();
   }
 
@@ -67,10 +69,26 @@ class worker {
     stopping_ = true;
     drain_deadline_ = clock::now();
     for (connection& c : connections_) c.close();
+    for (websocket_session& w : websockets_) w.close();
   }
 
   void remove(std::list<connection>::iterator it) noexcept {
     connections_.erase(it);
+    count_.open.fetch_sub(1, std::memory_order_relaxed);
+    finish_if_drained();
+  }
+
+  // A connection whose request upgraded: the socket goes on as a websocket_session, still
+  // counted in count_.open. Deletes the connection at `from`.
+  void adopt_websocket(std::list<connection>::iterator from, socket_type socket,
+                       websocket_handoff handoff) {
+    connections_.erase(from);
+    websockets_.emplace_front(*this, std::move(socket), std::move(handoff));
+    websockets_.front().start(websockets_.begin());
+  }
+
+  void remove_websocket(std::list<websocket_session>::iterator it) noexcept {
+    websockets_.erase(it);
     count_.open.fetch_sub(1, std::memory_order_relaxed);
     finish_if_drained();
   }
@@ -89,16 +107,18 @@ class worker {
     counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
+  bool drained() const noexcept { return connections_.empty() && websockets_.empty(); }
+
   // The sweep timer is the worker's last work: cancelling it lets run() return.
   void finish_if_drained() noexcept {
-    if (stopping_ && connections_.empty()) sweep_.cancel();
+    if (stopping_ && drained()) sweep_.cancel();
   }
 
   void arm_sweep() {
     sweep_.expires_after(sweep_every_);
     sweep_.async_wait([this](error_code ec) {
       if (!ec) return sweep();
-      if (finished_ && stopping_ && connections_.empty()) finished_();
+      if (finished_ && stopping_ && drained()) finished_();
     });
   }
 
@@ -106,15 +126,18 @@ class worker {
   // out). Once stopping and empty, it stops re-arming, and with no work left run() returns.
   void sweep() {
     auto now = clock::now();
-    bool drained = stopping_ && now >= drain_deadline_;
+    bool out_of_time = stopping_ && now >= drain_deadline_;
     for (connection& c : connections_) {
-      if (drained) {
+      if (out_of_time) {
         c.close();
       } else {
         c.on_deadline(now);
       }
     }
-    if (stopping_ && connections_.empty()) {
+    // A WebSocket's deadlines are Beast's own (websocket_options); only the drain's is ours.
+    if (out_of_time)
+      for (websocket_session& w : websockets_) w.close();
+    if (stopping_ && drained()) {
       if (finished_) finished_();
       return;
     }
@@ -134,6 +157,7 @@ class worker {
   std::function<void()> finished_;
   std::chrono::milliseconds sweep_every_;
   std::list<connection> connections_;
+  std::list<websocket_session> websockets_;
   bool stopping_ = false;
   clock::time_point drain_deadline_;
   std::atomic<std::uint64_t> connections_accepted_{0};

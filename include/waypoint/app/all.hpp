@@ -18,3 +18,4 @@
 #include "waypoint/app/serve.hpp"
 #include "waypoint/app/static_files.hpp"
 #include "waypoint/app/trace_context.hpp"
+#include "waypoint/app/websocket.hpp"

@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <initializer_list>
 #include <mutex>
 #include <string>
@@ -67,8 +68,12 @@ struct application_options {
 class application;
 class route_group;
 struct static_file_options;  // waypoint/app/static_files.hpp
+class websocket_handler;     // waypoint/app/websocket.hpp
 
 namespace detail {
+
+struct websocket_route;  // waypoint/app/websocket.hpp
+struct websocket_owner;  // src/app/websocket.cpp
 
 // A group's composed prefix and its own middleware. Node 0 is the application's root:
 // an empty prefix, and the layers of application::use().
@@ -93,6 +98,8 @@ struct endpoint {
   route_doc doc;
   std::uint64_t body_limit = 0;  // 0: the server's max_body_bytes
   bool stream_body = false;      // the handler reads the body (context::read_some)
+  // A WebSocket route (route_scope::websocket): `fn` sends its upgrade requests here.
+  std::shared_ptr<websocket_route> websocket;
 };
 
 // Typed JSON routes; defined in waypoint/app/json.hpp, which a translation unit includes
@@ -129,6 +136,10 @@ using json_output_route_for =
 // post<In>(pattern, fn) takes its output type from fn's result.
 struct deduced_output {};
 
+// The handler of a WebSocket route's endpoint: upgrade requests to the route, others to
+// its plain GET handler or a 426 (src/app/websocket.cpp).
+handler websocket_endpoint(const websocket_route& route);
+
 // "METHOD host/path" from a group's parts and a route's pattern text; throws
 // pattern_error when they cannot combine (two methods, two hosts, no leading '/').
 std::string compose_pattern(const group_node& group, std::string_view method,
@@ -162,6 +173,15 @@ class route_scope {
                             source_location where = source_location::current());
   route_scope& static_files(std::string_view prefix, const std::string& root,
                             source_location where = source_location::current());
+
+  // A WebSocket route: GET `pattern`, whose upgrade requests run `fn` on the upgraded
+  // connection (include waypoint/app/websocket.hpp, which says what is answered). A plain
+  // GET on the same pattern in the same scope shares the endpoint.
+  route_scope& websocket(std::string_view pattern, websocket_handler fn,
+                         source_location where = source_location::current());
+  route_scope& websocket(std::string_view pattern, websocket_handler fn,
+                         const beast::websocket_options& options,
+                         source_location where = source_location::current());
 
   // Adds a layer around every route of this scope (and, for the application, around
   // every request). Throws std::logic_error after freeze().
@@ -354,12 +374,20 @@ class application : public route_scope {
   void route(context& ctx) const noexcept;
   void finish(context& ctx) const noexcept;
   bool run_now(context& ctx) const noexcept;
+  // After the chain of a request a WebSocket route accepted: hands the connection over
+  // (true: `ctx` is the WebSocket's now), or answers 501 when it cannot be.
+  bool start_websocket(context* ctx) const noexcept;
+  static awaitable<void> run_websocket(std::shared_ptr<detail::websocket_owner> owner,
+                                       beast::websocket_channel& channel);
   awaitable<void> run_rest(context& ctx) const;
 
   application_options options_;
   router_type router_;
   std::deque<detail::group_node> groups_;  // deque: nodes are referenced by address
   std::deque<detail::endpoint> endpoints_;
+  // WebSocket endpoints by composed pattern, for a GET registered after them.
+  std::vector<std::pair<std::string, detail::endpoint*>> websocket_endpoints_;
+  bool adding_websocket_ = false;  // add() then registers, never joins a WebSocket endpoint
   std::vector<const middleware*> root_chain_;  // the application's layers, once frozen
   bool root_async_ = false;                    // ... hold a coroutine (or not_found does)
   handler unrouted_;                           // calls answer_unrouted()

@@ -268,7 +268,8 @@ inline constexpr std::size_t max_client_text_bytes = 256;
 void render_problem(http::status status, std::string_view detail, response& res);
 
 namespace detail {
-struct deferred_state;  // src/app/deferred.cpp
+struct deferred_state;   // src/app/deferred.cpp
+struct websocket_owner;  // src/app/websocket.cpp
 }
 
 // A response a handler finishes later, from any thread: ctx.defer() moves the response
@@ -645,6 +646,7 @@ class context {
   friend class next;
   friend class async_next;
   friend struct detail::deferred_state;
+  friend struct detail::websocket_owner;
 
   void detach_deferred() noexcept;  // the deferred response outlives its request
 
@@ -689,6 +691,7 @@ class context {
   std::shared_ptr<detail::deferred_state> deferred_;
   std::vector<std::uint32_t> postponed_;
   bool async_chain_ = false;  // the chain holds a coroutine: it runs through run_async
+  bool upgrade_requested_ = false;  // a WebSocket route took the request (status 101)
   beast::file_payload file_;  // send_file(): the body, unless a layer replaced it
   std::size_t body_read_ = 0;         // read_some() over a whole body: where it is
   std::uint64_t chunked_bytes_ = 0;   // write_chunk(): the body sent so far

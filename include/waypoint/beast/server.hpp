@@ -80,6 +80,11 @@ namespace waypoint::beast {
 
 namespace http = boost::beast::http;
 
+// waypoint/beast/websocket.hpp
+struct websocket_upgrade;
+struct websocket_options;
+class websocket_channel;
+
 using request = http::request<http::string_body>;
 using response = http::response<http::string_body>;
 
@@ -163,6 +168,15 @@ class exchange_host {
   // and its status carries content.
   virtual bool attach_file(file_payload& file) noexcept {
     (void)file;
+    return false;
+  }
+  // Takes `upgrade` (moving from it) when the request being answered is a valid WebSocket
+  // upgrade (GET, HTTP/1.1, Connection: upgrade, Upgrade: websocket, no body) and this host
+  // can hand its socket over: then no HTTP response is sent for it, and the connection
+  // becomes a WebSocket (waypoint/beast/websocket.hpp) once the response would have gone
+  // out. During the dispatch or while its response is deferred; false otherwise.
+  virtual bool upgrade(websocket_upgrade& upgrade) noexcept {
+    (void)upgrade;
     return false;
   }
 
@@ -249,6 +263,9 @@ class exchange {
   // Sends `file` as the body (file_payload; exchange_host::attach_file says when it is
   // used); false when this connection cannot, and `file` is left to the caller.
   bool attach_file(file_payload& file) noexcept { return host_->attach_file(file); }
+  // Turns the connection into a WebSocket after this exchange (exchange_host::upgrade);
+  // false, `upgrade` left alone, when the request is no valid upgrade.
+  bool upgrade(websocket_upgrade& upgrade) noexcept { return host_->upgrade(upgrade); }
   // The connection behind executor(), endpoints() and cancellation_slot(), for a framework
   // that hands them on.
   detail::exchange_host& host() const noexcept { return *host_; }

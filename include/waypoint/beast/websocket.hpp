@@ -1,0 +1,119 @@
+// WebSocket on waypoint::beast::server: the connection of an upgrade request is taken over
+// after its dispatch. During the dispatch (or while its response is deferred), an
+// exchange_function calls exchange::upgrade() with a websocket_upgrade; the server then
+// sends no HTTP response of its own: once the dispatch is done and the earlier responses of
+// the connection are written, Boost.Beast's websocket::stream takes the socket, answers
+// the handshake (101, with the fields the dispatch set on the response), and runs
+// `upgrade.run` as a coroutine on the connection's thread with a websocket_channel.
+//
+//   server s(options, [](exchange& x) {
+//     websocket_upgrade up;
+//     up.run = [](websocket_channel& ws) -> boost::asio::awaitable<void> {
+//       while (auto m = co_await ws.read()) co_await ws.write(m->payload, m->binary);
+//     };
+//     if (!x.upgrade(up)) x.response().result(http::status::upgrade_required);
+//   });
+//
+// The socket stays its worker's: it counts in max_connections and stats().open, and a stop
+// closes it with 1001 (going away), or cuts it once drain_timeout is over. Beast enforces
+// the protocol: a message past max_message_bytes closes with 1009, a frame that breaks RFC
+// 6455 with 1002, text that is not UTF-8 with 1007; pings are answered with pongs. A
+// handler that returns leaves the connection closed with 1000, one that throws with 1011.
+// This header carries no Beast WebSocket code: the stream lives in src/beast.
+#pragma once
+
+#include "waypoint/beast/server.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace boost::asio {
+template <typename T, typename Executor>
+class awaitable;
+}  // namespace boost::asio
+
+namespace waypoint::beast {
+
+// RFC 6455 §7.4.1 status codes a close frame carries (or, for 1005 and 1006, what is
+// reported when none was received).
+enum class close_code : std::uint16_t {
+  none = 0,               // the connection is open
+  normal = 1000,
+  going_away = 1001,      // the server is stopping
+  protocol_error = 1002,  // a frame that breaks RFC 6455
+  unknown_data = 1003,
+  no_status = 1005,       // a close frame without a code
+  abnormal = 1006,        // no close frame: the connection was cut, or timed out
+  bad_payload = 1007,     // text that is not UTF-8
+  policy_error = 1008,
+  too_big = 1009,         // a message past max_message_bytes
+  needs_extension = 1010,
+  internal_error = 1011,  // the handler threw
+  try_again_later = 1013,
+};
+
+struct websocket_options {
+  // Largest message (all its fragments together) the server reads; past it, 1009.
+  std::size_t max_message_bytes = 1024 * 1024;
+  // Beast's idle timeout: with keep_alive_pings, a ping is sent after half of it without
+  // a frame from the peer, and the connection is cut when the other half passes too.
+  std::chrono::milliseconds idle_timeout{60'000};
+  bool keep_alive_pings = true;
+  // The 101 response, and a close handshake, must finish within this.
+  std::chrono::milliseconds handshake_timeout{10'000};
+};
+
+// One complete message: fragments are reassembled before read() returns.
+struct websocket_message {
+  std::string payload;
+  bool binary = false;  // false: text (UTF-8, checked by Beast)
+};
+
+// The upgraded connection as the handler sees it, on the connection's thread. One read()
+// and one write() may be pending at a time (one each, as with Beast's stream); close() may
+// overlap them.
+class websocket_channel {
+ public:
+  template <class T>
+  using awaitable = boost::asio::awaitable<T, boost::asio::any_io_executor>;
+
+  // The next message; nullopt once the connection is closed (by the peer, by the server's
+  // drain, by a protocol error or a timeout): closed_with() then says why.
+  virtual awaitable<std::optional<websocket_message>> read() = 0;
+  // The same into `message`, whose payload's capacity is reused (no allocation per message
+  // once it has grown); false once the connection is closed.
+  virtual awaitable<bool> read(websocket_message& message) = 0;
+  // Sends one message; throws boost::system::system_error when the connection is closed.
+  virtual awaitable<void> write(std::string_view payload, bool binary) = 0;
+  // Starts the closing handshake and waits for it (does nothing once closing).
+  virtual awaitable<void> close(close_code code, std::string_view reason) = 0;
+  // close_code::none while open; else the code of the close frame received (the peer's),
+  // or of the one the server sent first (1001, 1009, 1002...), or abnormal.
+  virtual close_code closed_with() const noexcept = 0;
+  virtual bool is_open() const noexcept = 0;
+
+  // The upgrade request, and the response whose fields went out with the 101.
+  virtual const beast::request& request() const noexcept = 0;
+  virtual beast::response& response() noexcept = 0;
+  // The connection as an exchange_host: its executor, endpoints, and a cancellation slot
+  // emitted when the server cuts the connection.
+  virtual detail::exchange_host& host() noexcept = 0;
+
+ protected:
+  ~websocket_channel() = default;
+};
+
+// What exchange::upgrade() hands the server: how to run the connection once upgraded.
+struct websocket_upgrade {
+  websocket_options options;
+  // Runs on the connection's thread after the handshake; destroyed unrun when the
+  // handshake fails (Beast then answers 400 and the connection closes).
+  std::function<boost::asio::awaitable<void, boost::asio::any_io_executor>(websocket_channel&)> run;
+};
+
+}  // namespace waypoint::beast

@@ -1,0 +1,26 @@
+// What a connection hands to the WebSocket it becomes; no socket here, so that the
+// http_session (which has none) can build it.
+#pragma once
+
+#include "waypoint/beast/server.hpp"
+#include "waypoint/beast/websocket.hpp"
+
+#include <string>
+
+namespace waypoint::beast::detail {
+
+// What a connection hands over with its socket.
+struct websocket_handoff {
+  request upgrade_request;
+  response upgrade_response;  // its fields go out with the 101
+  websocket_upgrade upgrade;
+  std::string unread;  // bytes read past the request (a client that did not wait for 101)
+  connection_endpoints endpoints;
+};
+
+// Whether `req` is an upgrade the server can hand to Beast: GET, HTTP/1.1, Connection:
+// upgrade, Upgrade: websocket, and no body. Beast checks the rest (the key, version 13)
+// and answers 400 itself.
+bool is_websocket_upgrade(const request& req) noexcept;
+
+}  // namespace waypoint::beast::detail

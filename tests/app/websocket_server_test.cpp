@@ -1,0 +1,191 @@
+// WebSocket routes served by waypoint::beast::server, with a client that is not ours:
+// Debian's python3-websockets, or raw bytes on a plain socket for frames a conforming
+// client never sends (tests/app/websocket_client.py). Each row is one client case.
+#include <waypoint/app/middleware.hpp>
+#include <waypoint/app/serve.hpp>
+#include <waypoint/app/websocket.hpp>
+
+#include <gtest/gtest.h>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+using namespace waypoint::app;
+
+// Debian's interpreter first: a pyenv or venv python3 on PATH may lack the package.
+std::string python() { return ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3"; }
+
+struct user {
+  std::string name;
+};
+
+awaitable<void> echo(websocket& ws) {
+  while (auto message = co_await ws.read()) co_await ws.write(*message);
+}
+
+void add_routes(application& app) {
+  app.use(request_id());
+  app.websocket("/echo", echo);
+  auto authed = app.group("/private", [](context& ctx, next inner) {
+    if (ctx.header(http::field::authorization) != "Bearer ok") {
+      ctx.response().problem(401, "a bearer token is required");
+      return;
+    }
+    ctx.set(user{"tester"});
+    inner();
+  });
+  authed.websocket("/echo", echo);
+  auto greeted = app.group("", [](context& ctx, next inner) {
+    ctx.set(user{"tester"});
+    inner();
+  });
+  greeted.websocket("/hello/{name}", [](context& ctx, websocket& ws) -> awaitable<void> {
+    co_await ws.write_text("hello " + std::string(ctx.path_value("name")) + ", request " +
+                           std::string(ctx.request_id()) + ", user " + ctx.get<user>().name);
+    co_await ws.read();
+  });
+  app.websocket("/throws", [](websocket&) -> awaitable<void> {
+    throw std::runtime_error("the handler failed");
+    co_return;
+  });
+  app.websocket("/once", [](websocket& ws) -> awaitable<void> { co_await ws.write_text("bye"); });
+}
+
+// A server of one thread with the routes, started on a free port.
+struct served {
+  application app{{.logger = [](std::string_view) {}}};
+  std::unique_ptr<waypoint::beast::server> server;
+  std::uint16_t port = 0;
+
+  served() {
+    add_routes(app);
+    waypoint::beast::server_options options;
+    options.listen = {{"127.0.0.1", 0}};
+    options.threads = 1;
+    options.handle_signals = false;
+    options.drain_timeout = std::chrono::milliseconds(5000);
+    server = std::make_unique<waypoint::beast::server>(with_problem_errors(options),
+                                                       dispatch_to(app));
+    server->start();
+    port = server->endpoints().front().port;
+  }
+  ~served() {
+    server->stop();
+    server->wait();
+  }
+};
+
+// Room for 1,000 client sockets and their server ends in this process and the client.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  rlim_t want = std::min<rlim_t>(limit.rlim_max, 8192);
+  if (limit.rlim_cur < want) {
+    limit.rlim_cur = want;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+struct client_result {
+  int status = -1;
+  std::string output;
+};
+
+// Runs the client case; `on_ready` runs when the client prints "ready" (the drain case).
+template <class OnReady>
+client_result run_client(std::uint16_t port, const std::string& name, OnReady on_ready) {
+  std::string command = python() + " " WAYPOINT_WEBSOCKET_CLIENT " " + std::to_string(port) +
+                        " " + name + " 2>&1";
+  client_result result;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return result;
+  char line[4096];
+  while (std::fgets(line, sizeof line, pipe)) {
+    if (std::string_view(line) == "ready\n") {
+      on_ready();
+      continue;
+    }
+    result.output += line;
+  }
+  int status = ::pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+class WebSocketClient : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(WebSocketClient, CaseHolds) {
+  raise_descriptor_limit();
+  served s;
+  client_result r = run_client(s.port, GetParam(), [&] { s.server->stop(); });
+  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+// Rows: echo of text and binary; fragments reassembled; 16 MiB refused with 1009 (the
+// limit is 1 MiB); an unmasked frame and a reserved opcode closed with 1002; an upgrade
+// sent byte by byte, and one with a frame right behind it; pings answered; the server's
+// stop closes with 1001; an auth layer answers 401 before any upgrade; the handler sees the
+// context the layers filled, and the 101 carries their X-Request-Id; a handler that throws
+// closes with 1011, one that returns with 1000; 1,000 sockets at once, each echoing.
+INSTANTIATE_TEST_SUITE_P(Rows, WebSocketClient,
+                         ::testing::Values("echo_text", "echo_binary", "fragmented", "too_big",
+                                           "invalid_frame", "reserved_opcode", "split_upgrade",
+                                           "early_frame", "ping_pong", "drain", "unauthorized",
+                                           "context_carried", "handler_throws",
+                                           "handler_returns", "many_sockets"),
+                         [](const ::testing::TestParamInfo<const char*>& row) {
+                           return std::string(row.param);
+                         });
+
+// Without the framework: a dispatch that takes the upgrade itself (exchange::upgrade), and
+// answers 426 when the request cannot upgrade.
+TEST(WebSocketServer, RawDispatchUpgradesThroughTheExchange) {
+  namespace wb = waypoint::beast;
+  wb::server_options options;
+  options.listen = {{"127.0.0.1", 0}};
+  options.threads = 1;
+  options.handle_signals = false;
+  wb::server server(options, [](wb::exchange& x) {
+    wb::websocket_upgrade up;
+    up.run = [](wb::websocket_channel& ws) -> boost::asio::awaitable<void> {
+      wb::websocket_message m;
+      while (co_await ws.read(m)) co_await ws.write(m.payload, m.binary);
+    };
+    if (!x.upgrade(up)) {
+      x.response().result(http::status::upgrade_required);
+      x.response().set(http::field::upgrade, "websocket");
+    }
+  });
+  server.start();
+  for (const char* name : {"raw_server_echo", "raw_server_refuses_what_cannot_upgrade"}) {
+    client_result r = run_client(server.endpoints().front().port, name, [] {});
+    if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+    EXPECT_EQ(r.status, 0) << name << ": " << r.output;
+  }
+  server.stop();
+  server.wait();
+}
+
+// The server's stats see a WebSocket as an open connection until it closes.
+TEST(WebSocketServer, DrainClosesSocketsAndTheServerStops) {
+  served s;
+  client_result r = run_client(s.port, "drain", [&] {
+    EXPECT_EQ(s.server->stats().open, 1u);
+    s.server->stop();
+  });
+  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  EXPECT_EQ(r.status, 0) << r.output;
+  s.server->wait();
+  EXPECT_EQ(s.server->stats().open, 0u);
+}
+
+}  // namespace
