@@ -1,17 +1,21 @@
 // One accepted socket and its http_session: reads, writes, deadlines and the linger after
-// a close. What the bytes mean is the session's business; this moves them.
+// a close; over TLS, the handshake first. What the bytes mean is the session's business;
+// this moves them.
 #pragma once
 
 #include "asio_types.hpp"
+#include "transport.hpp"
 
 #include <boost/asio/cancellation_signal.hpp>
 
 #include <list>
+#include <memory>
 #include <optional>
 
 namespace waypoint::beast::detail {
 
 class worker;
+class tls_state;
 
 // One accepted socket and its session. At most one operation on the socket is pending (a
 // read, a write or a lingering read), so whoever closes the socket knows that the
@@ -19,7 +23,8 @@ class worker;
 // the connection too, until it is done, since its request and response live here.
 class connection final : public exchange_host {
  public:
-  connection(worker& owner, socket_type socket);
+  // `tls` null: a plaintext connection.
+  connection(worker& owner, socket_type socket, std::shared_ptr<asio::ssl::context> tls);
   void start(std::list<connection>::iterator self);
   // Answers 503 without reading a request, then closes.
   void refuse(std::list<connection>::iterator self);
@@ -37,8 +42,14 @@ class connection final : public exchange_host {
   bool attach_file(file_payload& file) noexcept override { return session_.attach_file(file); }
 
  private:
-  enum class phase : std::uint8_t { idle, reading, writing, waiting, lingering };
+  enum class phase : std::uint8_t { handshaking, idle, reading, writing, waiting, lingering };
 
+  void do_handshake();
+  void on_hello(error_code ec);
+  void on_handshake(error_code ec);
+  void refuse_plaintext();
+  bool send_file_over_tls();
+  void note_first_bytes();
   void do_read();
   void on_read(error_code ec, std::size_t n);
   void answer();
@@ -56,7 +67,7 @@ class connection final : public exchange_host {
   void destroy() noexcept;
 
   worker& owner_;
-  socket_type socket_;
+  transport transport_;
   std::list<connection>::iterator self_;
   http_session session_;
   clock::time_point deadline_;
@@ -66,6 +77,8 @@ class connection final : public exchange_host {
   bool expired_ = false;       // the read was cancelled because the request ran out of time
   bool read_pending_ = false;  // the read that watches a deferred response's connection
   bool gone_ = false;          // closed while a deferred response is in flight
+  bool first_read_ = true;     // nothing has been read yet
+  std::unique_ptr<char[]> file_chunk_;  // over TLS, a file body's bytes between disk and cipher
 };
 
 }  // namespace waypoint::beast::detail

@@ -87,6 +87,9 @@ class http_session {
   void file_sent() noexcept { pending_file_.reset(); }
   // Bytes received and not yet parsed.
   std::size_t input_size() const noexcept { return input_.size(); }
+  std::string_view input() const noexcept {
+    return {static_cast<const char*>(input_.data().data()), input_.size()};
+  }
   // The request being read ran out of time: answers 408 (the connection then closes).
   // Between requests it does nothing: an idle connection is just closed.
   void expire();
