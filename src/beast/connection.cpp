@@ -131,8 +131,8 @@ void connection::on_handshake(error_code ec) {
     // Closed during the sweep's cut: counted as a timeout there.
     if (ec != asio::error::operation_aborted && ec != asio::error::bad_descriptor) {
       owner_.counters().count(tls_event::handshake_failure);
-      owner_.tls().notice_once(tls_notice::handshake_failed,
-                               "a TLS handshake failed: " + ec.message());
+      if (owner_.tls().first_notice(tls_notice::handshake_failed))
+        tls_state::print_notice("a TLS handshake failed: " + ec.message());
     }
     return destroy();
   }
@@ -144,26 +144,28 @@ void connection::on_handshake(error_code ec) {
 void connection::refuse_plaintext() {
   transport_.drop_tls();
   owner_.counters().count(tls_event::plaintext_on_tls);
-  const connection_endpoints& ends = endpoints();
-  owner_.tls().notice_once(tls_notice::plaintext_on_tls_port,
-                           "a plaintext request on the TLS port " + ends.local.address + ":" +
-                               std::to_string(ends.local.port) + " was answered 400");
+  if (owner_.tls().first_notice(tls_notice::plaintext_on_tls_port)) {
+    const connection_endpoints& ends = endpoints();
+    tls_state::print_notice("a plaintext request on the TLS port " + ends.local.address + ":" +
+                            std::to_string(ends.local.port) + " was answered 400");
+  }
   session_.refuse(http::status::bad_request,
                   "this port speaks HTTPS: the request was sent as plaintext HTTP");
   answer();
 }
 
-// A plaintext connection whose first byte opens a TLS record: the session answers 400
-// (not HTTP), and the mismatch is counted here, since only here is it known for a TLS one.
+// A plaintext connection whose first byte opens a TLS record: the session answers 400, as
+// for any bytes that are not HTTP; the mismatch is counted (and told once) here.
 void connection::note_first_bytes() {
   first_read_ = false;
   if (transport_.is_tls() || session_.input_size() == 0) return;
   if (static_cast<unsigned char>(session_.input().front()) != tls_handshake_record) return;
   owner_.counters().count(tls_event::tls_on_plaintext);
-  const connection_endpoints& ends = endpoints();
-  owner_.tls().notice_once(tls_notice::tls_on_plaintext_port,
-                           "a TLS hello on the plaintext port " + ends.local.address + ":" +
-                               std::to_string(ends.local.port) + " was answered 400");
+  if (owner_.tls().first_notice(tls_notice::tls_on_plaintext_port)) {
+    const connection_endpoints& ends = endpoints();
+    tls_state::print_notice("a TLS hello on the plaintext port " + ends.local.address + ":" +
+                            std::to_string(ends.local.port) + " was answered 400");
+  }
 }
 
 // The completion of the pending operation, after the socket closed, lands here; while a

@@ -114,8 +114,7 @@ void tls_state::reload() {
   current_ = std::move(fresh);
 }
 
-void tls_state::notice_once(tls_notice kind, std::string_view line) noexcept {
-  if (noticed_[static_cast<std::size_t>(kind)].exchange(true, std::memory_order_relaxed)) return;
+void tls_state::print_notice(std::string_view line) noexcept {
   std::fprintf(stderr, "waypoint: %.*s (logged once; server_stats::tls counts them)\n",
                static_cast<int>(line.size()), line.data());
 }

@@ -36,8 +36,12 @@ class tls_state {
   // Remakes the context from the files; on failure throws (as make_tls_context) and keeps
   // the one in use.
   void reload();
-  // Prints `line` to stderr the first time this kind of notice comes, and never again.
-  void notice_once(tls_notice kind, std::string_view line) noexcept;
+  // True the first time this kind of notice comes, and never again: the caller then writes
+  // it with print_notice(), so that a flood costs a flag test, not a formatted line each.
+  bool first_notice(tls_notice kind) noexcept {
+    return !noticed_[static_cast<std::size_t>(kind)].exchange(true, std::memory_order_relaxed);
+  }
+  static void print_notice(std::string_view line) noexcept;
 
  private:
   const tls_options& options_;

@@ -2,8 +2,8 @@
 // TLS, chosen at accept, so that one connection type serves both kinds of listener. The
 // TLS stream lives behind a pointer to a type defined in transport.cpp, so that OpenSSL's
 // headers stay in that one translation unit; its operations are reached through
-// type-erased handlers (the cost is one handler allocation per TLS operation, next to the
-// cipher's), while the plain path forwards the caller's handler to the socket unchanged.
+// type-erased handlers (one per TLS operation, from Asio's recycling allocator: small next
+// to the cipher), while the plain path forwards the caller's handler to the socket as is.
 //
 // A transport is an AsyncStream in Beast's sense (get_executor, async_read_some,
 // async_write_some, and teardown/async_teardown and beast_close_socket found by ADL), so that

@@ -339,7 +339,8 @@ TEST_F(Tls, RequestSplitAcrossTlsRecordsIsAnsweredOnce) {
 
 TEST_F(Tls, PlaintextRequestOnATlsPortIs400SayingHttps) {
   tls_server s;
-  for (int i = 0; i < 2; ++i) {
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 3; ++i) {
     test_client c(s.port);
     ASSERT_TRUE(c.send(get("/users/42")));
     auto res = c.read();
@@ -348,8 +349,13 @@ TEST_F(Tls, PlaintextRequestOnATlsPortIs400SayingHttps) {
     EXPECT_NE(res->body().find("HTTPS"), std::string::npos) << res->body();
     EXPECT_TRUE(c.closed_by_server());
   }
-  EXPECT_EQ(s.server.stats().tls.plaintext_on_tls, 2u);
+  std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(s.server.stats().tls.plaintext_on_tls, 3u);
   EXPECT_EQ(s.server.stats().tls.handshakes, 0u);
+  // Told once, counted every time.
+  std::size_t first = log.find("plaintext request on the TLS port");
+  EXPECT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find("plaintext request on the TLS port", first + 1), std::string::npos) << log;
 }
 
 TEST_F(Tls, TlsHelloOnAPlaintextPortIs400AndCounted) {
