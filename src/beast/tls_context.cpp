@@ -32,9 +32,8 @@ void check_readable(std::string_view what, const std::string& file) {
 
 // OpenSSL's reason for the last failure, or Asio's message when the queue is empty.
 std::string reason(const boost::system::error_code& ec) {
-  unsigned long e = ::ERR_peek_last_error();
-  std::string why = e ? ::ERR_reason_error_string(e) ? ::ERR_reason_error_string(e) : ec.message()
-                      : ec.message();
+  const char* openssl = ::ERR_reason_error_string(::ERR_peek_last_error());
+  std::string why = openssl ? openssl : ec.message();
   ::ERR_clear_error();
   return why;
 }
