@@ -29,6 +29,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -470,14 +471,16 @@ TEST_F(Tls, SighupReloadsTheCertificate) {
 
 // --- files over TLS ----------------------------------------------------------------------
 
-TEST_F(Tls, FileBodyGoesThroughTheCipherInChunks) {
+TEST_F(Tls, FileBodyGoesThroughTheCipherInChunksAndTheEndpointSaysTls) {
   // 300 KiB and a bit: several 64 KiB chunks and a short last one.
   std::string content;
   for (int i = 0; content.size() < 300 * 1024 + 17; ++i) content += std::to_string(i) + ",";
   fs::path file = certs().file("body.txt");
   std::ofstream(file, std::ios::binary) << content;
   wb::server_options o = tls_options();
+  std::atomic<bool> over_tls{false};
   wb::server server(std::move(o), [&](wb::exchange& x) {
+    over_tls = x.endpoints().local.tls;
     int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
     wb::file_payload body(fd, 0, content.size());
     if (!x.attach_file(body)) x.response().body() = "not attached";
@@ -490,6 +493,7 @@ TEST_F(Tls, FileBodyGoesThroughTheCipherInChunks) {
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.output.size(), content.size());
   EXPECT_TRUE(r.output == content);
+  EXPECT_TRUE(over_tls);  // the dispatch can tell the scheme
 }
 
 // --- options -------------------------------------------------------------------------------
