@@ -10,6 +10,7 @@
 // request id, CORS, recover); automatic OPTIONS; a typed JSON route (orders.hpp); and a
 // coroutine route that proxies to an upstream service (proxy.hpp). With --routes, a
 // table's POST, PUT and PATCH patterns are typed record routes (records.hpp).
+// With --tls-cert and --tls-key it serves HTTPS too (--tls-port, 8443 by default).
 #include "files.hpp"
 #include "ops.hpp"
 #include "orders.hpp"
@@ -37,6 +38,8 @@
 #include <string_view>
 #include <vector>
 
+#include <unistd.h>
+
 namespace {
 
 using namespace std::string_view_literals;
@@ -57,6 +60,8 @@ struct options {
   bool quiet = false;    // no access log
   bool reuse_port = false;
   unsigned drain_grace_ms = 1000;
+  std::string tls_cert, tls_key;  // both or neither: a TLS listener on tls_port
+  std::uint16_t tls_port = 8443;
 };
 
 constexpr std::string_view usage = R"(usage: waypoint-gateway [options]
@@ -79,6 +84,10 @@ PUT and PATCH patterns decode and answer JSON records.
   --reuse-port     SO_REUSEPORT: a new process may bind the port while this one drains
   --drain-grace MS readiness (/readyz) says 503 this long after SIGTERM before the
                    listeners close, default 1000
+  --tls-cert FILE --tls-key FILE
+                   also serve HTTPS with this certificate chain and key (PEM);
+                   SIGHUP reads them again
+  --tls-port N     the HTTPS port, default 8443
   --print-routes   print the built-in table and exit
   --help           print this and exit
 
@@ -132,11 +141,18 @@ options parse_arguments(int argc, char** argv) {
       o.reuse_port = true;
     } else if (arg == "--drain-grace") {
       o.drain_grace_ms = static_cast<unsigned>(parse_number(arg, value(), 600'000));
+    } else if (arg == "--tls-cert") {
+      o.tls_cert = value();
+    } else if (arg == "--tls-key") {
+      o.tls_key = value();
+    } else if (arg == "--tls-port") {
+      o.tls_port = static_cast<std::uint16_t>(parse_number(arg, value(), 65535));
     } else {
       fail("unknown option \"" + std::string(arg) + "\" (try --help)");
     }
   }
   if (o.addresses.empty()) o.addresses.push_back("127.0.0.1");
+  if (o.tls_cert.empty() != o.tls_key.empty()) fail("--tls-cert and --tls-key go together");
   return o;
 }
 
@@ -231,7 +247,8 @@ void print_examples(const wa::application::router_type& r, const std::string& ba
 // "http://host:port" for a bound address; an IPv6 literal goes in brackets.
 std::string base_url(const wb::listen_address& e) {
   bool v6 = e.address.find(':') != std::string::npos;
-  return "http://" + (v6 ? "[" + e.address + "]" : e.address) + ":" + std::to_string(e.port);
+  return (e.tls ? "https://" : "http://") + (v6 ? "[" + e.address + "]" : e.address) + ":" +
+         std::to_string(e.port);
 }
 
 }  // namespace
@@ -250,6 +267,11 @@ int main(int argc, char** argv) {
   wb::server_options server_options;
   server_options.listen.clear();
   for (const std::string& a : o.addresses) server_options.listen.push_back({a, o.port});
+  if (!o.tls_cert.empty()) {
+    for (const std::string& a : o.addresses) server_options.listen.push_back({a, o.tls_port, true});
+    server_options.tls.certificate_chain_file = o.tls_cert;
+    server_options.tls.private_key_file = o.tls_key;
+  }
   server_options.threads = o.threads;
   server_options.reuse_port = o.reuse_port;
   server_options = waypoint::examples::with_operations(std::move(server_options), *ops);
@@ -298,6 +320,13 @@ int main(int argc, char** argv) {
       waypoint::examples::print_websocket_example(std::cout, base);
     }
     waypoint::examples::print_operations(std::cout, *ops, base);
+    if (!o.tls_cert.empty()) {
+      // --cacert trusts the certificate itself: enough for a self-signed one (a CA's
+      // certificate, for one it signed); the name must be one the certificate holds.
+      std::cout << "  curl -i --cacert " << o.tls_cert << " https://localhost:"
+                << endpoints.back().port << "/v1/health   # over TLS (kill -HUP "
+                << ::getpid() << " reloads the certificate)\n";
+    }
     std::cout << std::flush;
     server.wait();
     std::cout << "waypoint-gateway: stopped after " << server.stats().requests << " requests\n";

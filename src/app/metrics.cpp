@@ -292,11 +292,22 @@ void render_server(std::string& out, const beast::server_stats& s) {
                 "Connections timed out, by what the server waited for.");
   const std::pair<std::string_view, std::uint64_t> kinds[] = {
       {"idle", s.timeouts.idle}, {"header", s.timeouts.header},
-      {"body", s.timeouts.body}, {"write", s.timeouts.write}};
+      {"body", s.timeouts.body}, {"write", s.timeouts.write},
+      {"tls_handshake", s.timeouts.tls_handshake}};
   for (const auto& [kind, n] : kinds) {
     std::string label;
     append_label(label, "kind", kind);
     append_sample(out, "waypoint_server_timeouts_total", label, n);
+  }
+  append_family(out, "waypoint_server_tls_total", "counter",
+                "TLS listeners: handshakes completed and failed, and the wrong protocol on a port.");
+  const std::pair<std::string_view, std::uint64_t> events[] = {
+      {"handshake", s.tls.handshakes}, {"handshake_failure", s.tls.handshake_failures},
+      {"plaintext_on_tls", s.tls.plaintext_on_tls}, {"tls_on_plaintext", s.tls.tls_on_plaintext}};
+  for (const auto& [event, n] : events) {
+    std::string label;
+    append_label(label, "event", event);
+    append_sample(out, "waypoint_server_tls_total", label, n);
   }
 }
 

@@ -1,8 +1,10 @@
 // One accepted socket and its http_session: reads, writes, deadlines and the linger after
-// a close. What the bytes mean is the session's business; this moves them.
+// a close; over TLS, the handshake first. What the bytes mean is the session's business;
+// this moves them.
 #pragma once
 
 #include "asio_types.hpp"
+#include "transport.hpp"
 
 #include <boost/asio/cancellation_signal.hpp>
 
@@ -13,6 +15,7 @@
 namespace waypoint::beast::detail {
 
 class worker;
+class tls_state;
 
 // One accepted socket and its session. At most one operation on the socket is pending (a
 // read, a write or a lingering read), so whoever closes the socket knows that the
@@ -23,7 +26,8 @@ class worker;
 // still the one that destroys.
 class connection final : public exchange_host {
  public:
-  connection(worker& owner, socket_type socket);
+  // `tls` null: a plaintext connection.
+  connection(worker& owner, socket_type socket, std::shared_ptr<asio::ssl::context> tls);
   void start(std::list<connection>::iterator self);
   // Answers 503 without reading a request, then closes.
   void refuse(std::list<connection>::iterator self);
@@ -43,13 +47,21 @@ class connection final : public exchange_host {
   void read_body(boost::asio::mutable_buffer into, body_read_handler done) override;
   void write_chunk(std::string_view data, chunk_write_handler done) override;
   void set_trailers(const http::fields& trailers) override { session_.set_trailers(trailers); }
+  // Not over TLS yet: the TLS stream refers to this connection's socket and cannot leave
+  // with it, so the framework answers the upgrade 501 (docs/server.md).
   bool upgrade(websocket_upgrade& upgrade) noexcept override {
-    return session_.accept_upgrade(upgrade);
+    return !transport_.is_tls() && session_.accept_upgrade(upgrade);
   }
 
  private:
-  enum class phase : std::uint8_t { idle, reading, writing, waiting, lingering };
+  enum class phase : std::uint8_t { handshaking, idle, reading, writing, waiting, lingering };
 
+  void do_handshake();
+  void on_hello(error_code ec);
+  void on_handshake(error_code ec);
+  void refuse_plaintext();
+  bool send_file_over_tls();
+  void note_first_bytes();
   void do_read();
   void on_read(error_code ec, std::size_t n);
   void answer();
@@ -72,7 +84,7 @@ class connection final : public exchange_host {
   void hand_over();
 
   worker& owner_;
-  socket_type socket_;
+  transport transport_;
   std::list<connection>::iterator self_;
   http_session session_;
   clock::time_point deadline_;
@@ -90,6 +102,8 @@ class connection final : public exchange_host {
   // A streamed body is parsed while the watch read is pending, and parsing may reset the
   // input's buffer under a read into it; so that read goes here, and is copied in.
   std::unique_ptr<char[]> watch_buffer_;
+  bool first_read_ = true;     // nothing has been read yet
+  std::unique_ptr<char[]> file_chunk_;  // over TLS, a file body's bytes between disk and cipher
 };
 
 }  // namespace waypoint::beast::detail

@@ -119,6 +119,9 @@ class http_session {
   bool write_chunk(std::string_view data);
   void set_trailers(const http::fields& trailers);
 
+  std::string_view input() const noexcept {
+    return {static_cast<const char*>(input_.data().data()), input_.size()};
+  }
   // The request being read ran out of time: answers 408 (the connection then closes).
   // Between requests it does nothing: an idle connection is just closed.
   void expire();

@@ -16,6 +16,7 @@ struct listener {
   acceptor_type acceptor;
   worker* owner;
   std::optional<timer_type> retry;  // after EMFILE and the like, wait before accepting again
+  bool tls = false;                 // its connections speak TLS
 };
 
 // The endpoint of an address; throws std::invalid_argument when it is not an IP address.

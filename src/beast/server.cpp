@@ -3,6 +3,9 @@
 // its connections), connection (a socket's reads and writes), http_session (what the bytes
 // mean, no socket), response_writer (the bytes of a response).
 //
+// TLS (tls_context, transport): a TLS listener's connections handshake before their first
+// read, and every later step goes through the same connection code as a plaintext one.
+//
 // Threads: one control thread owns the listeners (unless reuse_port) and the signal set;
 // every worker thread runs its own io_context and owns the connections handed to it, so a
 // connection's state is touched by one thread only and needs no strand or lock.
@@ -17,6 +20,7 @@
 
 #include "limits.hpp"
 #include "listener.hpp"
+#include "tls_context.hpp"
 #include "worker.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -27,6 +31,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <list>
 #include <mutex>
 #include <optional>
@@ -52,6 +57,7 @@ struct server::impl {
   std::vector<std::thread> threads;
   std::size_t next_worker = 0;
   connection_count count;
+  std::unique_ptr<tls_state> tls;  // made by check_options(), which reads the files
   std::atomic<std::size_t> running_workers{0};
 
   std::mutex mutex;
@@ -93,7 +99,8 @@ struct server::impl {
   void listener_closed();
   void worker_finished();
   void stop();
-  void check_options() const;
+  void check_options();
+  void reload_tls_on_signal();
 };
 
 void server::impl::bind_all() {
@@ -105,17 +112,19 @@ void server::impl::bind_all() {
   }
   // "::" and "0.0.0.0" on one port can only coexist when the IPv6 socket is IPv6-only;
   // alone, "::" keeps the system's default and usually serves IPv4 too.
-  for (tcp::endpoint at : endpoints) {
+  for (std::size_t i = 0; i < endpoints.size(); ++i) {
+    tcp::endpoint at = endpoints[i];
+    bool tls = options.listen[i].tls;
     if (!options.reuse_port) {
-      listeners.push_back({open_listener(*control, at, false, any_v4), nullptr, {}});
+      listeners.push_back({open_listener(*control, at, false, any_v4), nullptr, {}, tls});
       at = listeners.back().acceptor.local_endpoint();
     } else {
       for (auto& w : workers) {
-        listeners.push_back({open_listener(w->context(), at, true, any_v4), w.get(), {}});
+        listeners.push_back({open_listener(w->context(), at, true, any_v4), w.get(), {}, tls});
         at = listeners.back().acceptor.local_endpoint();  // port 0: the others share it
       }
     }
-    bound.push_back({at.address().to_string(), at.port()});
+    bound.push_back({at.address().to_string(), at.port(), tls});
   }
   open_listeners = listeners.size();
 }
@@ -141,9 +150,9 @@ void server::impl::hand_over(listener& l, worker& target, socket_type socket) {
     count.refused.fetch_add(1, std::memory_order_relaxed);
     return;  // the socket closes as it goes out of scope
   }
-  if (l.owner) return target.adopt(std::move(socket), over_limit);
-  asio::post(target.context(), [&target, over_limit, s = std::move(socket)]() mutable {
-    target.adopt(std::move(s), over_limit);
+  if (l.owner) return target.adopt(std::move(socket), over_limit, l.tls);
+  asio::post(target.context(), [&target, over_limit, tls = l.tls, s = std::move(socket)]() mutable {
+    target.adopt(std::move(s), over_limit, tls);
   });
 }
 
@@ -162,11 +171,16 @@ void server::impl::listener_closed() {
   if (--open_listeners == 0) listeners_closed_cv.notify_all();
 }
 
-// SIGINT/SIGTERM: the first starts the graceful stop, a second ends the drain at once. The
-// wait is cancelled when the last worker has finished (see start()).
+// SIGINT/SIGTERM: the first starts the graceful stop, a second ends the drain at once;
+// SIGHUP (with TLS listeners) reloads the TLS files. The wait is cancelled when the last
+// worker has finished (see start()).
 void server::impl::wait_for_signals() {
-  signals->async_wait([this](error_code ec, int) {
+  signals->async_wait([this](error_code ec, int signal) {
     if (ec) return;
+    if (signal == SIGHUP) {
+      reload_tls_on_signal();
+      return wait_for_signals();
+    }
     bool first;
     {
       std::lock_guard lock(mutex);
@@ -256,7 +270,18 @@ void server::impl::stop() {
   }
 }
 
-void server::impl::check_options() const {
+// A reload that fails leaves the context in use; the operator reads why on stderr.
+void server::impl::reload_tls_on_signal() {
+  try {
+    tls->reload();
+    std::fprintf(stderr, "waypoint: SIGHUP: TLS certificate reloaded\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "waypoint: SIGHUP: TLS reload failed, the old certificate stays: %s\n",
+                 e.what());
+  }
+}
+
+void server::impl::check_options() {
   const server_options& o = options;
   if (!dispatch) throw std::invalid_argument("waypoint: the server needs a dispatch function");
   if (o.listen.empty())
@@ -264,11 +289,15 @@ void server::impl::check_options() const {
   if (o.max_header_bytes == 0 || o.max_target_bytes == 0)
     throw std::invalid_argument("waypoint: header and target limits must be positive");
   using std::chrono::milliseconds;
-  for (milliseconds t : {o.idle_timeout, o.header_timeout, o.body_timeout, o.write_timeout})
+  for (milliseconds t : {o.idle_timeout, o.header_timeout, o.body_timeout, o.write_timeout,
+                         o.tls_handshake_timeout})
     if (t <= milliseconds::zero())
       throw std::invalid_argument("waypoint: timeouts must be positive");
   for (asio::io_context* c : caller_contexts)
     if (!c) throw std::invalid_argument("waypoint: a null io_context");
+  bool any_tls = std::any_of(o.listen.begin(), o.listen.end(),
+                             [](const listen_address& a) { return a.tls; });
+  tls = std::make_unique<tls_state>(o.tls, any_tls);
 }
 
 namespace {
@@ -314,7 +343,7 @@ void server::start() {
   for (unsigned i = 0; i < n; ++i)
     s.workers.push_back(std::make_unique<worker>(own_threads ? nullptr : s.caller_contexts[i],
                                                  s.options, s.dispatch, s.stop_requested,
-                                                 s.count));
+                                                 s.count, *s.tls));
   s.bind_all();
   for (listener& l : s.listeners) {
     asio::post(l.owner ? l.owner->context() : *s.control, [&s, &l] { s.start_accepting(l); });
@@ -322,6 +351,7 @@ void server::start() {
   if (own_threads) s.control_guard.emplace(s.control->get_executor());
   if (s.options.handle_signals) {
     s.signals.emplace(*s.control, SIGINT, SIGTERM);
+    if (s.tls->enabled()) s.signals->add(SIGHUP);
     s.wait_for_signals();
   }
   {
@@ -376,6 +406,8 @@ std::vector<listen_address> server::endpoints() const { return impl_->bound; }
 bool server::draining() const noexcept {
   return impl_->stop_requested.load(std::memory_order_relaxed);
 }
+
+void server::reload_tls() { impl_->tls->reload(); }
 
 server_stats server::stats() const {
   server_stats total;

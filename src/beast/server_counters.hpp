@@ -12,13 +12,15 @@
 
 namespace waypoint::beast::detail {
 
-enum class timeout_kind : std::uint8_t { idle, header, body, write };
+enum class timeout_kind : std::uint8_t { idle, header, body, write, tls_handshake };
+enum class tls_event : std::uint8_t { handshake, handshake_failure, plaintext_on_tls, tls_on_plaintext };
 
 struct server_counters {
   std::atomic<std::uint64_t> bytes_received{0};
   std::atomic<std::uint64_t> bytes_sent{0};
   std::array<std::atomic<std::uint64_t>, server_stats::error_statuses.size()> errors{};
-  std::array<std::atomic<std::uint64_t>, 4> timeouts{};
+  std::array<std::atomic<std::uint64_t>, 5> timeouts{};
+  std::array<std::atomic<std::uint64_t>, 4> tls{};
 
   static void add(std::atomic<std::uint64_t>& counter, std::uint64_t n = 1) noexcept {
     counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -28,6 +30,7 @@ struct server_counters {
       if (server_stats::error_statuses[i] == status) return add(errors[i]);
   }
   void timeout(timeout_kind kind) noexcept { add(timeouts[static_cast<std::size_t>(kind)]); }
+  void count(tls_event event) noexcept { add(tls[static_cast<std::size_t>(event)]); }
 
   // Adds this worker's counts to `total`.
   void sum_into(server_stats& total) const noexcept {
@@ -39,6 +42,11 @@ struct server_counters {
     total.timeouts.header += read(timeouts[1]);
     total.timeouts.body += read(timeouts[2]);
     total.timeouts.write += read(timeouts[3]);
+    total.timeouts.tls_handshake += read(timeouts[4]);
+    total.tls.handshakes += read(tls[0]);
+    total.tls.handshake_failures += read(tls[1]);
+    total.tls.plaintext_on_tls += read(tls[2]);
+    total.tls.tls_on_plaintext += read(tls[3]);
   }
 };
 

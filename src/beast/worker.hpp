@@ -6,6 +6,7 @@
 #include "connection.hpp"
 #include "limits.hpp"
 #include "websocket_session.hpp"
+#include "tls_context.hpp"
 
 #include <atomic>
 #include <functional>
@@ -24,12 +25,13 @@ class worker {
   // `context` null: the worker makes its own.
   worker(asio::io_context* context, const server_options& options,
          const exchange_function& dispatch, const std::atomic<bool>& stop_requested,
-         connection_count& count);
+         connection_count& count, tls_state& tls);
 
   asio::io_context& context() noexcept { return context_; }
   const server_options& options() const noexcept { return options_; }
   const session_environment& environment() const noexcept { return environment_; }
   bool stopping() const noexcept { return stopping_; }
+  tls_state& tls() noexcept { return tls_; }
 
   // Runs the io_context until it has no work left (the sweep is its last): after a stop.
   void run();
@@ -37,8 +39,9 @@ class worker {
   // once a stop has drained every connection.
   void start_on_caller_context(std::function<void()> finished);
 
-  // On this worker's thread, with the connection already counted in count_.open.
-  void adopt(socket_type socket, bool over_limit) {
+  // On this worker's thread, with the connection already counted in count_.open; `tls`:
+  // it came to a TLS listener.
+  void adopt(socket_type socket, bool over_limit, bool tls) {
     if (stopping_) {  // the socket closes as it goes out of scope
       count_.open.fetch_sub(1, std::memory_order_relaxed);
       return;
@@ -46,7 +49,7 @@ class worker {
     error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     socket.non_blocking(true, ignored);  // write_now() must never block the thread
-    connections_.emplace_front(*this, std::move(socket));
+    connections_.emplace_front(*this, std::move(socket), tls ? tls_.current() : nullptr);
     if (over_limit) {
       count_.refused.fetch_add(1, std::memory_order_relaxed);
       connections_.front().refuse(connections_.begin());
@@ -151,6 +154,7 @@ class worker {
   server_counters counters_;
   session_environment environment_;
   connection_count& count_;
+  tls_state& tls_;
   std::unique_ptr<asio::io_context> own_context_;
   asio::io_context& context_;
   timer_type sweep_;

@@ -2,7 +2,8 @@
 """The example gateway as a user meets it: started on a free port, every curl line it
 prints run with the real curl and held to what the line documents, then the proxy route
 against real upstreams (another gateway, a closed port, a server that never answers, the
-gateway itself) and a stop by SIGTERM. Also replays part of bench/tables/mix1000.replay,
+gateway itself), its TLS listener (a certificate made by openssl, the printed curl line, and
+plaintext on the TLS port) and a stop by SIGTERM. Also replays part of bench/tables/mix1000.replay,
 so the load test's request table stays one the gateway answers 2xx from the route it names.
 
 usage: gateway_test.py GATEWAY_BINARY
@@ -396,6 +397,35 @@ def check_sigterm_stops_the_gateway_with_exit_0(binary):
            "a 'stopped after N requests' line on the way out, got %r" % rest)
 
 
+# --- TLS --------------------------------------------------------------------------------
+
+def check_tls_line_answers_over_https_with_the_printed_certificate(binary):
+    import tempfile
+    work = tempfile.mkdtemp(prefix="gateway-tls-")
+    cert, key = os.path.join(work, "cert.pem"), os.path.join(work, "key.pem")
+    try:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert,
+                        "-days", "2", "-subj", "/CN=localhost", "-addext",
+                        "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                       check=True, capture_output=True)
+        g = Gateway(binary, "--tls-cert", cert, "--tls-key", key, "--tls-port", "0")
+        try:
+            lines = [l for l in g.curl_lines if "--cacert" in l]
+            expect(len(lines) == 1, "one curl line over TLS, got %r" % g.curl_lines)
+            r = curl(shlex.split(lines[0], comments=True))
+            expect(r.status == 200 and "route" in r.json(),
+                   "the TLS line answers 200 from its route, got %r" % r)
+            https = [a for a in shlex.split(lines[0], comments=True) if a.startswith("https://")]
+            plain = get(https[0].replace("https://", "http://"))
+            expect(plain.status == 400 and "HTTPS" in plain.body,
+                   "plaintext on the TLS port is a 400 saying HTTPS, got %r" % plain)
+        finally:
+            g.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 # --- operations: health, readiness through a drain, the access log --------------------
 
 def check_readiness_says_503_from_sigterm_until_the_listeners_close(binary):
@@ -532,6 +562,7 @@ CHECKS = [
     check_readiness_says_503_from_sigterm_until_the_listeners_close,
     check_access_log_and_metrics_count_the_requests_sent,
     check_replay_table_requests_are_2xx_from_the_route_they_name,
+    check_tls_line_answers_over_https_with_the_printed_certificate,
 ]
 
 

@@ -46,11 +46,14 @@
 // which it writes itself (Content-Length from the body; for HEAD a Content-Length the
 // dispatch set is kept and no body is sent), and the body. A dispatch that throws produces
 // a 500; so does a field holding CR, LF or NUL, which could split the header. A body can
-// be a file instead (exchange::attach_file, file_payload): sent with sendfile after the head.
+// be a file instead (exchange::attach_file, file_payload): sent with sendfile after the head
+// (over TLS, read and encrypted 64 KiB at a time).
 // Streaming, both ways, for a deferred exchange: a body the dispatch reads as it arrives
 // (server_options::plan_body marks the request at its header's end, exchange_host::read_body
 // takes the bytes, and the server reads no further than they are taken), and a response
 // written in chunks (exchange_host::write_chunk, chunked framing, trailers).
+// TLS: listeners with listen_address::tls speak it (server_options::tls names the files;
+// server::reload_tls() and SIGHUP read them again without dropping a connection).
 // docs/server.md has the details and the measurements; docs/files.md the streaming.
 #pragma once
 
@@ -97,6 +100,22 @@ using dispatch_function = std::function<void(const request& req, response& res)>
 struct listen_address {
   std::string address = "127.0.0.1";
   std::uint16_t port = 8080;
+  // The listener speaks TLS (server_options::tls); of a connection's local end, it came
+  // over TLS.
+  bool tls = false;
+};
+
+// The files of the server's TLS listeners, all PEM, read at construction and again by
+// server::reload_tls() (SIGHUP). TLS 1.2 is the oldest version served; ALPN selects
+// http/1.1; ciphers and groups are OpenSSL's defaults.
+struct tls_options {
+  std::string certificate_chain_file;  // the server's certificate, then its intermediates
+  std::string private_key_file;        // the key of the first certificate, unencrypted
+  // CA certificates to verify clients' certificates with. Empty: none is asked for.
+  std::string client_ca_file;
+  // With client_ca_file: a client without a valid certificate fails the handshake.
+  // Without it (and a client_ca_file), one is asked for and verified if sent.
+  bool require_client_certificate = false;
 };
 
 // The two ends of a connection, as the socket reports them (a proxy in front is the
@@ -289,6 +308,8 @@ using error_renderer = std::function<void(http::status status, std::string_view 
 struct server_options {
   // IPv4 ("127.0.0.1", "0.0.0.0") or IPv6 ("::1", "::"). Port 0 picks a free port;
   // server::endpoints() tells which.
+  // A listen_address with `tls` set speaks TLS with the files of `tls` below: a plaintext
+  // request there is answered 400 (in plaintext) and closed.
   std::vector<listen_address> listen{listen_address{}};
   // Threads that run connections; 0 means std::thread::hardware_concurrency(). One more
   // thread accepts connections and handles signals. Unused on the caller's io_contexts.
@@ -321,6 +342,9 @@ struct server_options {
   // more of it (so a slow but steady download goes on, and a stalled reader is cut).
   std::chrono::milliseconds write_timeout{15'000};
   std::chrono::milliseconds drain_timeout{10'000};   // graceful stop, then connections close
+  // A TLS connection's accept to its handshake's end (closed past it). The connection
+  // counts against max_connections from its accept.
+  std::chrono::milliseconds tls_handshake_timeout{10'000};
   // Between the start of a stop (the first SIGINT/SIGTERM, or stop()) and the listeners
   // closing, the server goes on serving as before while on_drain's readiness answers 503,
   // so that a load balancer polling it stops sending new connections before they would be
@@ -333,6 +357,9 @@ struct server_options {
 
   // null: a text/plain line "<Reason-Phrase>: <why>" (write_plain_error in adapter.hpp).
   error_renderer render_error;
+
+  // For the listeners with `tls` set; checked (the files read) when the server is made.
+  tls_options tls;
 };
 
 // `second` (since the epoch) as an HTTP date (IMF-fixdate, in English whatever the locale):
@@ -360,7 +387,16 @@ struct server_stats {
     std::uint64_t header = 0;
     std::uint64_t body = 0;
     std::uint64_t write = 0;
+    std::uint64_t tls_handshake = 0;  // closed
   } timeouts;
+  // TLS listeners, and what arrives at the wrong kind of port. The first of each mismatch
+  // is also written to stderr, once; the counts are the rest.
+  struct tls_counts {
+    std::uint64_t handshakes = 0;          // completed
+    std::uint64_t handshake_failures = 0;  // refused by either side (timeouts not included)
+    std::uint64_t plaintext_on_tls = 0;    // plaintext on a TLS port: answered 400
+    std::uint64_t tls_on_plaintext = 0;    // a TLS hello on a plaintext port: answered 400
+  } tls;
 };
 
 class server {
@@ -400,6 +436,12 @@ class server {
   server_stats stats() const;
   // Whether a stop has started (the grace included): what a readiness check reports.
   bool draining() const noexcept;
+  // Reads server_options::tls's files again into a new context for new connections;
+  // connections already open keep theirs. SIGHUP does the same when handle_signals is
+  // set (and writes a failure to stderr). Any thread. Throws std::runtime_error naming
+  // the file when one cannot be used, and the context in use stays; std::logic_error
+  // when the server has no TLS listener.
+  void reload_tls();
 
  private:
   struct impl;

@@ -1,0 +1,121 @@
+// Building an OpenSSL server context from tls_options, and swapping it on reload.
+#include "tls_context.hpp"
+
+#include <boost/asio/ssl/context.hpp>
+
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace waypoint::beast::detail {
+namespace {
+
+namespace ssl = boost::asio::ssl;
+
+[[noreturn]] void fail(std::string_view what, const std::string& file, const std::string& why) {
+  throw std::runtime_error("waypoint: TLS " + std::string(what) + " \"" + file + "\": " + why);
+}
+
+// Opening the file first gives "No such file or directory" rather than OpenSSL's
+// "system lib" for the commonest mistake.
+void check_readable(std::string_view what, const std::string& file) {
+  if (file.empty()) throw std::invalid_argument("waypoint: TLS needs a " + std::string(what));
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (!f) fail(what, file, std::strerror(errno));
+  std::fclose(f);
+}
+
+// OpenSSL's reason for the last failure, or Asio's message when the queue is empty.
+std::string reason(const boost::system::error_code& ec) {
+  const char* openssl = ::ERR_reason_error_string(::ERR_peek_last_error());
+  std::string why = openssl ? openssl : ec.message();
+  ::ERR_clear_error();
+  return why;
+}
+
+// ALPN: http/1.1 when the client offers it. A client offering only other protocols (h2
+// alone) goes on without ALPN rather than being refused, as nginx does: it may still
+// speak HTTP/1.1, and refusing would only turn a degraded connection into a failed one.
+int select_http11(SSL*, const unsigned char** out, unsigned char* out_length,
+                  const unsigned char* offered, unsigned int offered_length, void*) {
+  static constexpr unsigned char ours[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+  unsigned char* selected = nullptr;
+  if (::SSL_select_next_proto(&selected, out_length, ours, sizeof ours, offered,
+                              offered_length) != OPENSSL_NPN_NEGOTIATED)
+    return SSL_TLSEXT_ERR_NOACK;
+  *out = selected;
+  return SSL_TLSEXT_ERR_OK;
+}
+
+}  // namespace
+
+std::shared_ptr<ssl::context> make_tls_context(const tls_options& o) {
+  check_readable("certificate chain file", o.certificate_chain_file);
+  check_readable("private key file", o.private_key_file);
+  if (!o.client_ca_file.empty()) check_readable("client CA file", o.client_ca_file);
+  if (o.require_client_certificate && o.client_ca_file.empty())
+    throw std::invalid_argument(
+        "waypoint: TLS require_client_certificate needs a client_ca_file to verify them with");
+
+  auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
+  SSL_CTX* native = context->native_handle();
+  ::ERR_clear_error();
+  // OpenSSL's default ciphers and groups; only the floor is ours. Renegotiation is off: a
+  // client-started one costs the server a handshake per request of the attacker's.
+  ::SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+  ::SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+                                    SSL_OP_CIPHER_SERVER_PREFERENCE);
+  boost::system::error_code ec;
+  context->use_certificate_chain_file(o.certificate_chain_file, ec);
+  if (ec) fail("certificate chain file", o.certificate_chain_file, reason(ec));
+  context->use_private_key_file(o.private_key_file, ssl::context::pem, ec);
+  if (ec) fail("private key file", o.private_key_file, reason(ec));
+  if (::SSL_CTX_check_private_key(native) != 1)
+    fail("private key file", o.private_key_file,
+         "does not match the certificate in \"" + o.certificate_chain_file + "\"");
+  if (!o.client_ca_file.empty()) {
+    context->load_verify_file(o.client_ca_file, ec);
+    if (ec) fail("client CA file", o.client_ca_file, reason(ec));
+    // The CAs are also named in the certificate request, so a client with several
+    // certificates knows which to send.
+    STACK_OF(X509_NAME)* names = ::SSL_load_client_CA_file(o.client_ca_file.c_str());
+    if (names) ::SSL_CTX_set_client_CA_list(native, names);
+    ssl::context::verify_mode mode = ssl::verify_peer;
+    if (o.require_client_certificate) mode |= ssl::verify_fail_if_no_peer_cert;
+    context->set_verify_mode(mode);
+  }
+  // Session resumption with client verification needs a session id context, or OpenSSL
+  // refuses every resumed handshake.
+  static constexpr unsigned char session_context[] = "waypoint";
+  ::SSL_CTX_set_session_id_context(native, session_context, sizeof session_context - 1);
+  ::SSL_CTX_set_alpn_select_cb(native, select_http11, nullptr);
+  return context;
+}
+
+tls_state::tls_state(const tls_options& o, bool enabled) : options_(o), enabled_(enabled) {
+  if (enabled_) current_ = make_tls_context(o);
+}
+
+std::shared_ptr<ssl::context> tls_state::current() const {
+  std::lock_guard lock(mutex_);
+  return current_;
+}
+
+void tls_state::reload() {
+  if (!enabled_) throw std::logic_error("waypoint: reload_tls() on a server without TLS listeners");
+  auto fresh = make_tls_context(options_);
+  std::lock_guard lock(mutex_);
+  current_ = std::move(fresh);
+}
+
+void tls_state::print_notice(std::string_view line) noexcept {
+  std::fprintf(stderr, "waypoint: %.*s (logged once; server_stats::tls counts them)\n",
+               static_cast<int>(line.size()), line.data());
+}
+
+}  // namespace waypoint::beast::detail

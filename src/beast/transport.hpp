@@ -1,0 +1,126 @@
+// transport: what a connection reads and writes, a TCP socket spoken plainly or through
+// TLS, chosen at accept, so that one connection type serves both kinds of listener. The
+// TLS stream lives behind a pointer to a type defined in transport.cpp, so that OpenSSL's
+// headers stay in that one translation unit; its operations are reached through
+// type-erased handlers (one per TLS operation, from Asio's recycling allocator: small next
+// to the cipher), while the plain path forwards the caller's handler to the socket as is.
+//
+// A transport is an AsyncStream in Beast's sense (get_executor, async_read_some,
+// async_write_some, and teardown/async_teardown and beast_close_socket found by ADL), so that
+// boost::beast::websocket::stream<transport> works over both kinds of listener.
+#pragma once
+
+#include "asio_types.hpp"
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/beast/core/role.hpp>
+
+#include <cstddef>
+#include <memory>
+#include <utility>
+
+namespace boost::asio::ssl {
+class context;
+}  // namespace boost::asio::ssl
+
+namespace waypoint::beast::detail {
+
+using read_handler = asio::any_completion_handler<void(error_code, std::size_t)>;
+using write_handler = asio::any_completion_handler<void(error_code, std::size_t)>;
+using done_handler = asio::any_completion_handler<void(error_code)>;
+
+// Invariant: the socket is the lowest layer whatever the mode; a TLS stream, when there is
+// one, refers to it (so the transport never moves once it has one).
+class transport {
+ public:
+  using executor_type = executor;
+
+  // `tls` null: plain. Otherwise the TLS stream is made from the context at once.
+  transport(socket_type socket, std::shared_ptr<asio::ssl::context> tls);
+  ~transport();
+  transport(const transport&) = delete;
+  transport& operator=(const transport&) = delete;
+
+  bool is_tls() const noexcept { return tls_ != nullptr; }
+  // The TCP socket under any TLS: for endpoints, readiness waits, options, close.
+  socket_type& socket() noexcept { return socket_; }
+  executor_type get_executor() noexcept { return socket_.get_executor(); }
+
+  // The server side of the TLS handshake. Only when is_tls().
+  void async_handshake(done_handler handler);
+  // Sends close_notify, then waits for the peer's (or the end of the stream). Only when
+  // is_tls(); a plain transport half-closes with socket().shutdown().
+  void async_shutdown(done_handler handler);
+  // Forgets the TLS layer, so that a client that spoke plaintext to a TLS port can be
+  // told so in plaintext. Nothing of TLS may be pending.
+  void drop_tls() noexcept;
+
+  void close(error_code& ec) noexcept { socket_.close(ec); }
+  void cancel(error_code& ec) noexcept { socket_.cancel(ec); }
+
+  template <class MutableBufferSequence, class ReadToken>
+  auto async_read_some(const MutableBufferSequence& buffers, ReadToken&& token) {
+    return asio::async_initiate<ReadToken, void(error_code, std::size_t)>(
+        [this](auto&& handler, const MutableBufferSequence& b) {
+          if (!tls_) return socket_.async_read_some(b, std::move(handler));
+          tls_read_some(first_of(b, asio::buffer_sequence_begin(b), asio::buffer_sequence_end(b)),
+                        read_handler(std::move(handler)));
+        },
+        token, buffers);
+  }
+
+  template <class ConstBufferSequence, class WriteToken>
+  auto async_write_some(const ConstBufferSequence& buffers, WriteToken&& token) {
+    return asio::async_initiate<WriteToken, void(error_code, std::size_t)>(
+        [this](auto&& handler, const ConstBufferSequence& b) {
+          if (!tls_) return socket_.async_write_some(b, std::move(handler));
+          tls_write_some(first_of(b, asio::buffer_sequence_begin(b), asio::buffer_sequence_end(b)),
+                         write_handler(std::move(handler)));
+        },
+        token, buffers);
+  }
+
+  // For Beast's websocket teardown (below).
+  void teardown(boost::beast::role_type role, error_code& ec);
+  void async_teardown(boost::beast::role_type role, done_handler handler);
+
+ private:
+  struct tls_stream;  // asio::ssl::stream<socket_type&> and its context, in transport.cpp
+
+  // The first non-empty buffer of a sequence: what Asio's own TLS stream reads into or
+  // writes from, one TLS record at a time.
+  template <class Sequence, class Iterator>
+  static auto first_of(const Sequence&, Iterator it, Iterator end) {
+    using buffer = std::decay_t<decltype(*it)>;
+    for (; it != end; ++it)
+      if (buffer(*it).size() > 0) return buffer(*it);
+    return buffer();
+  }
+
+  void tls_read_some(asio::mutable_buffer buffer, read_handler handler);
+  void tls_write_some(asio::const_buffer buffer, write_handler handler);
+
+  socket_type socket_;
+  std::unique_ptr<tls_stream> tls_;
+};
+
+// Beast's websocket::stream<transport> closes its transport through these, found by ADL:
+// a TLS close_notify over TLS, a TCP shutdown otherwise.
+inline void teardown(boost::beast::role_type role, transport& t, error_code& ec) {
+  t.teardown(role, ec);
+}
+
+template <class TeardownHandler>
+void async_teardown(boost::beast::role_type role, transport& t, TeardownHandler&& handler) {
+  t.async_teardown(role, done_handler(std::forward<TeardownHandler>(handler)));
+}
+
+// Beast's close_socket (a websocket stream failing hard) closes the TCP socket.
+inline void beast_close_socket(transport& t) {
+  error_code ignored;
+  t.close(ignored);
+}
+
+}  // namespace waypoint::beast::detail
