@@ -61,19 +61,19 @@ void ignore_sigpipe_once() noexcept {
 connection::connection(worker& owner, socket_type socket,
                        std::shared_ptr<asio::ssl::context> tls)
     : owner_(owner),
-      transport_(std::move(socket), std::move(tls)),
+      transport_(std::make_unique<transport>(std::move(socket), std::move(tls))),
       session_(owner.environment(), *this) {}
 
 void connection::start(std::list<connection>::iterator self) {
   self_ = self;
-  if (transport_.is_tls()) return do_handshake();
+  if (transport_->is_tls()) return do_handshake();
   do_read();
 }
 
 void connection::refuse(std::list<connection>::iterator self) {
   self_ = self;
   // A 503 over TLS would cost the handshake the server is too loaded to afford.
-  if (transport_.is_tls()) return destroy();
+  if (transport_->is_tls()) return destroy();
   session_.refuse(http::status::service_unavailable,
                   "the server is at its connection limit; try again later");
   answer();
@@ -81,7 +81,7 @@ void connection::refuse(std::list<connection>::iterator self) {
 
 void connection::close() noexcept {
   error_code ignored;
-  transport_.close(ignored);
+  transport_->close(ignored);
   // A pending watch read completes with an error and abandons; without one, abandon now.
   if (phase_ == phase::waiting && !read_pending_) abandon();
 }
@@ -97,7 +97,7 @@ void connection::on_deadline(clock::time_point now) noexcept {
   if (phase_ == phase::reading && !expired_) {
     expired_ = true;  // counted by the session's expire(), which knows header from body
     error_code ignored;
-    transport_.cancel(ignored);
+    transport_->cancel(ignored);
     return;
   }
   if (phase_ == phase::handshaking) owner_.counters().timeout(timeout_kind::tls_handshake);
@@ -115,20 +115,20 @@ void connection::close_if_idle() noexcept {
 void connection::do_handshake() {
   phase_ = phase::handshaking;
   deadline_ = clock::now() + owner_.options().tls_handshake_timeout;
-  transport_.socket().async_wait(tcp::socket::wait_read, [this](error_code ec) { on_hello(ec); });
+  transport_->socket().async_wait(tcp::socket::wait_read, [this](error_code ec) { on_hello(ec); });
 }
 
 void connection::on_hello(error_code ec) {
   if (ec) return destroy();
   unsigned char first = 0;
-  ssize_t n = ::recv(transport_.socket().native_handle(), &first, 1, MSG_PEEK);
+  ssize_t n = ::recv(transport_->socket().native_handle(), &first, 1, MSG_PEEK);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-    transport_.socket().async_wait(tcp::socket::wait_read, [this](error_code e) { on_hello(e); });
+    transport_->socket().async_wait(tcp::socket::wait_read, [this](error_code e) { on_hello(e); });
     return;
   }
   if (n <= 0) return destroy();
   if (first != tls_handshake_record) return refuse_plaintext();
-  transport_.async_handshake([this](error_code e) { on_handshake(e); });
+  transport_->async_handshake([this](error_code e) { on_handshake(e); });
 }
 
 void connection::on_handshake(error_code ec) {
@@ -147,7 +147,7 @@ void connection::on_handshake(error_code ec) {
 
 // Plaintext on a TLS port: told so in plaintext, as Go's server does, then closed.
 void connection::refuse_plaintext() {
-  transport_.drop_tls();
+  transport_->drop_tls();
   owner_.counters().count(tls_event::plaintext_on_tls);
   if (owner_.tls().first_notice(tls_notice::plaintext_on_tls_port)) {
     const connection_endpoints& ends = endpoints();
@@ -163,7 +163,7 @@ void connection::refuse_plaintext() {
 // for any bytes that are not HTTP; the mismatch is counted (and told once) here.
 void connection::note_first_bytes() {
   first_read_ = false;
-  if (transport_.is_tls() || session_.input_size() == 0) return;
+  if (transport_->is_tls() || session_.input_size() == 0) return;
   if (static_cast<unsigned char>(session_.input().front()) != tls_handshake_record) return;
   owner_.counters().count(tls_event::tls_on_plaintext);
   if (owner_.tls().first_notice(tls_notice::tls_on_plaintext_port)) {
@@ -178,7 +178,7 @@ void connection::note_first_bytes() {
 void connection::destroy() noexcept {
   if (session_.awaiting_response()) return abandon();
   error_code ignored;
-  transport_.close(ignored);
+  transport_->close(ignored);
   // A streaming response's write and its watch read may both be pending: the second
   // completion destroys.
   if (stream_writing_ || read_pending_) return;
@@ -190,7 +190,7 @@ void connection::do_read() {
   phase_ = session_.in_request() ? phase::reading : phase::idle;
   deadline_ = session_.in_request() ? session_.deadline()
                                     : clock::now() + owner_.options().idle_timeout;
-  transport_.async_read_some(session_.prepare(),
+  transport_->async_read_some(session_.prepare(),
                              [this](error_code ec, std::size_t n) { on_read(ec, n); });
 }
 
@@ -232,7 +232,7 @@ void connection::answer() {
 void connection::hand_over() {
   websocket_handoff handoff = session_.take_upgrade();
   handoff.endpoints = endpoints();
-  owner_.adopt_websocket(self_, std::move(transport_.socket()), std::move(handoff));  // deletes *this
+  owner_.adopt_websocket(self_, std::move(transport_), std::move(handoff));  // deletes *this
 }
 
 // Writes the batch at once when the socket takes it all, the usual case for responses
@@ -241,14 +241,14 @@ void connection::hand_over() {
 // started or the connection was destroyed (then `this` is gone).
 bool connection::write_now() {
   std::string& output = session_.output();
-  if (transport_.is_tls()) {  // a TLS record cannot be half sent and taken back
+  if (transport_->is_tls()) {  // a TLS record cannot be half sent and taken back
     do_write();
     return false;
   }
   error_code ec;
   // A head whose file follows waits for the file's first bytes to fill its packet.
   asio::socket_base::message_flags flags = session_.file_pending() ? MSG_MORE : 0;
-  std::size_t n = transport_.socket().send(asio::buffer(output), flags, ec);
+  std::size_t n = transport_->socket().send(asio::buffer(output), flags, ec);
   server_counters::add(owner_.counters().bytes_sent, n);
   if (!ec && n == output.size()) {
     output.clear();
@@ -266,7 +266,7 @@ bool connection::write_now() {
 void connection::do_write() {
   phase_ = phase::writing;
   deadline_ = clock::now() + owner_.options().write_timeout;
-  asio::async_write(transport_, asio::buffer(session_.output()),
+  asio::async_write(*transport_, asio::buffer(session_.output()),
                     [this](error_code ec, std::size_t n) {
                       server_counters::add(owner_.counters().bytes_sent, n);
                       on_write(ec);
@@ -288,14 +288,14 @@ void connection::on_write(error_code ec) {
 // file is sent; false when a wait was started or the connection was destroyed. Each wait
 // may last write_timeout, so a reader that stops is cut, one that keeps reading is not.
 bool connection::send_file_now() {
-  if (transport_.is_tls()) return send_file_over_tls();
+  if (transport_->is_tls()) return send_file_over_tls();
   ignore_sigpipe_once();
   file_payload& file = session_.pending_file();
   std::uint64_t turn = file_turn_bytes;
   while (file.length() > 0 && turn > 0) {
     auto offset = static_cast<off_t>(file.offset());
     std::size_t count = static_cast<std::size_t>(std::min(file.length(), turn));
-    ssize_t n = ::sendfile(transport_.socket().native_handle(), file.fd(), &offset, count);
+    ssize_t n = ::sendfile(transport_->socket().native_handle(), file.fd(), &offset, count);
     if (n > 0) {
       server_counters::add(owner_.counters().bytes_sent, static_cast<std::size_t>(n));
       file.advance(static_cast<std::uint64_t>(n));
@@ -314,7 +314,7 @@ bool connection::send_file_now() {
   }
   phase_ = phase::writing;
   deadline_ = clock::now() + owner_.options().write_timeout;
-  transport_.socket().async_wait(tcp::socket::wait_write,
+  transport_->socket().async_wait(tcp::socket::wait_write,
                                  [this](error_code ec) { on_file_writable(ec); });
   return false;
 }
@@ -342,7 +342,7 @@ bool connection::send_file_over_tls() {
   }
   phase_ = phase::writing;
   deadline_ = clock::now() + owner_.options().write_timeout;
-  asio::async_write(transport_, asio::buffer(file_chunk_.get(), static_cast<std::size_t>(n)),
+  asio::async_write(*transport_, asio::buffer(file_chunk_.get(), static_cast<std::size_t>(n)),
                     [this](error_code ec, std::size_t written) {
                       server_counters::add(owner_.counters().bytes_sent, written);
                       if (!ec) session_.pending_file().advance(written);
@@ -374,11 +374,11 @@ void connection::watch() {
   read_pending_ = true;
   if (session_.body_streamed()) {
     if (!watch_buffer_) watch_buffer_ = std::make_unique<char[]>(read_chunk);
-    transport_.async_read_some(asio::buffer(watch_buffer_.get(), read_chunk),
+    transport_->async_read_some(asio::buffer(watch_buffer_.get(), read_chunk),
                             [this](error_code ec, std::size_t n) { on_watch(ec, n, true); });
     return;
   }
-  transport_.async_read_some(session_.prepare(),
+  transport_->async_read_some(session_.prepare(),
                           [this](error_code ec, std::size_t n) { on_watch(ec, n, false); });
 }
 
@@ -412,7 +412,7 @@ void connection::abandon() noexcept {
   if (!gone_) {
     gone_ = true;
     error_code ignored;
-    transport_.close(ignored);
+    transport_->close(ignored);
     fail_streams();
     cancel_.emit(asio::cancellation_type::terminal);
   }
@@ -423,7 +423,7 @@ void connection::fail_streams() noexcept {
   try {
     if (body_done_) deliver_body(session_.fail_body_read(asio::error::connection_aborted));
     if (chunk_done_ && !stream_writing_) {
-      asio::post(transport_.get_executor(),
+      asio::post(transport_->get_executor(),
                  [done = std::move(chunk_done_)] { done(asio::error::connection_aborted); });
       chunk_done_ = nullptr;
     }
@@ -438,13 +438,13 @@ void connection::fail_streams() noexcept {
 // output: they are retried once the dispatch has returned.
 void connection::read_body(asio::mutable_buffer into, body_read_handler done) {
   if (session_.dispatching()) {
-    asio::post(transport_.get_executor(),
+    asio::post(transport_->get_executor(),
                [this, into, done = std::move(done)]() mutable { read_body(into, std::move(done)); });
     return;
   }
   if (gone_ || body_done_) {
     auto why = gone_ ? asio::error::connection_aborted : asio::error::in_progress;
-    asio::post(transport_.get_executor(), [done = std::move(done), why] { done(why, 0); });
+    asio::post(transport_->get_executor(), [done = std::move(done), why] { done(why, 0); });
     return;
   }
   body_done_ = std::move(done);
@@ -458,7 +458,7 @@ void connection::read_body(asio::mutable_buffer into, body_read_handler done) {
 // the next read at once, which must not run inside this one.
 void connection::deliver_body(http_session::body_read outcome) {
   if (!outcome.ready || !body_done_) return;
-  asio::post(transport_.get_executor(),
+  asio::post(transport_->get_executor(),
              [done = std::move(body_done_), outcome] { done(outcome.ec, outcome.bytes); });
   body_done_ = nullptr;
   if (!gone_ && !read_pending_ && session_.awaiting_response()) watch();
@@ -466,20 +466,20 @@ void connection::deliver_body(http_session::body_read outcome) {
 
 void connection::write_chunk(std::string_view data, chunk_write_handler done) {
   if (session_.dispatching()) {  // as read_body; `data` stays valid until `done`
-    asio::post(transport_.get_executor(), [this, data, done = std::move(done)]() mutable {
+    asio::post(transport_->get_executor(), [this, data, done = std::move(done)]() mutable {
       write_chunk(data, std::move(done));
     });
     return;
   }
   if (gone_ || chunk_done_ || !session_.write_chunk(data)) {
     auto why = gone_ ? asio::error::connection_aborted : asio::error::in_progress;
-    asio::post(transport_.get_executor(), [done = std::move(done), why] { done(why); });
+    asio::post(transport_->get_executor(), [done = std::move(done), why] { done(why); });
     return;
   }
   chunk_done_ = std::move(done);
   flush_while_waiting();
   if (!stream_writing_) {  // nothing to write (a HEAD's data): done at once
-    asio::post(transport_.get_executor(), [done = std::move(chunk_done_)] { done({}); });
+    asio::post(transport_->get_executor(), [done = std::move(chunk_done_)] { done({}); });
     chunk_done_ = nullptr;
   }
 }
@@ -489,7 +489,7 @@ void connection::flush_while_waiting() {
   stream_writing_ = true;
   phase_ = phase::writing;
   deadline_ = clock::now() + owner_.options().write_timeout;
-  asio::async_write(transport_, asio::buffer(session_.output()),
+  asio::async_write(*transport_, asio::buffer(session_.output()),
                     [this](error_code ec, std::size_t n) { on_stream_write(ec, n); });
 }
 
@@ -498,7 +498,7 @@ void connection::on_stream_write(error_code ec, std::size_t n) {
   server_counters::add(owner_.counters().bytes_sent, n);
   if (!ec) session_.output().clear();
   if (chunk_done_) {
-    asio::post(transport_.get_executor(), [done = std::move(chunk_done_), ec] { done(ec); });
+    asio::post(transport_->get_executor(), [done = std::move(chunk_done_), ec] { done(ec); });
     chunk_done_ = nullptr;
   }
   if (ec) return destroy();
@@ -513,7 +513,7 @@ void connection::on_stream_write(error_code ec, std::size_t n) {
   // The response was done during the write: the watch read's completion goes on.
   if (read_pending_) {
     error_code ignored;
-    transport_.cancel(ignored);
+    transport_->cancel(ignored);
     return;
   }
   try {
@@ -538,7 +538,7 @@ void connection::on_deferred_done() noexcept {
   if (phase_ == phase::writing) return;  // on_write (or on_stream_write) goes on
   if (read_pending_) {
     error_code ignored;
-    transport_.cancel(ignored);  // on_watch goes on with answer()
+    transport_->cancel(ignored);  // on_watch goes on with answer()
     return;
   }
   try {
@@ -548,7 +548,7 @@ void connection::on_deferred_done() noexcept {
   }
 }
 
-asio::any_io_executor connection::executor() { return transport_.get_executor(); }
+asio::any_io_executor connection::executor() { return transport_->get_executor(); }
 
 const connection_endpoints& connection::endpoints() {
   if (!endpoints_) {
@@ -557,10 +557,10 @@ const connection_endpoints& connection::endpoints() {
     };
     connection_endpoints ends;
     error_code ec;
-    tcp::endpoint local = transport_.socket().local_endpoint(ec);
+    tcp::endpoint local = transport_->socket().local_endpoint(ec);
     if (!ec) ends.local = describe(local);
-    ends.local.tls = transport_.is_tls();
-    tcp::endpoint remote = transport_.socket().remote_endpoint(ec);
+    ends.local.tls = transport_->is_tls();
+    tcp::endpoint remote = transport_->socket().remote_endpoint(ec);
     if (!ec) ends.remote = describe(remote);
     endpoints_ = std::move(ends);
   }
@@ -571,19 +571,19 @@ const connection_endpoints& connection::endpoints() {
 // TLS the half-close is a close_notify, and the shutdown reads (and drops) until the
 // client's own close_notify or end of stream, under the same deadline.
 void connection::do_linger() {
-  if (transport_.is_tls()) {
+  if (transport_->is_tls()) {
     phase_ = phase::lingering;
     deadline_ = clock::now() + linger_timeout;
-    transport_.async_shutdown([this](error_code) { destroy(); });
+    transport_->async_shutdown([this](error_code) { destroy(); });
     return;
   }
   if (phase_ != phase::lingering) {
     phase_ = phase::lingering;
     deadline_ = clock::now() + linger_timeout;
     error_code ignored;
-    transport_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    transport_->socket().shutdown(tcp::socket::shutdown_send, ignored);
   }
-  transport_.async_read_some(session_.discard_and_prepare(),
+  transport_->async_read_some(session_.discard_and_prepare(),
                              [this](error_code ec, std::size_t) { on_linger(ec); });
 }
 

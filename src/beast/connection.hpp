@@ -47,10 +47,8 @@ class connection final : public exchange_host {
   void read_body(boost::asio::mutable_buffer into, body_read_handler done) override;
   void write_chunk(std::string_view data, chunk_write_handler done) override;
   void set_trailers(const http::fields& trailers) override { session_.set_trailers(trailers); }
-  // Not over TLS yet: the TLS stream refers to this connection's socket and cannot leave
-  // with it, so the framework answers the upgrade 501 (docs/server.md).
   bool upgrade(websocket_upgrade& upgrade) noexcept override {
-    return !transport_.is_tls() && session_.accept_upgrade(upgrade);
+    return session_.accept_upgrade(upgrade);
   }
 
  private:
@@ -84,7 +82,9 @@ class connection final : public exchange_host {
   void hand_over();
 
   worker& owner_;
-  transport transport_;
+  // On the heap so that it can leave with an upgrade (a TLS stream refers to its socket:
+  // the transport itself cannot move).
+  std::unique_ptr<transport> transport_;
   std::list<connection>::iterator self_;
   http_session session_;
   clock::time_point deadline_;

@@ -3,6 +3,7 @@
 // handler returns or throws).
 #include "websocket_session.hpp"
 
+#include "transport.hpp"
 #include "worker.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -26,10 +27,10 @@ namespace waypoint::beast::detail {
 
 namespace websocket = boost::beast::websocket;
 
-// The one place that names the stream's layers: the transport below is the connection's
-// socket type, whatever that is (plain TCP now; the server's TLS transport can take its
-// place, as Beast needs only AsyncStream and teardown of it).
-using websocket_stream_type = websocket::stream<socket_type>;
+// The one place that names the stream's layers: the connection's transport, plain or TLS
+// (an AsyncStream with teardown, transport.hpp), by reference: it stays where the
+// connection made it, owned by the session.
+using websocket_stream_type = websocket::stream<transport&>;
 
 bool is_websocket_upgrade(const request& req) noexcept {
   if (req.version() < 11 || req.method() != http::verb::get) return false;
@@ -75,8 +76,8 @@ close_code code_of_failure(const error_code& ec, const websocket_stream_type& ws
 
 class websocket_session::impl final : public websocket_channel, public exchange_host {
  public:
-  impl(worker& owner, socket_type socket, websocket_handoff handoff)
-      : owner_(owner), ws_(std::move(socket)), handoff_(std::move(handoff)) {}
+  impl(worker& owner, std::unique_ptr<transport> stream, websocket_handoff handoff)
+      : owner_(owner), transport_(std::move(stream)), ws_(*transport_), handoff_(std::move(handoff)) {}
 
   void start(std::list<websocket_session>::iterator self) {
     self_ = self;
@@ -259,6 +260,7 @@ class websocket_session::impl final : public websocket_channel, public exchange_
   }
 
   worker& owner_;
+  std::unique_ptr<transport> transport_;
   websocket_stream_type ws_;
   websocket_handoff handoff_;
   std::string raw_;  // the request re-serialised, with the bytes the client sent early
@@ -273,8 +275,9 @@ class websocket_session::impl final : public websocket_channel, public exchange_
   close_code code_ = close_code::none;
 };
 
-websocket_session::websocket_session(worker& owner, socket_type socket, websocket_handoff handoff)
-    : impl_(std::make_unique<impl>(owner, std::move(socket), std::move(handoff))) {}
+websocket_session::websocket_session(worker& owner, std::unique_ptr<transport> stream,
+                                     websocket_handoff handoff)
+    : impl_(std::make_unique<impl>(owner, std::move(stream), std::move(handoff))) {}
 
 websocket_session::~websocket_session() = default;
 

@@ -1,4 +1,4 @@
-// A connection after its upgrade: Beast's websocket::stream over the socket, the handler's
+// A connection after its upgrade: Beast's websocket::stream over its transport (TLS or not), the handler's
 // coroutine, and the close. Owned by the worker, like a connection, so the connection cap,
 // the drain and stats() see it. Beast's WebSocket headers stay in websocket_session.cpp.
 #pragma once
@@ -11,11 +11,12 @@
 
 namespace waypoint::beast::detail {
 
+class transport;
 class worker;
 
 class websocket_session {
  public:
-  websocket_session(worker& owner, socket_type socket, websocket_handoff handoff);
+  websocket_session(worker& owner, std::unique_ptr<transport> stream, websocket_handoff handoff);
   ~websocket_session();
   websocket_session(const websocket_session&) = delete;
   websocket_session& operator=(const websocket_session&) = delete;

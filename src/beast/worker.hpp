@@ -81,12 +81,12 @@ class worker {
     finish_if_drained();
   }
 
-  // A connection whose request upgraded: the socket goes on as a websocket_session, still
+  // A connection whose request upgraded: its transport (TLS or not) goes on as a websocket_session, still
   // counted in count_.open. Deletes the connection at `from`.
-  void adopt_websocket(std::list<connection>::iterator from, socket_type socket,
+  void adopt_websocket(std::list<connection>::iterator from, std::unique_ptr<transport> stream,
                        websocket_handoff handoff) {
     connections_.erase(from);
-    websockets_.emplace_front(*this, std::move(socket), std::move(handoff));
+    websockets_.emplace_front(*this, std::move(stream), std::move(handoff));
     websockets_.front().start(websockets_.begin());
   }
 

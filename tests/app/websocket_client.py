@@ -21,6 +21,20 @@ except ImportError:
 PORT = int(sys.argv[1])
 CASE = sys.argv[2]
 BASE = f"ws://127.0.0.1:{PORT}"
+# WAYPOINT_WS_CA names the CA of a TLS listener: the same cases then run over wss://, the
+# websockets client verifying the server's certificate against it.
+CA = os.environ.get("WAYPOINT_WS_CA")
+if CA:
+    import ssl
+
+    BASE = f"wss://127.0.0.1:{PORT}"
+    _verified = ssl.create_default_context(cafile=CA)
+    _plain_connect = websockets.connect
+
+    def _tls_connect(uri, **options):
+        return _plain_connect(uri, ssl=_verified, **options)
+
+    websockets.connect = _tls_connect
 KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455's sample key
 
 

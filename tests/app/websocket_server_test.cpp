@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -65,10 +67,15 @@ struct served {
   std::unique_ptr<waypoint::beast::server> server;
   std::uint16_t port = 0;
 
-  served() {
+  // `tls`: the listener speaks TLS with this certificate chain and key.
+  explicit served(const waypoint::beast::tls_options* tls = nullptr) {
     add_routes(app);
     waypoint::beast::server_options options;
     options.listen = {{"127.0.0.1", 0}};
+    if (tls) {
+      options.listen.front().tls = true;
+      options.tls = *tls;
+    }
     options.threads = 1;
     options.handle_signals = false;
     options.drain_timeout = std::chrono::milliseconds(5000);
@@ -101,8 +108,10 @@ struct client_result {
 
 // Runs the client case; `on_ready` runs when the client prints "ready" (the drain case).
 template <class OnReady>
-client_result run_client(std::uint16_t port, const std::string& name, OnReady on_ready) {
-  std::string command = python() + " " WAYPOINT_WEBSOCKET_CLIENT " " + std::to_string(port) +
+client_result run_client(std::uint16_t port, const std::string& name, OnReady on_ready,
+                         const std::string& ca = {}) {
+  std::string command = (ca.empty() ? "" : "WAYPOINT_WS_CA=" + ca + " ") + python() +
+                        " " WAYPOINT_WEBSOCKET_CLIENT " " + std::to_string(port) +
                         " " + name + " 2>&1";
   client_result result;
   FILE* pipe = ::popen(command.c_str(), "r");
@@ -142,6 +151,39 @@ INSTANTIATE_TEST_SUITE_P(Rows, WebSocketClient,
                                            "early_frame", "ping_pong", "drain", "unauthorized",
                                            "context_carried", "handler_throws",
                                            "handler_returns", "many_sockets"),
+                         [](const ::testing::TestParamInfo<const char*>& row) {
+                           return std::string(row.param);
+                         });
+
+// The same routes on a TLS listener (wss://): the upgraded connection keeps its TLS stream.
+// The certificate is made here with openssl, for 127.0.0.1.
+class WebSocketOverTls : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(WebSocketOverTls, CaseHolds) {
+  namespace fs = std::filesystem;
+  char pattern[] = "/tmp/waypoint-wss-XXXXXX";
+  fs::path dir = ::mkdtemp(pattern);
+  std::string key = (dir / "key.pem").string(), cert = (dir / "cert.pem").string();
+  std::string make = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+                     "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " + key +
+                     " -out " + cert + " >/dev/null 2>&1";
+  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "openssl could not make a certificate";
+  waypoint::beast::tls_options tls;
+  tls.certificate_chain_file = cert;
+  tls.private_key_file = key;
+  {
+    served s(&tls);
+    client_result r = run_client(s.port, GetParam(), [&] { s.server->stop(); }, cert);
+    if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+    EXPECT_EQ(r.status, 0) << r.output;
+  }
+  fs::remove_all(dir);
+}
+
+// The rows a conforming client can run (the raw-socket ones speak plaintext).
+INSTANTIATE_TEST_SUITE_P(Rows, WebSocketOverTls,
+                         ::testing::Values("echo_text", "echo_binary", "fragmented", "too_big",
+                                           "ping_pong", "drain", "unauthorized"),
                          [](const ::testing::TestParamInfo<const char*>& row) {
                            return std::string(row.param);
                          });
