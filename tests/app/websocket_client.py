@@ -220,23 +220,23 @@ async def context_carried():
         expect(got == "hello ada, request req-42, user tester", f"greeting: {got!r}")
 
 
+async def expect_closed_with(ws, code):
+    try:
+        await ws.recv()
+    except websockets.ConnectionClosed:
+        pass
+    expect(ws.close_code == code, f"close code {ws.close_code}, expected {code}")
+
+
 async def handler_throws():
     async with websockets.connect(f"{BASE}/throws") as ws:
-        try:
-            await ws.recv()
-        except websockets.ConnectionClosed:
-            pass
-        expect(ws.close_code == 1011, f"close code {ws.close_code}, expected 1011")
+        await expect_closed_with(ws, 1011)
 
 
 async def handler_returns():
     async with websockets.connect(f"{BASE}/once") as ws:
         expect(await ws.recv() == "bye", "the one message")
-        try:
-            await ws.recv()
-        except websockets.ConnectionClosed:
-            pass
-        expect(ws.close_code == 1000, f"close code {ws.close_code}, expected 1000")
+        await expect_closed_with(ws, 1000)
 
 
 async def many_sockets():
