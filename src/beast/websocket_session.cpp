@@ -32,12 +32,6 @@ namespace websocket = boost::beast::websocket;
 // connection made it, owned by the session.
 using websocket_stream_type = websocket::stream<transport&>;
 
-bool is_websocket_upgrade(const request& req) noexcept {
-  if (req.version() < 11 || req.method() != http::verb::get) return false;
-  if (!req.body().empty() || req.chunked()) return false;
-  return websocket::is_upgrade(req);
-}
-
 namespace {
 
 template <class T>
