@@ -101,6 +101,14 @@ class deferring_dispatch {
     pending_.clear();
     return true;
   }
+  // At the end of a run, while its session lives: what is still deferred is dropped (each
+  // handle answers its 500 into that session), so nothing outlives the session it points at.
+  void reset() {
+    pending_.clear();
+    writers_.clear();
+    readers_.clear();
+    active_.clear();
+  }
   // After the dispatch returned, as a coroutine would start: the readers' first reads and
   // the writers' chunks. True when anything was started.
   bool start_streams() {
@@ -179,6 +187,8 @@ class harness_host final : public wd::exchange_host {
   void set_trailers(const boost::beast::http::fields& trailers) override {
     session_->set_trailers(trailers);
   }
+  // A read the last run left waiting is not completed into the next one's session.
+  void forget() noexcept { pending_read_ = nullptr; }
   // True when a waiting read completed.
   bool pump() {
     if (!pending_read_) return false;
@@ -232,6 +242,8 @@ class session_harness {
       rest.remove_prefix(n);
     }
     feed(rest);
+    dispatch_.reset();
+    host_.forget();
     return without_dates(out);
   }
 
