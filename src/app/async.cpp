@@ -112,7 +112,7 @@ namespace {
 // The connection as async_handle() knows it: the awaiting coroutine's executor, and the
 // endpoints its caller gave. Its cancellation is the caller's own slot, so this one's is
 // never emitted; deferral goes through the context, not here.
-class awaiting_connection final : public beast::detail::exchange_host {
+class awaiting_connection final : public beast::exchange_host {
  public:
   awaiting_connection(asio::any_io_executor executor, const beast::connection_endpoints* ends)
       : executor_(std::move(executor)), ends_(ends) {}

@@ -52,7 +52,7 @@ awaitable<std::size_t> context::read_some(std::span<char> into) {
     body_read_ += n;
     co_return n;
   }
-  beast::detail::exchange_host* host = connection_;
+  beast::exchange_host* host = connection_;
   auto token = asio::as_tuple(asio::use_awaitable);
   auto [ec, n] = co_await asio::async_initiate<decltype(token), void(error_code, std::size_t)>(
       [host, into](auto handler) {
@@ -72,7 +72,7 @@ awaitable<void> context::write_chunk(std::string_view data) {
     chunked_bytes_ += data.size();
     co_return;
   }
-  beast::detail::exchange_host* host = connection_;
+  beast::exchange_host* host = connection_;
   auto token = asio::as_tuple(asio::use_awaitable);
   auto [ec] = co_await asio::async_initiate<decltype(token), void(error_code)>(
       [host, data](auto handler) {

@@ -19,11 +19,11 @@ boost::asio::cancellation_slot exchange::cancellation_slot() const {
   return host_->cancellation_slot();
 }
 
-void detail::exchange_host::read_body(boost::asio::mutable_buffer, body_read_handler done) {
+void exchange_host::read_body(boost::asio::mutable_buffer, body_read_handler done) {
   done(boost::asio::error::operation_not_supported, 0);
 }
 
-void detail::exchange_host::write_chunk(std::string_view, chunk_write_handler done) {
+void exchange_host::write_chunk(std::string_view, chunk_write_handler done) {
   done(boost::asio::error::operation_not_supported);
 }
 
@@ -74,7 +74,7 @@ deferred_send::~deferred_send() {
 }
 
 void deferred_send::send() noexcept {
-  if (detail::exchange_host* host = std::exchange(host_, nullptr)) host->deferred_done();
+  if (exchange_host* host = std::exchange(host_, nullptr)) host->deferred_done();
 }
 
 }  // namespace waypoint::beast

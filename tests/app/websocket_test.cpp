@@ -42,7 +42,7 @@ request upgrade(std::string_view target, std::initializer_list<header_field> ext
 }
 
 // A connection that takes every upgrade, as the server's does for a valid one.
-class upgrading_host final : public waypoint::beast::detail::exchange_host {
+class upgrading_host final : public waypoint::beast::exchange_host {
  public:
   // The dispatch; for a deferred exchange, this thread's io_context until it is done.
   void answer(application& app, const request& req, response& res) {

@@ -131,12 +131,12 @@ class deferring_dispatch {
 
  private:
   struct chunk_writer {
-    wd::exchange_host* host;
+    waypoint::beast::exchange_host* host;
     int count;
     wb::deferred_send done;
   };
   struct body_reader {
-    wd::exchange_host* host;
+    waypoint::beast::exchange_host* host;
     wb::response* res;
     wb::deferred_send done;
     std::size_t chunk;
@@ -166,7 +166,7 @@ class deferring_dispatch {
 };
 
 // A connection's side of the exchange, for a session with no socket.
-class harness_host final : public wd::exchange_host {
+class harness_host final : public waypoint::beast::exchange_host {
  public:
   void attach(wd::http_session* session) { session_ = session; }
   boost::asio::any_io_executor executor() override { return context_.get_executor(); }

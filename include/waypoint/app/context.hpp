@@ -478,7 +478,7 @@ class context {
   // `connection`: where the request came from (its executor and endpoints); null for
   // application::respond(), which has none.
   context(application& app, const app::request& req, app::response& res,
-          beast::detail::exchange_host* connection = nullptr) noexcept
+          beast::exchange_host* connection = nullptr) noexcept
       : app_(&app), request_(&req), response_(res), connection_(connection) {}
   context(const context&) = delete;
   context& operator=(const context&) = delete;
@@ -676,7 +676,7 @@ class context {
   application* app_;
   const app::request* request_;
   response_builder response_;
-  beast::detail::exchange_host* connection_;
+  beast::exchange_host* connection_;
   // Set by application::route() before any layer runs; for a target that did not
   // resolve, its path is the target up to any '?' (a query may carry secrets), for logs.
   beast::route_outcome outcome_;

@@ -170,9 +170,13 @@ using body_planner = std::function<body_plan(const request& header)>;
 using body_read_handler = std::function<void(boost::system::error_code, std::size_t)>;
 using chunk_write_handler = std::function<void(boost::system::error_code)>;
 
-namespace detail {
-// What an exchange needs of the connection it came on; the server's connection implements
-// it, and so do the tests that drive a session without a socket.
+// The contract between the server and whatever answers its requests: what an exchange
+// needs of the connection it came on. waypoint::beast::server's connections implement it;
+// so do application::respond() (a connection in memory) and the tests that drive a session
+// without a socket. A framework reaches every body that is not a string through it: a file
+// (attach_file), a streamed request body (read_body), a response in chunks (write_chunk,
+// set_trailers) and an upgrade (upgrade). Every call is made on the connection's thread
+// (executor()), except deferred_done(), which may come from any thread.
 class exchange_host {
  public:
   virtual boost::asio::any_io_executor executor() = 0;
@@ -229,7 +233,6 @@ class exchange_host {
  protected:
   ~exchange_host() = default;
 };
-}  // namespace detail
 
 // Sends a deferred response. Move-only; send() may run on any thread, once. Destroyed
 // unsent, it answers 500, so a lost handle cannot leave a connection waiting for ever.
@@ -249,9 +252,9 @@ class deferred_send {
 
  private:
   friend class exchange;
-  deferred_send(detail::exchange_host* host, response* res) noexcept : host_(host), res_(res) {}
+  deferred_send(exchange_host* host, response* res) noexcept : host_(host), res_(res) {}
 
-  detail::exchange_host* host_ = nullptr;
+  exchange_host* host_ = nullptr;
   response* res_ = nullptr;
 };
 
@@ -260,7 +263,7 @@ class deferred_send {
 // until the deferred_send is sent (or destroyed).
 class exchange {
  public:
-  exchange(detail::exchange_host& host, const request& req, response& res) noexcept
+  exchange(exchange_host& host, const request& req, response& res) noexcept
       : host_(&host), request_(&req), response_(&res) {}
   exchange(const exchange&) = delete;
   exchange& operator=(const exchange&) = delete;
@@ -287,10 +290,10 @@ class exchange {
   bool upgrade(websocket_upgrade& upgrade) noexcept { return host_->upgrade(upgrade); }
   // The connection behind executor(), endpoints() and cancellation_slot(), for a framework
   // that hands them on.
-  detail::exchange_host& host() const noexcept { return *host_; }
+  exchange_host& host() const noexcept { return *host_; }
 
  private:
-  detail::exchange_host* host_;
+  exchange_host* host_;
   const beast::request* request_;
   beast::response* response_;
   bool deferred_ = false;

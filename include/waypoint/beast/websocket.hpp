@@ -102,7 +102,7 @@ class websocket_channel {
   virtual beast::response& response() noexcept = 0;
   // The connection as an exchange_host: its executor, endpoints, and a cancellation slot
   // emitted when the server cuts the connection.
-  virtual detail::exchange_host& host() noexcept = 0;
+  virtual exchange_host& host() noexcept = 0;
 
  protected:
   ~websocket_channel() = default;
