@@ -5,6 +5,7 @@
 // 405's Allow never lists that method; a redirect goes to a clean path that is not the
 // request's; a 400 names a real problem; no value holds a "." or ".." segment once
 // decoded (however the request spelled it); and matching again gives the same outcome.
+#include <waypoint/detail/escape.hpp>
 #include <waypoint/pattern.hpp>
 #include <waypoint/reference/outcome.hpp>
 #include <waypoint/router.hpp>

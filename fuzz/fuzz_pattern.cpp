@@ -2,6 +2,7 @@
 // pattern_error whose offset lies within the text; an accepted pattern keeps the
 // representation invariants pattern.hpp states, relates to itself as equivalent, and
 // is matched by the router (and the reference) at its own example path.
+#include <waypoint/detail/escape.hpp>
 #include <waypoint/pattern.hpp>
 #include <waypoint/reference/servemux.hpp>
 #include <waypoint/router.hpp>

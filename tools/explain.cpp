@@ -9,6 +9,7 @@
 #include "printable.hpp"
 #include "registration.hpp"
 #include "tool_error.hpp"
+#include "waypoint/detail/escape.hpp"
 
 #include <algorithm>
 #include <ostream>

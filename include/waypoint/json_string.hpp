@@ -7,6 +7,8 @@
 //   waypoint::append_json_string(body, m.route()->pattern.text());   // {"route":"GET /a/{x}"
 #pragma once
 
+#include "waypoint/detail/config.hpp"
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -19,85 +21,21 @@ constexpr std::string_view replacement_character = "\xEF\xBF\xBD";  // U+FFFD in
 // Length of the well-formed UTF-8 sequence that starts `text`, or 0 when its first byte
 // does not start one. Follows RFC 3629's table, so overlong forms, surrogates and code
 // points above U+10FFFF are ill-formed.
-inline std::size_t utf8_sequence_length(std::string_view text) {
-  auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  auto in = [&](std::size_t i, unsigned lo, unsigned hi) {
-    return i < text.size() && byte(i) >= lo && byte(i) <= hi;
-  };
-  unsigned lead = byte(0);
-  if (lead < 0x80) return 1;
-  if (lead >= 0xC2 && lead <= 0xDF) return in(1, 0x80, 0xBF) ? 2 : 0;
-  if (lead >= 0xE0 && lead <= 0xEF) {
-    unsigned lo = lead == 0xE0 ? 0xA0 : 0x80;  // no overlong three-byte forms
-    unsigned hi = lead == 0xED ? 0x9F : 0xBF;  // no UTF-16 surrogates
-    return in(1, lo, hi) && in(2, 0x80, 0xBF) ? 3 : 0;
-  }
-  if (lead >= 0xF0 && lead <= 0xF4) {
-    unsigned lo = lead == 0xF0 ? 0x90 : 0x80;  // no overlong four-byte forms
-    unsigned hi = lead == 0xF4 ? 0x8F : 0xBF;  // nothing above U+10FFFF
-    return in(1, lo, hi) && in(2, 0x80, 0xBF) && in(3, 0x80, 0xBF) ? 4 : 0;
-  }
-  return 0;
-}
+std::size_t utf8_sequence_length(std::string_view text);
 
-inline void append_ascii_escaped(std::string& out, char c) {
-  switch (c) {
-    case '"':
-      out += "\\\"";
-      return;
-    case '\\':
-      out += "\\\\";
-      return;
-    case '\b':
-      out += "\\b";
-      return;
-    case '\f':
-      out += "\\f";
-      return;
-    case '\n':
-      out += "\\n";
-      return;
-    case '\r':
-      out += "\\r";
-      return;
-    case '\t':
-      out += "\\t";
-      return;
-    default:
-      break;
-  }
-  auto u = static_cast<unsigned char>(c);
-  if (u < 0x20 || u == 0x7F) {  // DEL is legal JSON but unreadable in a terminal
-    constexpr char hex[] = "0123456789abcdef";
-    out += "\\u00";
-    out += hex[u >> 4];
-    out += hex[u & 15];
-    return;
-  }
-  out += c;
-}
+// Appends the ASCII byte `c` as it reads inside a JSON string: escaped when it must be,
+// and DEL as \u007f.
+void append_ascii_escaped(std::string& out, char c);
 
 }  // namespace detail
 
 // Appends `text` as a JSON string literal, quotes included. A decoded path value may hold
 // any bytes: each byte that does not belong to a well-formed UTF-8 sequence is written as
 // U+FFFD, so the output always parses.
-inline void append_json_string(std::string& out, std::string_view text) {
-  out += '"';
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t n = detail::utf8_sequence_length(text.substr(i));
-    if (n == 0) {
-      out += detail::replacement_character;
-      ++i;
-    } else if (n == 1) {
-      detail::append_ascii_escaped(out, text[i++]);
-    } else {
-      out.append(text.substr(i, n));
-      i += n;
-    }
-  }
-  out += '"';
-}
+void append_json_string(std::string& out, std::string_view text);
 
 }  // namespace waypoint
+
+#ifdef WAYPOINT_HEADER_ONLY
+#include "waypoint/impl/json_string.ipp"
+#endif

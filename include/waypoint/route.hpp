@@ -1,6 +1,7 @@
 // A registered route and the error raised when a new one conflicts with it.
 #pragma once
 
+#include "waypoint/detail/config.hpp"
 #include "waypoint/pattern.hpp"
 #include "waypoint/source_location.hpp"
 
@@ -8,7 +9,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <utility>
 
 namespace waypoint {
 
@@ -22,7 +22,7 @@ struct registration_site {
   static registration_site from(const source_location& where) {
     return {where.file_name(), where.line()};
   }
-  std::string to_string() const { return std::string(file) + ":" + std::to_string(line); }
+  std::string to_string() const;  // "file:line"
 };
 
 // A pattern bound to a handler. `position` is its registration order, from 0.
@@ -38,9 +38,7 @@ struct basic_route {
 class conflict_error : public std::invalid_argument {
  public:
   conflict_error(const pattern& added, const registration_site& added_at, const pattern& existing,
-                 const registration_site& existing_at)
-      : conflict_error(added, added_at, existing, existing_at, example_path(added, existing),
-                       compare(added, existing) == relation::equivalent) {}
+                 const registration_site& existing_at);
 
   const std::string& added() const noexcept { return added_; }
   const std::string& existing() const noexcept { return existing_; }
@@ -50,29 +48,11 @@ class conflict_error : public std::invalid_argument {
 
  private:
   conflict_error(const pattern& added, const registration_site& added_at, const pattern& existing,
-                 const registration_site& existing_at, std::string example, bool equivalent)
-      : std::invalid_argument(format(added, added_at, existing, existing_at, example, equivalent)),
-        added_(added.text()),
-        existing_(existing.text()),
-        example_(std::move(example)),
-        equivalent_(equivalent) {}
+                 const registration_site& existing_at, std::string example, bool equivalent);
 
   static std::string format(const pattern& added, const registration_site& added_at,
                             const pattern& existing, const registration_site& existing_at,
-                            const std::string& example, bool equivalent) {
-    std::string m = "pattern \"";
-    m.append(added.text());
-    m += "\" (registered at " + added_at.to_string() + ") ";
-    m += equivalent ? "matches the same requests as" : "conflicts with";
-    m += " pattern \"";
-    m.append(existing.text());
-    m += "\" (registered at " + existing_at.to_string() + "): ";
-    m += equivalent ? "both match exactly the same requests, e.g. path \""
-                    : "both match some requests, e.g. path \"";
-    m += example;
-    m += equivalent ? "\"" : "\", and neither is more specific";
-    return m;
-  }
+                            const std::string& example, bool equivalent);
 
   std::string added_;
   std::string existing_;
@@ -81,3 +61,7 @@ class conflict_error : public std::invalid_argument {
 };
 
 }  // namespace waypoint
+
+#ifdef WAYPOINT_HEADER_ONLY
+#include "waypoint/impl/route.ipp"
+#endif

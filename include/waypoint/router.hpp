@@ -15,7 +15,7 @@
 // docs/design.md describes the index; docs/precedence.md the rule.
 #pragma once
 
-#include "waypoint/detail/escape.hpp"
+#include "waypoint/detail/config.hpp"
 #include "waypoint/detail/route_index.hpp"
 #include "waypoint/detail/router_tree.hpp"
 #include "waypoint/detail/stable_list.hpp"
@@ -57,28 +57,8 @@ class method_set {
 
   // Appends the Allow header value (e.g. "GET, HEAD, POST") to `out`, with `extra` merged
   // in byte order when the set lacks it (an application's automatic OPTIONS).
-  void append_to(std::string& out, std::string_view extra = {}) const {
-    std::size_t start = out.size();
-    auto add = [&](std::string_view m) {
-      if (out.size() != start) out += ", ";
-      out.append(m);
-    };
-    bool placed = extra.empty();
-    for_each([&](std::string_view m) {
-      if (!placed && m >= extra) {
-        if (m != extra) add(extra);
-        placed = true;
-      }
-      add(m);
-    });
-    if (!placed) add(extra);
-  }
-
-  std::string to_string() const {
-    std::string out;
-    append_to(out);
-    return out;
-  }
+  void append_to(std::string& out, std::string_view extra = {}) const;
+  std::string to_string() const;
 
  private:
   std::uint64_t mask_ = 0;
@@ -276,3 +256,7 @@ class basic_router {
 using router = basic_router<std::function<void()>>;
 
 }  // namespace waypoint
+
+#ifdef WAYPOINT_HEADER_ONLY
+#include "waypoint/impl/router.ipp"
+#endif

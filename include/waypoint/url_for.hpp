@@ -20,10 +20,10 @@
 // the path; a caller serving several hosts prefixes it.
 #pragma once
 
-#include "waypoint/detail/escape.hpp"
+#include "waypoint/detail/config.hpp"
 #include "waypoint/pattern.hpp"
 #include "waypoint/route.hpp"
-#include "waypoint/router.hpp"
+#include "waypoint/router.hpp"  // max_path_length, and the routes a name refers to
 #include "waypoint/source_location.hpp"
 
 #include <cstddef>
@@ -54,125 +54,10 @@ class route_name_error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
-namespace detail {
-
-[[noreturn]] inline void refuse_url(const pattern& p, std::string problem) {
-  throw url_error("cannot build a path for \"" + std::string(p.text()) + "\": " + problem);
-}
-
-// RFC 3986 unreserved bytes: the only ones a query name or value keeps unescaped, so that
-// '+', '&', '=' and ' ' read back as themselves in any form decoder.
-constexpr bool is_unreserved(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~';
-}
-
-inline void append_query_escaped(std::string& out, std::string_view text) {
-  append_percent_encoded(out, text, is_unreserved);
-}
-
-// Appends "/" + `value` escaped as one segment, refusing what would not read back.
-inline void append_value_segment(std::string& out, const pattern& p, std::string_view name,
-                                 std::string_view value, bool rest_piece) {
-  std::string what = (rest_piece ? "a piece of {" : "{") + std::string(name) +
-                     (rest_piece ? "...}" : "}");
-  if (value.empty())
-    refuse_url(p, "the value of " + what + " is empty" +
-                      (rest_piece ? std::string(" (\"a//b\" is not a clean path)")
-                                  : std::string(", and a wildcard matches a non-empty segment")));
-  std::size_t start = out.size() + 1;
-  out += '/';
-  append_escaped(out, value);
-  std::string_view segment = std::string_view(out).substr(start);
-  // A dot segment is cleaned away by the router, one that an escaped '/' joins to a dot is
-  // refused: the same rules the pattern parser applies to literals.
-  if (value == "." || value == ".." || dot_segment_length(segment) != 0 ||
-      escaped_slash_joins_dot(segment))
-    refuse_url(p, "the value \"" + std::string(value) + "\" of " + what +
-                      " is or holds a dot segment, which no request path carries");
-}
-
-inline const url_param* find_param(std::span<const url_param> values, std::string_view name) {
-  const url_param* found = nullptr;
-  for (const url_param& v : values)
-    if (v.name == name) {
-      if (found) throw url_error("the value of {" + std::string(name) + "} is given twice");
-      found = &v;
-    }
-  return found;
-}
-
-}  // namespace detail
-
 // The escaped path `p` matches with `values`, then "?" and `query` (name=value pairs, each
 // escaped) when there is one. Throws url_error as described above.
-inline std::string build_path(const pattern& p, std::span<const url_param> values,
-                              std::span<const url_param> query = {}) {
-  for (const url_param& v : values) {
-    const auto& names = p.wildcard_names();
-    bool known = false;
-    for (const auto& n : names) known = known || n == v.name;
-    if (!known)
-      detail::refuse_url(p, "it has no wildcard {" + std::string(v.name) + "} (extra value)");
-  }
-  std::string out;
-  for (const segment& s : p.segments()) {
-    switch (s.type) {
-      case segment::kind::literal:
-        out += '/';
-        detail::append_escaped(out, s.text);
-        break;
-      case segment::kind::end:
-        out += '/';
-        break;
-      case segment::kind::wildcard:
-      case segment::kind::rest: {
-        if (s.text.empty()) {  // a trailing slash: the prefix itself is the shortest match
-          out += '/';
-          break;
-        }
-        const url_param* v = detail::find_param(values, s.text);
-        if (!v) detail::refuse_url(p, "no value for {" + s.text + "}");
-        if (s.type == segment::kind::wildcard) {
-          detail::append_value_segment(out, p, s.text, v->value, false);
-          break;
-        }
-        // A rest value keeps its slashes: each piece is one segment. Empty, it matches "/";
-        // a trailing '/' in it is kept (the path then ends in '/').
-        if (v->value.empty()) {
-          out += '/';
-          break;
-        }
-        std::string_view rest = v->value;
-        while (true) {
-          std::size_t slash = rest.find('/');
-          std::string_view piece = rest.substr(0, slash);
-          if (slash == std::string_view::npos) {
-            detail::append_value_segment(out, p, s.text, piece, true);
-            break;
-          }
-          detail::append_value_segment(out, p, s.text, piece, true);
-          rest.remove_prefix(slash + 1);
-          if (rest.empty()) {
-            out += '/';
-            break;
-          }
-        }
-        break;
-      }
-    }
-  }
-  if (out.size() > max_path_length)
-    detail::refuse_url(p, "the path would be " + std::to_string(out.size()) +
-                              " bytes, longer than max_path_length");
-  for (std::size_t i = 0; i < query.size(); ++i) {
-    out += i == 0 ? '?' : '&';
-    detail::append_query_escaped(out, query[i].name);
-    out += '=';
-    detail::append_query_escaped(out, query[i].value);
-  }
-  return out;
-}
+std::string build_path(const pattern& p, std::span<const url_param> values,
+                       std::span<const url_param> query = {});
 
 inline std::string build_path(const pattern& p, std::initializer_list<url_param> values,
                               std::initializer_list<url_param> query = {}) {
@@ -188,16 +73,7 @@ class route_names {
   // Names `p`. Throws route_name_error when `name` is empty or already names a route,
   // naming both patterns and both sites.
   void add(std::string_view name, const pattern& p,
-           source_location where = source_location::current()) {
-    if (name.empty()) throw route_name_error("a route name must not be empty");
-    registration_site site = registration_site::from(where);
-    if (const entry* other = find_entry(name))
-      throw route_name_error("route name \"" + std::string(name) + "\" given to \"" +
-                             std::string(p.text()) + "\" (at " + site.to_string() +
-                             ") already names \"" + std::string(other->route->text()) + "\" (at " +
-                             other->site.to_string() + ")");
-    entries_.push_back({std::string(name), &p, std::move(site)});
-  }
+           source_location where = source_location::current());
 
   // The pattern called `name`, nullptr when none is.
   const pattern* find(std::string_view name) const noexcept {
@@ -207,11 +83,7 @@ class route_names {
 
   // build_path() for the route called `name`; url_error when there is none.
   std::string url_for(std::string_view name, std::span<const url_param> values,
-                      std::span<const url_param> query = {}) const {
-    const pattern* p = find(name);
-    if (!p) throw url_error("no route is named \"" + std::string(name) + "\"");
-    return build_path(*p, values, query);
-  }
+                      std::span<const url_param> query = {}) const;
   std::string url_for(std::string_view name, std::initializer_list<url_param> values = {},
                       std::initializer_list<url_param> query = {}) const {
     return url_for(name, std::span<const url_param>(values.begin(), values.size()),
@@ -238,3 +110,7 @@ class route_names {
 };
 
 }  // namespace waypoint
+
+#ifdef WAYPOINT_HEADER_ONLY
+#include "waypoint/impl/url_for.ipp"
+#endif

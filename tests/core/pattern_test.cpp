@@ -1,6 +1,7 @@
 // Tests of waypoint/pattern.hpp: the grammar, every parse error, the specificity
 // relation, the conflict rule, and a brute-force check of compare() against the sets of
 // requests that patterns actually match.
+#include <waypoint/detail/escape.hpp>
 #include <waypoint/pattern.hpp>
 
 #include <gtest/gtest.h>

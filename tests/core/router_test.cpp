@@ -1,6 +1,7 @@
 // Tests of waypoint/router.hpp: a ServeMux behaviour table over several route tables,
 // registration errors, introspection, zero allocations on every outcome, and
 // concurrent matching on a frozen router.
+#include <waypoint/detail/escape.hpp>
 #include <waypoint/router.hpp>
 
 #include "alloc_counter.hpp"

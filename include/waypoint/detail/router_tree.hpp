@@ -3,18 +3,15 @@
 // the trees from them; docs/design.md draws those.
 #pragma once
 
+#include "waypoint/detail/config.hpp"
 #include "waypoint/detail/escape.hpp"
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <utility>
 #include <vector>
 
 namespace waypoint {
@@ -107,11 +104,7 @@ class method_table {
   static constexpr std::uint8_t get = 0;
   static constexpr std::uint8_t head = 1;
 
-  method_table() {
-    for (std::string_view m :
-         {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"})
-      intern(m);
-  }
+  method_table();  // the standard methods, GET and HEAD first
 
   // The bit of `method`, or no_method when no route names it. Every match starts here, so
   // names are compared by length and first word, which is the whole name of every
@@ -125,18 +118,8 @@ class method_table {
     return no_method;
   }
 
-  std::uint8_t intern(std::string_view method) {
-    if (std::uint8_t i = find(method); i != no_method) return i;
-    if (names_.size() == max_methods)
-      throw std::length_error("waypoint: more than 64 distinct methods in one router");
-    names_.emplace_back(method);
-    keys_.push_back({segment_word(method), method.size()});
-    by_name_.insert(
-        std::upper_bound(by_name_.begin(), by_name_.end(), method,
-                         [&](std::string_view m, std::uint8_t i) { return m < names_[i]; }),
-        static_cast<std::uint8_t>(names_.size() - 1));
-    return static_cast<std::uint8_t>(names_.size() - 1);
-  }
+  // The bit of `method`, given it when new. Throws std::length_error past max_methods.
+  std::uint8_t intern(std::string_view method);
 
   std::string_view name(std::uint8_t i) const noexcept { return names_[i]; }
   // Bits in byte order of their names, the order of an Allow header.
@@ -174,3 +157,7 @@ class segment_filter {
 
 }  // namespace detail
 }  // namespace waypoint
+
+#ifdef WAYPOINT_HEADER_ONLY
+#include "waypoint/impl/router_tree.ipp"
+#endif
