@@ -23,8 +23,8 @@ constexpr std::string_view replacement_character = "\xEF\xBF\xBD";  // U+FFFD in
 // points above U+10FFFF are ill-formed.
 std::size_t utf8_sequence_length(std::string_view text);
 
-// Appends the ASCII byte `c` as it reads inside a JSON string: escaped when it must be,
-// and DEL as \u007f.
+// Appends the ASCII byte `c` as it reads inside a JSON string: escaped where JSON requires
+// it, and DEL too.
 void append_ascii_escaped(std::string& out, char c);
 
 }  // namespace detail

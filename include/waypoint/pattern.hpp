@@ -92,6 +92,15 @@ struct segment {
 // be the last one.
 class pattern {
  public:
+  // Out of line, so that a unit holding patterns does not instantiate the vectors' copies
+  // and destructors (compile time: BENCHMARKS.md §15).
+  pattern();
+  pattern(const pattern&);
+  pattern(pattern&&) noexcept;
+  pattern& operator=(const pattern&);
+  pattern& operator=(pattern&&) noexcept;
+  ~pattern();
+
   // The text as written, e.g. "GET example.com/v1/{id}".
   std::string_view text() const noexcept { return text_; }
   // Empty when the pattern serves every method.

@@ -136,7 +136,14 @@ struct explanation_core {
 
 class route_index {
  public:
-  route_index() { nodes_.emplace_back(); }  // node 0: the root for patterns with no host
+  route_index();  // node 0: the root for patterns with no host
+  // Out of line, so that a unit holding a router does not instantiate the containers'
+  // copies and destructors (compile time: BENCHMARKS.md §15).
+  route_index(const route_index&);
+  route_index(route_index&&) noexcept;
+  route_index& operator=(const route_index&);
+  route_index& operator=(route_index&&) noexcept;
+  ~route_index();
 
   // The number of the registered route `p` conflicts with (or repeats), or no_index.
   std::uint32_t find_conflict(const pattern& p) const;

@@ -118,7 +118,8 @@ class method_table {
     return no_method;
   }
 
-  // The bit of `method`, given it when new. Throws std::length_error past max_methods.
+  // The bit of `method`, the next free one when the table has not seen it. Throws
+  // std::length_error past max_methods.
   std::uint8_t intern(std::string_view method);
 
   std::string_view name(std::uint8_t i) const noexcept { return names_[i]; }

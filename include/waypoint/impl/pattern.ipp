@@ -12,6 +12,13 @@
 
 namespace waypoint {
 
+WAYPOINT_INLINE pattern::pattern() = default;
+WAYPOINT_INLINE pattern::pattern(const pattern&) = default;
+WAYPOINT_INLINE pattern::pattern(pattern&&) noexcept = default;
+WAYPOINT_INLINE pattern& pattern::operator=(const pattern&) = default;
+WAYPOINT_INLINE pattern& pattern::operator=(pattern&&) noexcept = default;
+WAYPOINT_INLINE pattern::~pattern() = default;
+
 WAYPOINT_INLINE std::string pattern_error::format(std::size_t offset, std::string_view pattern,
                                                   std::string_view problem) {
   std::string m = "\"";

@@ -56,6 +56,15 @@ inline void literal_table::grow() {
     if (s.owner != no_index) place(s);
 }
 
+// ---- construction --------------------------------------------------------------------------
+
+WAYPOINT_INLINE route_index::route_index() { nodes_.emplace_back(); }
+WAYPOINT_INLINE route_index::route_index(const route_index&) = default;
+WAYPOINT_INLINE route_index::route_index(route_index&&) noexcept = default;
+WAYPOINT_INLINE route_index& route_index::operator=(const route_index&) = default;
+WAYPOINT_INLINE route_index& route_index::operator=(route_index&&) noexcept = default;
+WAYPOINT_INLINE route_index::~route_index() = default;
+
 // ---- lookup ------------------------------------------------------------------------------
 
 WAYPOINT_INLINE std::uint32_t route_index::find_literal(std::uint32_t id,
