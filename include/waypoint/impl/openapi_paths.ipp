@@ -136,7 +136,14 @@ WAYPOINT_INLINE void openapi_path_writer::add(const pattern& p, std::string_view
       text += R"(,"x-waypoint-match":)";
       append_json_string(text, place.match);
     }
-    text += body.size() > 2 ? "," + body.substr(1) : std::string("}");
+    // Appended in place: `"," + body.substr(1)` also trips GCC 12's -Wrestrict at -O3
+    // (a false positive, GCC PR 105329) now that this is compiled on its own.
+    if (body.size() > 2) {
+      text += ',';
+      text.append(body, 1);
+    } else {
+      text += '}';
+    }
     it.operations[slot] = std::move(text);
   }
 }
