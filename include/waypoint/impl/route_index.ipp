@@ -1,7 +1,9 @@
 // The definitions of waypoint/detail/route_index.hpp: compiled once by
 // src/core/route_index.cpp, or included by the header with WAYPOINT_HEADER_ONLY
-// (detail/config.hpp). The match walk and the scans it calls (detail/escape.hpp) are in
-// this one translation unit, so the compiler still inlines them into match().
+// (detail/config.hpp). What only this file calls (the literal table, the steps of
+// registration and of the walk) stays `inline` in both modes, and the scans the walk calls
+// (detail/escape.hpp) are inline too, so the compiler still inlines them into match() as
+// when everything was in the header; what the header's users call is WAYPOINT_INLINE.
 #pragma once
 
 #include "waypoint/detail/route_index.hpp"
@@ -68,7 +70,7 @@ WAYPOINT_INLINE route_index::~route_index() = default;
 // ---- lookup ------------------------------------------------------------------------------
 
 WAYPOINT_INLINE std::uint32_t route_index::find_literal(std::uint32_t id,
-                                               std::string_view key) const noexcept {
+                                                        std::string_view key) const noexcept {
   return find_literal(nodes_[id], id, key);
 }
 
@@ -544,8 +546,8 @@ inline bool route_index::unknown_first_segment(walk& w) const noexcept {
   return !first_segments_.may_contain(segment_fingerprint(w.decoded(first)));
 }
 
-WAYPOINT_INLINE void route_index::match(std::uint8_t method, std::string_view path, std::string_view host,
-                               match_record& out) const noexcept {
+WAYPOINT_INLINE void route_index::match(std::uint8_t method, std::string_view path,
+                                        std::string_view host, match_record& out) const noexcept {
   out.route = no_index;
   out.value_count = 0;
   out.allowed = 0;
@@ -641,9 +643,10 @@ WAYPOINT_INLINE std::vector<std::uint32_t> route_index::by_precedence() const {
 
 // The outcome of `matched`, then every route that matches the request: the winner, and
 // each loser with the reason the winner is more specific.
-WAYPOINT_INLINE explanation_core route_index::explain(std::string_view method, std::string_view path,
-                                             std::string_view host,
-                                             const match_record& matched) const {
+WAYPOINT_INLINE explanation_core route_index::explain(std::string_view method,
+                                                      std::string_view path,
+                                                      std::string_view host,
+                                                      const match_record& matched) const {
   explanation_core e;
   e.status = matched.status;
   if (e.status == match_status::bad_request) {
