@@ -136,7 +136,7 @@ bool application::start_websocket(context* ctx) const noexcept {
     upgrade.run = [owner](beast::websocket_channel& channel) {
       return run_websocket(owner, channel);
     };
-    if (ctx->connection_ && ctx->connection_->upgrade(upgrade)) {
+    if (ctx->host_->upgrade(upgrade)) {
       owner->armed = true;
       return true;
     }
@@ -154,7 +154,7 @@ awaitable<void> application::run_websocket(std::shared_ptr<detail::websocket_own
   context& ctx = *owner->ctx;
   ctx.request_ = &channel.request();
   ctx.response_ = response_builder(channel.response());
-  ctx.connection_ = &channel.host();
+  ctx.rebind(channel.host());
   ctx.app().route(ctx);
   app::websocket ws(channel);
   std::exception_ptr error;

@@ -218,7 +218,7 @@ TEST(WebSocketRoutes, GetOfAnotherScopeOnTheSamePatternConflicts) {
   // Their layers differ, so one endpoint cannot serve both.
   application app;
   app.websocket("/x", echo);
-  auto g = app.group("", [](context&, next inner) { inner(); });
+  auto g = app.group("", layer_hooks{[](context&) { return true; }});
   EXPECT_THROW(g.get("/x", says("x")), waypoint::conflict_error);
 }
 
@@ -231,15 +231,13 @@ TEST(WebSocketRoutes, SecondGetBesideAWebSocketConflicts) {
 
 // --- layers before the upgrade ---------------------------------------------------------
 
-void require_token(context& ctx, next inner) {
-  if (ctx.header(http::field::authorization) != "Bearer ok") {
-    ctx.response().problem(401, "a bearer token is required");
-    return;
-  }
-  inner();
+bool require_token(context& ctx) {
+  if (ctx.header(http::field::authorization) == "Bearer ok") return true;
+  ctx.response().problem(401, "a bearer token is required");
+  return false;
 }
 
-awaitable<void> require_token_async(context& ctx, async_next inner) {
+awaitable<void> require_token_async(context& ctx, next inner) {
   co_await boost::asio::post(ctx.executor(), boost::asio::use_awaitable);  // suspends
   if (ctx.header(http::field::authorization) != "Bearer ok") {
     ctx.response().problem(401, "a bearer token is required");
@@ -262,7 +260,7 @@ TEST_P(WebSocketLayers, LayersDecideBeforeTheUpgrade) {
   const layer_row& row = GetParam();
   application app({.logger = [](std::string_view) {}});
   auto g = row.coroutine_layer ? app.group("/private", require_token_async)
-                               : app.group("/private", require_token);
+                               : app.group("/private", layer_hooks{require_token});
   g.websocket("/ws", echo);
   request req = row.token ? upgrade("/private/ws", {{"Authorization", "Bearer ok"}})
                           : upgrade("/private/ws");
@@ -283,10 +281,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(WebSocketLayers, LayerThatRewritesTheAnswerAfterTheHandlerWins) {
   application app({.logger = [](std::string_view) {}});
-  app.use([](context& ctx, next inner) {
-    inner();
-    ctx.response().problem(503, "maintenance");
-  });
+  app.use(layer_hooks{{}, [](context& ctx, std::exception_ptr&) {
+                        ctx.response().problem(503, "maintenance");
+                      }});
   app.websocket("/ws", echo);
   outcome o = serve(app, upgrade("/ws"));
   EXPECT_FALSE(o.upgraded);
