@@ -13,6 +13,7 @@
 namespace waypoint::app::detail {
 namespace {
 
+using waypoint::detail::for_each_list_element;
 using waypoint::detail::iequals;
 using waypoint::detail::trim;
 
@@ -35,17 +36,14 @@ bool is_media_type_of(std::string_view content_type, std::string_view format) no
 double accept_weight(std::string_view accept, std::string_view subtype) noexcept {
   int best_specificity = -1;
   double weight = 0;
-  while (!accept.empty()) {
-    std::size_t comma = accept.find(',');
-    std::string_view range = accept.substr(0, comma);
-    accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
+  for_each_list_element(accept, [&](std::string_view range) {
     std::string_view type = trim(range.substr(0, range.find(';')));
     int specificity = -1;
     if (type == "*/*") specificity = 0;
     else if (iequals(type, "application/*")) specificity = 1;
     else if (is_media_type_of(type, subtype) && type.find('+') == std::string_view::npos)
       specificity = 2;
-    if (specificity <= best_specificity) continue;
+    if (specificity <= best_specificity) return;
     double q = 1;
     for (std::size_t at = range.find(';'); at != std::string_view::npos;
          at = range.find(';', at + 1)) {
@@ -59,7 +57,7 @@ double accept_weight(std::string_view accept, std::string_view subtype) noexcept
     }
     best_specificity = specificity;
     weight = q;
-  }
+  });
   return weight;
 }
 
