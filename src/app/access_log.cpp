@@ -103,8 +103,8 @@ void append_field(std::string& line, access_field field, context& ctx, const lin
     case access_field::duration:
       line += "\"duration_us\":";
       append_decimal(line, static_cast<std::uint64_t>(
-                              std::chrono::duration_cast<std::chrono::microseconds>(facts.elapsed)
-                                  .count()));
+                               std::chrono::duration_cast<std::chrono::microseconds>(facts.elapsed)
+                                   .count()));
       return;
     case access_field::user_agent:
       line += "\"user_agent\":";

@@ -2,6 +2,7 @@
 // segments a request may name, Range, If-None-Match, IMF-fixdate, Accept-Encoding, and the
 // built-in Content-Type table. Pure functions, tested by tables (static_files_test).
 #include "waypoint/app/static_files.hpp"
+
 #include "waypoint/detail/http_grammar.hpp"
 
 #include <limits.h>
