@@ -7,20 +7,12 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/error.hpp>
-#include <boost/beast/http/rfc7230.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <new>
 #include <stdexcept>
 
 namespace waypoint::app {
-
-bool is_websocket_upgrade(const request& req) noexcept {
-  if (req.method() != http::verb::get || req.version() < 11) return false;
-  if (!req.body().empty() || req.chunked()) return false;
-  return http::token_list(req[http::field::connection]).exists("upgrade") &&
-         http::token_list(req[http::field::upgrade]).exists("websocket");
-}
 
 // The context of an upgraded request, owned by the upgrade until the connection is done
 // with it. Until the server has taken the upgrade (`armed`), the dispatch still owns it.
@@ -52,6 +44,7 @@ namespace {
 
 void refuse_plain_request(context& ctx) {
   ctx.response().header(http::field::upgrade, "websocket");
+  ctx.response().header(http::field::sec_websocket_version, "13");  // RFC 6455 §4.4
   ctx.response().problem(426, "this route serves WebSocket only: send GET with "
                               "Connection: upgrade and Upgrade: websocket");
 }

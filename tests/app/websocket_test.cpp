@@ -41,6 +41,11 @@ request upgrade(std::string_view target, std::initializer_list<header_field> ext
   return req;
 }
 
+request with_field(request req, http::field name, std::string_view value) {
+  req.set(name, value);
+  return req;
+}
+
 // A connection that takes every upgrade, as the server's does for a valid one.
 class upgrading_host final : public waypoint::beast::exchange_host {
  public:
@@ -153,6 +158,17 @@ INSTANTIATE_TEST_SUITE_P(
                   upgrade("/ws"), true, 0, ""},
         route_row{"a plain GET on a WebSocket-only route is 426 with Upgrade: websocket",
                   only_websocket, make_request("GET", "/ws"), false, 426, ""},
+        // The route used to take these, and Beast's handshake refused them after the layers.
+        route_row{"a handshake of another version than 13 is not an upgrade: 426", only_websocket,
+                  with_field(upgrade("/ws"), http::field::sec_websocket_version, "8"), false, 426,
+                  ""},
+        route_row{"a key that is not the base64 of 16 bytes is not an upgrade: 426",
+                  only_websocket,
+                  with_field(upgrade("/ws"), http::field::sec_websocket_key, "c2hvcnQ="), false,
+                  426, ""},
+        route_row{"beside a GET, a handshake without a valid key goes to the GET", websocket_then_get,
+                  with_field(upgrade("/both"), http::field::sec_websocket_key, "x"), false, 200,
+                  "page"},
         route_row{"HEAD is a plain GET: 426", only_websocket, make_request("HEAD", "/ws"),
                   false, 426, ""},
         route_row{"another method is 405 with the route's Allow", only_websocket,
