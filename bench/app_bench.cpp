@@ -171,7 +171,7 @@ BENCHMARK_CAPTURE(BM_ServerPath, deferred, "deferred");
 void BM_ChainDepth(benchmark::State& state) {
   app::application application;
   for (int i = 0; i < state.range(0); ++i)
-    application.use([](app::context&, app::next inner) { inner(); });
+    application.use(app::layer_hooks{[](app::context&) { return true; }});
   add_table([&](const std::string& pattern) {
     application.handle(pattern, [](app::context& ctx) { write_ok(ctx.response().message()); });
   });

@@ -12,7 +12,7 @@
 
 namespace waypoint::testing {
 
-class exchange_harness final : public waypoint::beast::detail::exchange_host {
+class exchange_harness final : public waypoint::beast::exchange_host {
  public:
   // Answers `req` into `res` as the server's connection would: the dispatch, then, for a
   // deferred exchange, this thread's io_context until the response is sent.

@@ -1,6 +1,7 @@
 // Parsing request lines and request targets (RFC 9112 section 3.2).
 #include "request.hpp"
 
+#include <waypoint/detail/http_grammar.hpp>
 #include <waypoint/target.hpp>
 #include <waypoint/pattern.hpp>
 

@@ -32,7 +32,7 @@ int main() {
   a.use(app::access_log());
   a.use(app::deadline(2s));  // 503 past it; the coroutine inside is cancelled
 
-  a.use([](app::context& ctx, app::async_next next) -> app::awaitable<void> {
+  a.use([](app::context& ctx, app::next next) -> app::awaitable<void> {
     auto start = std::chrono::steady_clock::now();
     co_await next();  // the layers inside and the handler, suspended or not
     auto us = std::chrono::duration_cast<std::chrono::microseconds>(

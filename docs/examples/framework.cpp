@@ -15,7 +15,7 @@ WAYPOINT_JSON_OBJECT(order, id, sku, quantity)
 
 struct caller { std::string name; };                         // set by require_token
 std::string lookup(std::string_view authorization);          // token -> caller name
-void require_token(app::context& ctx, app::next next);       // a layer: see Middleware
+app::awaitable<void> require_token(app::context& ctx, app::next next);  // a layer
 
 int main() {
   app::application a;
@@ -45,12 +45,12 @@ std::string lookup(std::string_view authorization) {
   return std::string(authorization.substr(scheme.size()));
 }
 
-void require_token(app::context& ctx, app::next next) {
+app::awaitable<void> require_token(app::context& ctx, app::next next) {
   if (ctx.header("Authorization").empty()) {
     ctx.response().problem(401, "missing credentials");   // short-circuit
-    return;
+    co_return;
   }
   ctx.set(caller{lookup(ctx.header("Authorization"))});   // read by handlers with get<caller>()
-  next();
+  co_await next();                                        // the inner layers and the handler
   ctx.response().header("X-Served-By", "api-1");          // after the handler
 }

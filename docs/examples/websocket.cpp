@@ -42,14 +42,14 @@ int main() {
   struct user {
     std::string name;
   };
-  auto streams = a.group("/v1/stream", [](app::context& ctx, app::next inner) {
+  auto streams = a.group("/v1/stream", app::layer_hooks{[](app::context& ctx) {
     if (ctx.header(waypoint::beast::http::field::authorization) != "Bearer demo") {
       ctx.response().problem(401, "a bearer token is required");
-      return;
+      return false;  // answered: nothing inside runs
     }
     ctx.set(user{"demo"});
-    inner();
-  });
+    return true;
+  }});
   app::websocket_options limits;
   limits.max_message_bytes = 64 * 1024;  // larger messages close with 1009
   limits.idle_timeout = 30s;             // a ping after 15 s of silence, cut after 30 s

@@ -125,11 +125,6 @@ class pattern {
 
 namespace detail {
 
-constexpr bool is_token_byte(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
 constexpr bool is_identifier(std::string_view s) noexcept {
   if (s.empty()) return false;
   for (std::size_t i = 0; i < s.size(); ++i) {

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "waypoint/detail/escape.hpp"
+#include "waypoint/detail/url.hpp"
 
 #include <array>
 #include <cstddef>
@@ -87,33 +88,14 @@ inline void split_query(std::string_view path_and_query, request_target& out) no
   out.query = q == std::string_view::npos ? std::string_view() : path_and_query.substr(q + 1);
 }
 
-inline bool starts_with_scheme(std::string_view target, std::string_view scheme) noexcept {
-  if (target.size() < scheme.size()) return false;
-  for (std::size_t i = 0; i < scheme.size(); ++i) {
-    char c = target[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != scheme[i]) return false;
-  }
-  return true;
-}
-
-// "http://host:port/path?query", the scheme already matched and removed.
-inline const char* split_absolute(std::string_view rest, request_target& out) noexcept {
-  std::size_t end = rest.find_first_of("/?");
-  std::string_view authority = rest.substr(0, end);
-  if (authority.empty()) return "the absolute-form target has no host";
-  if (!is_authority(authority)) return "the absolute-form target's host is not a valid authority";
-  out.host = authority;
-  if (end == std::string_view::npos) {
-    out.path = "/";
-    return nullptr;
-  }
-  if (rest[end] == '?') {
-    out.path = "/";
-    out.query = rest.substr(end + 1);
-    return nullptr;
-  }
-  split_query(rest.substr(end), out);
+// An absolute-form target, already split (a fragment was refused before).
+inline const char* resolve_absolute(const url_parts& url, request_target& out) noexcept {
+  if (url.authority.empty()) return "the absolute-form target has no host";
+  if (!is_authority(url.authority))
+    return "the absolute-form target's host is not a valid authority";
+  out.host = url.authority;
+  out.path = url.path.empty() ? std::string_view("/") : url.path;
+  out.query = url.query;
   return nullptr;
 }
 
@@ -132,9 +114,8 @@ inline const char* resolve_target(const request_head& head, request_target& out)
     out.host = head.host;
     return nullptr;
   }
-  for (std::string_view scheme : {std::string_view("http://"), std::string_view("https://")})
-    if (detail::starts_with_scheme(target, scheme))
-      return detail::split_absolute(target.substr(scheme.size()), out);
+  if (detail::url_parts url; detail::split_http_url(target, url))
+    return detail::resolve_absolute(url, out);
   if (target == "*") return "the asterisk-form target (OPTIONS *) is not routable";
   return "the request target is neither origin-form (/path) nor absolute-form (http://host/path)";
 }

@@ -2,19 +2,21 @@
 // handed on with one call (a sink, the application's logger, or one write(2)).
 #include "waypoint/app/middleware.hpp"
 #include "waypoint/app/trace_context.hpp"
+#include "waypoint/detail/http_grammar.hpp"
 
 #include <waypoint/json_string.hpp>
 
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <ctime>
 #include <exception>
 
 namespace waypoint::app {
 namespace {
+
+using waypoint::detail::append_decimal;
 
 using std::chrono::system_clock;
 
@@ -23,12 +25,6 @@ using std::chrono::system_clock;
 struct access_log_start {
   std::chrono::steady_clock::time_point at;
 };
-
-void append_number(std::string& out, std::uint64_t n) {
-  char digits[24];
-  auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-  out.append(digits, end);
-}
 
 // "2026-12-01T17:04:05.123456Z". gmtime_r runs once per second per thread: the text of
 // the current second is kept.
@@ -95,20 +91,20 @@ void append_field(std::string& line, access_field field, context& ctx, const lin
       return;
     case access_field::status:
       line += "\"status\":";
-      append_number(line, static_cast<std::uint64_t>(facts.status));
+      append_decimal(line, static_cast<std::uint64_t>(facts.status));
       return;
     case access_field::bytes:
       line += "\"bytes\":";
       if (facts.failed)
         line += "null";
       else
-        append_number(line, ctx.body_size());
+        append_decimal(line, ctx.body_size());
       return;
     case access_field::duration:
       line += "\"duration_us\":";
-      append_number(line, static_cast<std::uint64_t>(
-                              std::chrono::duration_cast<std::chrono::microseconds>(facts.elapsed)
-                                  .count()));
+      append_decimal(line, static_cast<std::uint64_t>(
+                               std::chrono::duration_cast<std::chrono::microseconds>(facts.elapsed)
+                                   .count()));
       return;
     case access_field::user_agent:
       line += "\"user_agent\":";

@@ -122,22 +122,12 @@ void log_failure(context& ctx, std::string_view what) noexcept {
 }
 
 // Whether a chain (its layers, then `endpoint`) holds a coroutine, so that it must run as
-// one. A synchronous layer returns before a coroutine inside it could finish, and its code
-// after next() would see an unfinished response: such a chain is refused.
-bool chain_is_async(const std::vector<const middleware*>& chain, const handler& endpoint,
-                    std::string_view route) {
-  bool inner_async = endpoint.is_async();
-  for (std::size_t i = chain.size(); i-- > 0;) {
-    middleware::kind form = chain[i]->form();
-    if (form == middleware::kind::sync && inner_async)
-      throw std::logic_error(
-          "waypoint::app: for " + std::string(route) + ", middleware layer " +
-          std::to_string(i + 1) + " of " + std::to_string(chain.size()) +
-          " is synchronous and wraps a coroutine it cannot wait for; write that layer as a "
-          "coroutine (fn(context&, async_next) -> awaitable<void>) or as layer_hooks");
-    inner_async = inner_async || form == middleware::kind::coroutine;
-  }
-  return inner_async;
+// one; hooks and a handler returning void run without.
+bool chain_is_async(const std::vector<const middleware*>& chain, const handler& endpoint) {
+  return endpoint.is_async() ||
+         std::any_of(chain.begin(), chain.end(), [](const middleware* layer) {
+           return layer->form() == middleware::kind::coroutine;
+         });
 }
 
 // Beast's serializer writes obsolete_reason() on the status line when no reason is set,
@@ -332,8 +322,6 @@ application::~application() = default;
 
 void application::not_found(handler fn) {
   if (frozen()) throw std::logic_error("waypoint::app: not_found() after freeze()");
-  if (fn.is_async())
-    throw std::invalid_argument("waypoint::app: not_found() takes a synchronous handler");
   not_found_ = std::move(fn);
 }
 
@@ -349,11 +337,11 @@ void application::freeze() {
     return chain;
   };
   root_chain_ = chain_of(&groups_.front());
-  root_async_ = chain_is_async(root_chain_, unrouted_, "requests no route serves");
+  root_async_ = chain_is_async(root_chain_, unrouted_);
   for (const auto& r : router_.routes()) {
     auto& ep = const_cast<detail::endpoint&>(*r.handler);  // ours: endpoints_ holds it
     ep.chain = chain_of(ep.group);
-    ep.async_chain = chain_is_async(ep.chain, ep.fn, r.pattern.text());
+    ep.async_chain = chain_is_async(ep.chain, ep.fn);
   }
   router_.freeze();
   frozen_.store(true, std::memory_order_release);
@@ -377,37 +365,6 @@ void application::log(std::string_view line) const noexcept {
   std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
 }
 
-response application::respond(const request& req) {
-  response res{http::status::ok, req.version()};
-  respond(req, res);
-  return res;
-}
-
-void application::respond(const request& req, response& res) noexcept {
-  try {
-    if (!frozen()) freeze();
-  } catch (...) {
-    res.result(http::status::internal_server_error);
-    log("waypoint: could not freeze the application (out of memory)");
-    return;
-  }
-  context ctx(*this, req, res);
-  route(ctx);
-  if (ctx.async_chain_) {
-    log_failure(ctx, "the route has a coroutine; respond() cannot wait for it (serve the "
-                     "application, or call async_handle())");
-    ctx.response().problem(500, generic_500);
-  } else {
-    try {
-      ctx.run(0);
-    } catch (...) {
-      answer_current_exception(ctx);
-    }
-    if (ctx.upgrade_requested_) start_websocket(&ctx);  // no connection to upgrade: a 501
-  }
-  finish(ctx);
-}
-
 // The adapter's route() decides the outcome, and with it every answer rule; the
 // application picks the chain and renders the bodies.
 void application::route(context& ctx) const noexcept {
@@ -422,6 +379,10 @@ void application::route(context& ctx) const noexcept {
     ctx.chain_ = ep->chain;
     ctx.endpoint_ = &ep->fn;
     ctx.async_chain_ = ep->async_chain;
+  } else if (o.kind == match_status::not_found && not_found_) {
+    ctx.chain_ = root_chain_;
+    ctx.endpoint_ = &not_found_;
+    ctx.async_chain_ = root_async_ || not_found_.is_async();
   } else {
     ctx.chain_ = root_chain_;
     ctx.endpoint_ = &unrouted_;
@@ -443,7 +404,6 @@ void application::answer_unrouted(context& ctx) const {
   const beast::route_outcome& o = ctx.outcome();
   response_builder& res = ctx.response();
   if (o.matched()) throw std::logic_error("waypoint::app: unrouted answer for a matched request");
-  if (o.kind == match_status::not_found && not_found_) return not_found_(ctx);
   beast::write_outcome_header(o, res.message(), automatic_method);
   switch (o.kind) {
     case match_status::matched:

@@ -7,12 +7,15 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -22,16 +25,15 @@ namespace asio = boost::asio;
 
 // --- running a chain ----------------------------------------------------------------
 
-awaitable<void> async_next::operator()() const { return ctx_->run_async(index_); }
+awaitable<void> next::operator()() const { return ctx_->run_async(index_); }
 
-// A coroutine layer awaits the rest; hooks await it between their halves; a synchronous
-// layer or handler runs the rest at once (freeze() made sure nothing inside it suspends),
-// then a response it deferred is waited for.
+// A coroutine layer awaits the rest; hooks await it between their halves; a handler that
+// returns void runs at once, then a response it deferred is waited for.
 awaitable<void> context::run_async(std::uint32_t index) {
   if (index < chain_.size()) {
     const middleware& layer = *chain_[index];
     if (layer.form() == middleware::kind::coroutine) {
-      co_await layer.coroutine()(*this, async_next(*this, index + 1));
+      co_await layer.coroutine()(*this, next(*this, index + 1));
       co_return;
     }
     if (layer.form() == middleware::kind::hooks) {
@@ -56,17 +58,9 @@ awaitable<void> context::run_async(std::uint32_t index) {
   if (deferred_) co_await finish_deferred();
 }
 
-boost::asio::any_io_executor context::executor() const {
-  if (!connection_)
-    throw std::logic_error("waypoint::app: no executor under respond(); serve the application "
-                           "or call async_handle()");
-  return connection_->executor();
-}
+boost::asio::any_io_executor connection::executor() const { return host_->executor(); }
 
-const beast::connection_endpoints& context::endpoints() const {
-  static const beast::connection_endpoints none;
-  return connection_ ? connection_->endpoints() : none;
-}
+const beast::connection_endpoints& connection::endpoints() const { return host_->endpoints(); }
 
 // --- the ways in --------------------------------------------------------------------
 
@@ -128,6 +122,36 @@ class awaiting_connection final : public beast::exchange_host {
   asio::cancellation_signal unused_;
 };
 
+// The connection of respond(): in memory, with an io_context made only when the request
+// waits for something (a coroutine, a deferred response); respond() then runs it on the
+// calling thread until the response is sent. No file can be attached and no upgrade
+// taken, so a file body is read into the string and a WebSocket route answers 501.
+class in_memory_connection final : public beast::exchange_host {
+ public:
+  asio::any_io_executor executor() override {
+    if (!io_) io_.emplace(1);
+    return io_->get_executor();
+  }
+  const beast::connection_endpoints& endpoints() override { return none_; }
+  asio::cancellation_slot cancellation_slot() override { return never_.slot(); }
+  void deferred_done() noexcept override { sent_ = true; }
+
+  // Runs the exchange's work until its response is sent. A deferred response sent from
+  // another thread arrives as a handler posted here, so the loop waits for it.
+  void wait_until_sent() {
+    if (sent_) return;
+    auto guard = asio::make_work_guard(*io_);
+    while (!sent_ && io_->run_one()) {
+    }
+  }
+
+ private:
+  std::optional<asio::io_context> io_;
+  beast::connection_endpoints none_;
+  asio::cancellation_signal never_;  // nobody leaves an in-memory connection
+  bool sent_ = false;
+};
+
 // Contexts for the server's requests, recycled per thread: one that waits for a coroutine
 // or a deferred response outlives the dispatch call, and a request should not pay an
 // allocation for that possibility.
@@ -146,7 +170,7 @@ class context_pool {
       block = free_.back();
       free_.pop_back();
     }
-    return ::new (block) context(app, x.request(), x.response(), &x.host());
+    return ::new (block) context(app, x.request(), x.response(), x.host());
   }
 
   void destroy(context* ctx) noexcept {
@@ -208,11 +232,32 @@ void application::dispatch(beast::exchange& x) noexcept {
   }
 }
 
+void application::respond(const request& req, response& res) noexcept {
+  in_memory_connection connection;
+  beast::exchange x(connection, req, res);
+  dispatch(x);
+  if (!x.deferred()) return;
+  try {
+    connection.wait_until_sent();
+  } catch (...) {
+    // A handler's exception is answered inside the chain; this is the io_context itself
+    // failing (no memory). The response as it stands is all there is.
+    res.result(http::status::internal_server_error);
+    log("waypoint: respond() could not wait for the response");
+  }
+}
+
+response application::respond(const request& req) {
+  response res{http::status::ok, req.version()};
+  respond(req, res);
+  return res;
+}
+
 awaitable<void> application::async_handle(const request& req, response& res,
                                           const beast::connection_endpoints* ends) {
   if (!frozen()) freeze();
   awaiting_connection connection(co_await asio::this_coro::executor, ends);
-  context ctx(*this, req, res, &connection);
+  context ctx(*this, req, res, connection);
   route(ctx);
   if (!run_now(ctx)) co_await run_rest(ctx);
   if (ctx.upgrade_requested_) start_websocket(&ctx);  // the caller's server cannot: a 501
@@ -227,7 +272,7 @@ awaitable<void> application::async_handle(const request& req, response& res,
 middleware deadline(std::chrono::milliseconds limit) {
   if (limit <= std::chrono::milliseconds::zero())
     throw std::invalid_argument("waypoint::app: a deadline must be positive");
-  return [limit](context& ctx, async_next inner) -> awaitable<void> {
+  return [limit](context& ctx, next inner) -> awaitable<void> {
     using namespace asio::experimental::awaitable_operators;
     asio::steady_timer timer(co_await asio::this_coro::executor, limit);
     auto first = co_await (inner() || timer.async_wait(asio::use_awaitable));

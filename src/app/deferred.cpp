@@ -34,13 +34,9 @@ struct detail::deferred_state {
 };
 
 deferred_response context::defer() {
-  if (!connection_)
-    throw std::logic_error(
-        "waypoint::app: defer() under respond(), which must answer before it returns; serve "
-        "the application or call async_handle()");
   if (deferred_) throw std::logic_error("waypoint::app: defer() called twice for one request");
   auto state =
-      std::make_shared<detail::deferred_state>(connection_->executor(), std::move(response_.message()));
+      std::make_shared<detail::deferred_state>(host_->executor(), std::move(response_.message()));
   response_.message() = app::response(http::status::ok, request_->version());
   state->ctx = this;
   deferred_ = state;

@@ -38,7 +38,6 @@ void read_into_body(const beast::file_payload& file, app::response& res, bool he
 
 void context::send_file(beast::file_payload file) noexcept {
   file_ = std::move(file);
-  if (!connection_) hand_over_file();  // respond(): nothing comes after the chain to do it
 }
 
 std::uint64_t context::body_size() const noexcept {
@@ -55,7 +54,7 @@ void context::hand_over_file() noexcept {
   beast::file_payload file = std::move(file_);
   app::response& res = response_.message();
   if (!res.body().empty() || !beast::carries_content(res.result_int())) return;  // replaced
-  if (connection_ && connection_->attach_file(file)) return;
+  if (host_->attach_file(file)) return;
   try {
     read_into_body(file, res, outcome_.head);
   } catch (...) {

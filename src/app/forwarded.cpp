@@ -5,8 +5,8 @@
 #include "waypoint/app/forwarded.hpp"
 
 #include "waypoint/app/context.hpp"
-
-#include <boost/beast/core/string.hpp>
+#include "waypoint/detail/http_grammar.hpp"
+#include "waypoint/detail/url.hpp"
 
 #include <arpa/inet.h>
 
@@ -88,24 +88,10 @@ std::string format_range(ip_address base, unsigned bits) {
 
 // --- header scanning -------------------------------------------------------------------
 
-constexpr bool is_tchar(char c) noexcept {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-constexpr bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }
-
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return (x | 0x20) == (y | 0x20) && (x | 0x20) >= 'a' && (x | 0x20) <= 'z';
-         });
-}
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
-  return s;
-}
+using waypoint::detail::for_each_list_element;
+using waypoint::detail::iequals;
+using waypoint::detail::is_ows;
+using waypoint::detail::is_token_byte;
 
 // RFC 7239 node-port: 1..5 digits, or an obfuscated "_" 1*(ALPHA / DIGIT / "." / "_" / "-").
 bool is_node_port(std::string_view port) noexcept {
@@ -125,33 +111,17 @@ using hop = std::optional<std::string_view>;
 // The address of a node "host", "host:port", "[v6]" or "[v6]:port"; `bare_ipv6` admits an
 // unbracketed IPv6 address (X-Forwarded-For writes them so; RFC 7239 does not).
 hop parse_node(std::string_view node, bool bare_ipv6) noexcept {
-  std::string_view host = node;
-  std::string_view port;
-  bool has_port = false;
-  if (!node.empty() && node.front() == '[') {
-    std::size_t close = node.find(']');
-    if (close == std::string_view::npos) return std::nullopt;
-    host = node.substr(1, close - 1);
-    std::string_view rest = node.substr(close + 1);
-    if (!rest.empty()) {
-      if (rest.front() != ':') return std::nullopt;
-      port = rest.substr(1), has_port = true;
-    }
-    std::optional<ip_address> a = parse_address(host);
-    if (!a || (a->ipv4 && !a->mapped)) return std::nullopt;
-  } else {
-    std::size_t colon = node.find(':');
-    bool one_colon = colon != std::string_view::npos && node.find(':', colon + 1) == std::string_view::npos;
-    if (one_colon) {
-      host = node.substr(0, colon), port = node.substr(colon + 1), has_port = true;
-    } else if (colon != std::string_view::npos && !bare_ipv6) {
-      return std::nullopt;
-    }
-    std::optional<ip_address> a = parse_address(host);
-    if (!a || (has_port && !a->ipv4)) return std::nullopt;
+  waypoint::detail::host_port split;
+  if (waypoint::detail::split_host_port(node, split) != nullptr) return std::nullopt;
+  std::optional<ip_address> a = parse_address(split.host);
+  if (!a) return std::nullopt;
+  if (split.bracketed) {
+    if (a->ipv4 && !a->mapped) return std::nullopt;
+  } else if (split.has_port ? !a->ipv4 : (!a->ipv4 && !bare_ipv6)) {
+    return std::nullopt;  // an IPv6 address with a port, or unbracketed where it must not be
   }
-  if (has_port && !is_node_port(port)) return std::nullopt;
-  return host;
+  if (split.has_port && !is_node_port(split.port)) return std::nullopt;
+  return split.host;
 }
 
 // Moves `i` past the ',' that ends the element it is in, stepping over quoted strings;
@@ -196,7 +166,7 @@ void for_each_forwarded_hop(std::span<const std::string_view> fields, Visit&& vi
           continue;
         }
         std::size_t name_start = i;
-        while (i < field.size() && is_tchar(field[i])) ++i;
+        while (i < field.size() && is_token_byte(field[i])) ++i;
         std::string_view name = field.substr(name_start, i - name_start);
         if (name.empty() || i == field.size() || field[i] != '=') {
           malformed = true;
@@ -219,7 +189,7 @@ void for_each_forwarded_hop(std::span<const std::string_view> fields, Visit&& vi
           ++i;
         } else {
           std::size_t start = i;
-          while (i < field.size() && is_tchar(field[i])) ++i;
+          while (i < field.size() && is_token_byte(field[i])) ++i;
           value = field.substr(start, i - start);
           if (value.empty()) malformed = true;
         }
@@ -247,15 +217,8 @@ void for_each_forwarded_hop(std::span<const std::string_view> fields, Visit&& vi
 // Calls `visit(hop)` for each entry of the X-Forwarded-For fields, left to right.
 template <class Visit>
 void for_each_x_forwarded_for_hop(std::span<const std::string_view> fields, Visit&& visit) {
-  for (std::string_view field : fields) {
-    while (true) {
-      std::size_t comma = field.find(',');
-      std::string_view entry = trim(field.substr(0, comma));
-      if (!entry.empty()) visit(parse_node(entry, true));
-      if (comma == std::string_view::npos) break;
-      field.remove_prefix(comma + 1);
-    }
-  }
+  for (std::string_view field : fields)
+    for_each_list_element(field, [&](std::string_view entry) { visit(parse_node(entry, true)); });
 }
 
 // The right-to-left walk, computed left to right so that no hop list is stored: the answer
@@ -362,7 +325,7 @@ std::string client_address(context& ctx, const trusted_proxies& proxies) {
   for (const auto& f : ctx.request()) {
     if (f.name() == http::field::forwarded)
       forwarded.keep(f.value());
-    else if (boost::beast::iequals(f.name_string(), "X-Forwarded-For"))
+    else if (iequals(f.name_string(), "X-Forwarded-For"))
       x_forwarded_for.keep(f.value());
   }
   return client_address(peer, forwarded.view(), x_forwarded_for.view(), proxies);

@@ -4,9 +4,8 @@
 // JSON_DIAGNOSTICS.
 #include "waypoint/app/json.hpp"
 
+#include "waypoint/detail/http_grammar.hpp"
 #include "waypoint/json_string.hpp"
-
-#include <boost/beast/core/string.hpp>
 
 #include <charconv>
 #include <system_error>
@@ -14,11 +13,9 @@
 namespace waypoint::app::detail {
 namespace {
 
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+using waypoint::detail::for_each_list_element;
+using waypoint::detail::iequals;
+using waypoint::detail::trim;
 
 // application/<format> or application/<anything>+<format> (RFC 6839), parameters ignored,
 // case ignored as media types are case-insensitive.
@@ -26,12 +23,12 @@ bool is_media_type_of(std::string_view content_type, std::string_view format) no
   std::string_view type = trim(content_type.substr(0, content_type.find(';')));
   constexpr std::string_view application = "application/";
   if (type.size() <= application.size()) return false;
-  if (!boost::beast::iequals(type.substr(0, application.size()), application)) return false;
+  if (!iequals(type.substr(0, application.size()), application)) return false;
   std::string_view subtype = type.substr(application.size());
-  if (boost::beast::iequals(subtype, format)) return true;
+  if (iequals(subtype, format)) return true;
   return subtype.size() > format.size() + 1 &&
          subtype[subtype.size() - format.size() - 1] == '+' &&
-         boost::beast::iequals(subtype.substr(subtype.size() - format.size()), format);
+         iequals(subtype.substr(subtype.size() - format.size()), format);
 }
 
 // The weight (RFC 9110 12.4.2) `accept` gives application/<subtype>: that of the most
@@ -39,17 +36,14 @@ bool is_media_type_of(std::string_view content_type, std::string_view format) no
 double accept_weight(std::string_view accept, std::string_view subtype) noexcept {
   int best_specificity = -1;
   double weight = 0;
-  while (!accept.empty()) {
-    std::size_t comma = accept.find(',');
-    std::string_view range = accept.substr(0, comma);
-    accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
+  for_each_list_element(accept, [&](std::string_view range) {
     std::string_view type = trim(range.substr(0, range.find(';')));
     int specificity = -1;
     if (type == "*/*") specificity = 0;
-    else if (boost::beast::iequals(type, "application/*")) specificity = 1;
+    else if (iequals(type, "application/*")) specificity = 1;
     else if (is_media_type_of(type, subtype) && type.find('+') == std::string_view::npos)
       specificity = 2;
-    if (specificity <= best_specificity) continue;
+    if (specificity <= best_specificity) return;
     double q = 1;
     for (std::size_t at = range.find(';'); at != std::string_view::npos;
          at = range.find(';', at + 1)) {
@@ -63,7 +57,7 @@ double accept_weight(std::string_view accept, std::string_view subtype) noexcept
     }
     best_specificity = specificity;
     weight = q;
-  }
+  });
   return weight;
 }
 

@@ -5,12 +5,12 @@
 #include "waypoint/app/application.hpp"
 #include "waypoint/app/middleware.hpp"
 #include "waypoint/beast/server.hpp"
+#include "waypoint/detail/http_grammar.hpp"
 
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -219,11 +219,6 @@ void append_label(std::string& out, std::string_view name, std::string_view valu
   out += '"';
 }
 
-void append_number(std::string& out, std::uint64_t n) {
-  char digits[24];
-  out.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
-}
-
 void append_seconds(std::string& out, double seconds) {
   char text[32];
   int n = std::snprintf(text, sizeof text, "%.9g", seconds);
@@ -253,7 +248,7 @@ void append_sample(std::string& out, std::string_view name, std::string_view lab
     out += '}';
   }
   out += ' ';
-  append_number(out, value);
+  waypoint::detail::append_decimal(out, value);
   out += '\n';
 }
 

@@ -1,5 +1,7 @@
 // The response builder, and the RFC 9457 problem documents every error answer uses.
-#include "waypoint/app/context.hpp"
+#include "waypoint/app/response.hpp"
+
+#include "waypoint/beast/adapter.hpp"
 
 #include <waypoint/json_string.hpp>
 

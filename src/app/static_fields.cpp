@@ -3,6 +3,8 @@
 // built-in Content-Type table. Pure functions, tested by tables (static_files_test).
 #include "waypoint/app/static_files.hpp"
 
+#include "waypoint/detail/http_grammar.hpp"
+
 #include <limits.h>
 
 #include <algorithm>
@@ -12,30 +14,10 @@
 namespace waypoint::app::detail {
 namespace {
 
-char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
-
-bool iequal(std::string_view a, std::string_view b) noexcept {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return lower(x) == lower(y); });
-}
-
-std::string_view trim(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Calls fn(element) for each element of a comma-separated list, trimmed, empty ones skipped.
-template <class F>
-void for_each_element(std::string_view list, F fn) {
-  while (!list.empty()) {
-    std::size_t comma = list.find(',');
-    std::string_view element = trim(list.substr(0, comma));
-    if (!element.empty()) fn(element);
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-}
+using waypoint::detail::ascii_lower;
+using waypoint::detail::for_each_list_element;
+using waypoint::detail::iequals;
+using waypoint::detail::trim;
 
 bool parse_number(std::string_view text, std::uint64_t& out) noexcept {
   if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) return false;
@@ -109,13 +91,13 @@ std::string_view builtin_content_type(std::string_view name) noexcept {
   if (dot == std::string_view::npos) return {};
   std::string_view ext = name.substr(dot + 1);
   for (const extension_type& e : content_types)
-    if (iequal(e.extension, ext)) return e.type;
+    if (iequals(e.extension, ext)) return e.type;
   return {};
 }
 
 std::optional<range_request> parse_range(std::string_view field, std::uint64_t size) noexcept {
   field = trim(field);
-  if (field.size() < 6 || !iequal(field.substr(0, 6), "bytes=")) return std::nullopt;
+  if (field.size() < 6 || !iequals(field.substr(0, 6), "bytes=")) return std::nullopt;
   std::string_view spec = trim(field.substr(6));
   if (spec.find(',') != std::string_view::npos) return std::nullopt;  // several: sent whole
   std::size_t dash = spec.find('-');
@@ -144,7 +126,7 @@ std::optional<range_request> parse_range(std::string_view field, std::uint64_t s
 bool etag_listed(std::string_view field, std::string_view etag) noexcept {
   auto opaque = [](std::string_view tag) { return tag.starts_with("W/") ? tag.substr(2) : tag; };
   bool listed = false;
-  for_each_element(field, [&](std::string_view tag) {
+  for_each_list_element(field, [&](std::string_view tag) {
     listed = listed || tag == "*" || opaque(tag) == opaque(etag);
   });
   return listed;
@@ -175,19 +157,19 @@ bool accepts_coding(std::string_view field, std::string_view coding) noexcept {
   bool named = false;
   bool named_ok = false;
   bool star_ok = false;
-  for_each_element(field, [&](std::string_view element) {
+  for_each_list_element(field, [&](std::string_view element) {
     std::size_t semi = element.find(';');
     std::string_view name = trim(element.substr(0, semi));
     bool refused = false;
     if (semi != std::string_view::npos) {
       std::string_view param = trim(element.substr(semi + 1));
-      if (param.size() >= 2 && lower(param[0]) == 'q' && param[1] == '=') {
+      if (param.size() >= 2 && ascii_lower(param[0]) == 'q' && param[1] == '=') {
         std::string_view q = trim(param.substr(2));
         // q=0, q=0.0, q=0.000: refused; anything else accepts.
         refused = !q.empty() && q.find_first_not_of("0.") == std::string_view::npos;
       }
     }
-    if (iequal(name, coding)) {
+    if (iequals(name, coding)) {
       named = true;
       named_ok = !refused;
     } else if (name == "*") {

@@ -41,9 +41,9 @@ auto shared_handler(Handler&& handler) {
 
 }  // namespace
 
-bool context::body_streamed() const noexcept { return connection_ && connection_->body_streamed(); }
+bool request_view::body_streamed() const noexcept { return body_source_->body_streamed(); }
 
-awaitable<std::size_t> context::read_some(std::span<char> into) {
+awaitable<std::size_t> request_view::read_some(std::span<char> into) {
   if (into.empty()) co_return 0;
   if (!body_streamed()) {
     const std::string& whole = request_->body();
@@ -52,7 +52,7 @@ awaitable<std::size_t> context::read_some(std::span<char> into) {
     body_read_ += n;
     co_return n;
   }
-  beast::exchange_host* host = connection_;
+  beast::exchange_host* host = body_source_;
   auto token = asio::as_tuple(asio::use_awaitable);
   auto [ec, n] = co_await asio::async_initiate<decltype(token), void(error_code, std::size_t)>(
       [host, into](auto handler) {
@@ -67,12 +67,7 @@ awaitable<std::size_t> context::read_some(std::span<char> into) {
 
 awaitable<void> context::write_chunk(std::string_view data) {
   app::response& res = response_.message();
-  if (!connection_) {
-    res.body() += data;
-    chunked_bytes_ += data.size();
-    co_return;
-  }
-  beast::exchange_host* host = connection_;
+  beast::exchange_host* host = host_;
   auto token = asio::as_tuple(asio::use_awaitable);
   auto [ec] = co_await asio::async_initiate<decltype(token), void(error_code)>(
       [host, data](auto handler) {
@@ -91,7 +86,7 @@ awaitable<void> context::write_chunk(std::string_view data) {
 void context::set_trailer(std::string_view name, std::string_view value) {
   if (!trailers_) trailers_ = std::make_unique<http::fields>();
   trailers_->set(name, value);
-  if (connection_) connection_->set_trailers(*trailers_);
+  host_->set_trailers(*trailers_);
 }
 
 }  // namespace waypoint::app

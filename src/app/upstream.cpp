@@ -6,6 +6,8 @@
 
 #include "waypoint/app/http_error.hpp"
 #include "waypoint/app/trace_context.hpp"
+#include "waypoint/detail/http_grammar.hpp"
+#include "waypoint/detail/url.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/cancellation_state.hpp>
@@ -188,47 +190,27 @@ struct parsed_url {
   throw std::invalid_argument("upstream: \"" + url + "\" " + std::string(why));
 }
 
-bool iequals_prefix(std::string_view text, std::string_view prefix) noexcept {
-  return text.size() >= prefix.size() &&
-         std::equal(prefix.begin(), prefix.end(), text.begin(),
-                    [](char p, char t) { return p == (t >= 'A' && t <= 'Z' ? t + 32 : t); });
-}
-
 parsed_url parse_url(const std::string& url) {
-  std::string_view rest = url;
-  if (iequals_prefix(rest, "https://"))
-    throw_bad_url(url, "is https; only http upstreams are supported");
-  if (!iequals_prefix(rest, "http://")) throw_bad_url(url, "does not start with http://");
-  rest.remove_prefix(7);
-  std::size_t slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
+  waypoint::detail::url_parts parts;
+  if (!waypoint::detail::split_http_url(url, parts))
+    throw_bad_url(url, "does not start with http://");
+  if (parts.https) throw_bad_url(url, "is https; only http upstreams are supported");
+  std::string_view authority = parts.authority;
   if (authority.empty()) throw_bad_url(url, "has no host");
   if (authority.find('@') != std::string_view::npos)
     throw_bad_url(url, "has user information; send credentials as request fields");
-  if (path.find_first_of("?#") != std::string_view::npos ||
-      authority.find_first_of("?#") != std::string_view::npos)
+  if (parts.has_query || parts.has_fragment)
     throw_bad_url(url, "has a query or fragment; only a base path may follow the host");
 
-  parsed_url parsed;
-  std::string_view host = authority;
-  std::string_view port;
-  bool has_port = false;
-  if (authority.front() == '[') {
-    std::size_t close = authority.find(']');
-    if (close == std::string_view::npos) throw_bad_url(url, "has an unclosed '[' in its host");
-    host = authority.substr(1, close - 1);
-    std::string_view after = authority.substr(close + 1);
-    if (!after.empty() && after.front() != ':') throw_bad_url(url, "has text after its IPv6 host");
-    if (!after.empty()) port = after.substr(1), has_port = true;
+  waypoint::detail::host_port split;
+  if (const char* why = waypoint::detail::split_host_port(authority, split))
+    throw_bad_url(url, "has " + std::string(why));
+  std::string_view host = split.host;
+  if (split.bracketed) {
     error_code ec;
     asio::ip::make_address_v6(std::string(host), ec);
-    if (ec)
-      throw_bad_url(url, "has a bracketed host that is not an IPv6 address");
+    if (ec) throw_bad_url(url, "has a bracketed host that is not an IPv6 address");
   } else {
-    std::size_t colon = authority.find(':');
-    if (colon != std::string_view::npos)
-      host = authority.substr(0, colon), port = authority.substr(colon + 1), has_port = true;
     auto host_char = [](char c) {
       return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
              c == '-' || c == '_';
@@ -236,15 +218,18 @@ parsed_url parse_url(const std::string& url) {
     if (host.empty() || !std::all_of(host.begin(), host.end(), host_char))
       throw_bad_url(url, "has a host that is not a name or an IPv4 address");
   }
-  if (has_port) {
+  std::string_view port = split.port;
+  if (split.has_port) {
     unsigned value = 0;
     auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
     if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535)
       throw_bad_url(url, "has a port that is not a number in 1..65535");
   }
+  parsed_url parsed;
   parsed.host = std::string(host);
   parsed.port = port.empty() ? "80" : std::string(port);
   parsed.authority = std::string(authority);
+  std::string_view path = parts.path;
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   parsed.base_path = std::string(path);
   return parsed;
@@ -252,7 +237,9 @@ parsed_url parse_url(const std::string& url) {
 
 // --- one proxy hop's rewriting -----------------------------------------------------------
 
-bool is_proxy_field(std::string_view name) noexcept { return iequals_prefix(name, "proxy-"); }
+bool is_proxy_field(std::string_view name) noexcept {
+  return waypoint::detail::istarts_with(name, "proxy-");
+}
 
 // Removes the fields that describe one connection, not the message (RFC 9110 §7.6.1),
 // including those the Connection field names.
@@ -260,15 +247,8 @@ void strip_hop_by_hop(http::fields& fields) {
   std::vector<std::string> named;
   auto [first, last] = fields.equal_range(http::field::connection);
   for (auto it = first; it != last; ++it) {
-    std::string_view list = it->value();
-    while (!list.empty()) {
-      std::size_t comma = list.find(',');
-      std::string_view token = list.substr(0, comma);
-      while (!token.empty() && (token.front() == ' ' || token.front() == '\t')) token.remove_prefix(1);
-      while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
-      if (!token.empty()) named.emplace_back(token);
-      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-    }
+    waypoint::detail::for_each_list_element(
+        it->value(), [&](std::string_view token) { named.emplace_back(token); });
   }
   for (const std::string& name : named) fields.erase(name);
   for (http::field f : {http::field::connection, http::field::keep_alive, http::field::te,

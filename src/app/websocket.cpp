@@ -7,20 +7,12 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/error.hpp>
-#include <boost/beast/http/rfc7230.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <new>
 #include <stdexcept>
 
 namespace waypoint::app {
-
-bool is_websocket_upgrade(const request& req) noexcept {
-  if (req.method() != http::verb::get || req.version() < 11) return false;
-  if (!req.body().empty() || req.chunked()) return false;
-  return http::token_list(req[http::field::connection]).exists("upgrade") &&
-         http::token_list(req[http::field::upgrade]).exists("websocket");
-}
 
 // The context of an upgraded request, owned by the upgrade until the connection is done
 // with it. Until the server has taken the upgrade (`armed`), the dispatch still owns it.
@@ -52,6 +44,7 @@ namespace {
 
 void refuse_plain_request(context& ctx) {
   ctx.response().header(http::field::upgrade, "websocket");
+  ctx.response().header(http::field::sec_websocket_version, "13");  // RFC 6455 §4.4
   ctx.response().problem(426, "this route serves WebSocket only: send GET with "
                               "Connection: upgrade and Upgrade: websocket");
 }
@@ -136,7 +129,7 @@ bool application::start_websocket(context* ctx) const noexcept {
     upgrade.run = [owner](beast::websocket_channel& channel) {
       return run_websocket(owner, channel);
     };
-    if (ctx->connection_ && ctx->connection_->upgrade(upgrade)) {
+    if (ctx->host_->upgrade(upgrade)) {
       owner->armed = true;
       return true;
     }
@@ -154,7 +147,7 @@ awaitable<void> application::run_websocket(std::shared_ptr<detail::websocket_own
   context& ctx = *owner->ctx;
   ctx.request_ = &channel.request();
   ctx.response_ = response_builder(channel.response());
-  ctx.connection_ = &channel.host();
+  ctx.rebind(channel.host());
   ctx.app().route(ctx);
   app::websocket ws(channel);
   std::exception_ptr error;

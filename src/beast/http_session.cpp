@@ -10,12 +10,10 @@
 
 #include "response_writer.hpp"
 #include "waypoint/beast/adapter.hpp"
-#include "waypoint/pattern.hpp"
+#include "waypoint/detail/http_grammar.hpp"
 
-#include <boost/beast/core/string.hpp>
-#include <boost/beast/http/error.hpp>
 #include <boost/asio/error.hpp>
-#include <boost/beast/http/rfc7230.hpp>
+#include <boost/beast/http/error.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -108,10 +106,7 @@ void http_session::begin_request() {
   parser_->eager(false);  // stop at the header's end
   header_scan_ = 0;
   body_bytes_ = 0;
-  chunk_left_ = 0;
   chunk_scan_ = 0;
-  first_chunk_ = true;
-  parser_->on_chunk_header(chunk_started_);
 }
 
 // The header goes to Beast only once it is all here. Beast would take a request line
@@ -184,39 +179,17 @@ bool http_session::plan_body() {
     send_continue();
     return true;
   }
-  start_body_stream();
-  body_parser_->body_limit(plan.max_bytes);
+  // The same parser reads on, into the reader's buffer (poll_body) instead of the request.
+  parser_->stream_body();
+  body_streamed_ = true;
   answer_request();
   return true;
-}
-
-// The streamed body's own parser, given a header that announces the same framing, so that
-// it frames exactly the bytes the request's parser would have.
-void http_session::start_body_stream() {
-  body_parser_.emplace();
-  body_parser_->eager(true);
-  body_parser_->body_limit(boost::none);
-  body_parser_->on_chunk_header(chunk_started_);
-  std::string header = "PUT / HTTP/1.1\r\n";
-  if (parser_->chunked()) {
-    header += "Transfer-Encoding: chunked\r\n\r\n";
-  } else {
-    header += "Content-Length: " + std::to_string(*parser_->content_length()) + "\r\n\r\n";
-  }
-  error_code ec;
-  body_parser_->put(boost::asio::buffer(header), ec);
-  body_streamed_ = true;
 }
 
 void http_session::send_continue() {
   if (!continue_pending_) return;
   continue_pending_ = false;
   output_ += "HTTP/1.1 100 Continue\r\n\r\n";
-}
-
-http::basic_parser<true>& http_session::body_target() noexcept {
-  if (body_parser_) return *body_parser_;
-  return *parser_;
 }
 
 // A body that cannot be read on: answered now, or, when the dispatch reads it, the
@@ -229,7 +202,7 @@ void http_session::body_fault(http::status status, std::string_view why, error_c
 http_session::step http_session::parse_body() {
   if (parser_->chunked()) return parse_chunked();
   error_code ec;
-  std::size_t used = body_target().put(input_.data(), ec);
+  std::size_t used = parser_->put(input_.data(), ec);
   input_.consume(used);
   note_body_progress(used);
   return finish_put(ec, used);
@@ -243,7 +216,7 @@ http_session::step http_session::finish_put(error_code ec, std::size_t used) {
     body_fault(http::status::payload_too_large, "the body is larger than the server accepts", ec);
   } else if (ec) {
     body_fault(http::status::bad_request, "the body is not valid HTTP/1.1 framing", ec);
-  } else if (body_target().is_done()) {
+  } else if (parser_->is_done()) {
     if (!body_streamed_) answer_request();
   } else {
     return used > 0 ? step::progress : step::need_more;
@@ -258,9 +231,8 @@ http_session::step http_session::finish_put(error_code ec, std::size_t used) {
 http_session::step http_session::parse_chunked() {
   std::string_view pending = view_of(input_.data());
   std::size_t give = pending.size();
-  bool data = chunk_left_ > 0;
-  if (data) {
-    give = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_left_, give));
+  if (parser_->chunk_left() > 0) {
+    give = static_cast<std::size_t>(std::min<std::uint64_t>(parser_->chunk_left(), give));
   } else {
     chunk_frame frame = measure_chunk_frame(pending);
     if (frame.error) return step::progress;
@@ -268,9 +240,8 @@ http_session::step http_session::parse_chunked() {
     give = frame.length;
   }
   error_code ec;
-  std::size_t used = body_target().put(boost::asio::buffer(pending.data(), give), ec);
+  std::size_t used = parser_->put(boost::asio::buffer(pending.data(), give), ec);
   input_.consume(used);
-  if (data) chunk_left_ -= used;
   note_body_progress(used);
   chunk_scan_ = 0;
   return finish_put(ec, used);
@@ -281,7 +252,7 @@ http_session::step http_session::parse_chunked() {
 // Returns the bytes that make the complete element (0: not all here yet), or answers
 // (error set) when an element is over its limit.
 http_session::chunk_frame http_session::measure_chunk_frame(std::string_view pending) {
-  std::size_t line_start = first_chunk_ ? 0 : std::min<std::size_t>(2, pending.size());
+  std::size_t line_start = parser_->chunk_seen() ? std::min<std::size_t>(2, pending.size()) : 0;
   std::size_t line_end = pending.find('\n', line_start);
   std::size_t line_length = (line_end == std::string_view::npos ? pending.size() : line_end + 1) -
                             line_start;
@@ -331,10 +302,10 @@ bool http_session::check_framing(const request& req) {
   std::size_t count = 0;
   bool only_chunked = true;
   for (auto it = codings.first; it != codings.second; ++it) {
-    for (auto coding : http::token_list(it->value())) {
+    waypoint::detail::for_each_list_element(it->value(), [&](std::string_view coding) {
       ++count;
-      only_chunked = only_chunked && boost::beast::iequals(coding, "chunked");
-    }
+      only_chunked = only_chunked && waypoint::detail::iequals(coding, "chunked");
+    });
   }
   if (count == 1 && only_chunked) return true;
   // A coding the server does not apply would reach the handler still coded.
@@ -350,7 +321,7 @@ bool http_session::check_framing(const request& req) {
 bool http_session::check_expectation(const request& req) {
   auto expect = req.find(http::field::expect);
   if (expect == req.end()) return true;
-  if (!boost::beast::iequals(expect->value(), "100-continue")) {
+  if (!waypoint::detail::iequals(expect->value(), "100-continue")) {
     answer_error(http::status::expectation_failed, "the only expectation served is 100-continue");
     return false;
   }
@@ -404,30 +375,42 @@ void http_session::send_response() {
   waiting_ = false;
   deferred_ready_ = false;
   if (upgrade_) return hand_over_upgrade();
-  // A body left unread (or unreadable) leaves the next request's start unknown.
-  bool body_left = body_streamed_ && (body_fault_ || !body_parser_->is_done());
   if (streaming_) {
     if (stream_body_ && framing_.version >= 11) {
       output_ += "0\r\n";
       output_ += trailers_;
       output_ += "\r\n";
     }
-    if (!framing_.keep_alive || body_left) closing_ = true;
-    end_request();
-    return;
+  } else {
+    framing_.keep_alive = head_keeps_alive() && !body_left();
+    framing_.date = env_.date.get();
+    // A layer that wrote a body after the file was attached (an error page) replaced it.
+    framing_.file_body = attached_ && response_.body().empty();
+    framing_.file_length = attached_.length();
+    if (append_response(response_, framing_, output_)) pending_file_ = std::move(attached_);
+    attached_.reset();
   }
-  if (body_left) framing_.keep_alive = false;
-  if (env_.stop_requested.load(std::memory_order_relaxed) ||
-      http::token_list(response_[http::field::connection]).exists("close"))
-    framing_.keep_alive = false;
-  framing_.date = env_.date.get();
-  // A layer that wrote a body after the file was attached (an error page) replaced it.
-  framing_.file_body = attached_ && response_.body().empty();
-  framing_.file_length = attached_.length();
-  if (append_response(response_, framing_, output_)) pending_file_ = std::move(attached_);
-  attached_.reset();
-  if (!framing_.keep_alive) closing_ = true;
+  // A streamed response's head went out before the body was read to its end.
+  if (!framing_.keep_alive || body_left()) closing_ = true;
   end_request();
+}
+
+// The one keep-alive decision, made when a response's head is written (so that the head
+// says `Connection: close`): the request asked to keep the connection (framing_.keep_alive,
+// from its version and Connection field), the server is not stopping, the response does
+// not say close, and its body does not end where the connection does (a streamed body to
+// an HTTP/1.0 client). A request body left unread closes the connection too (body_left()),
+// checked at the head and again at the response's end.
+bool http_session::head_keeps_alive() const {
+  if (!framing_.keep_alive || env_.stop_requested.load(std::memory_order_relaxed)) return false;
+  if (framing_.streamed && framing_.version < 11) return false;
+  return !waypoint::detail::list_has_token(response_[http::field::connection], "close");
+}
+
+// A streamed request body not read to its end (or unreadable) leaves the next request's
+// start unknown.
+bool http_session::body_left() const noexcept {
+  return body_streamed_ && (body_fault_ || !parser_->is_done());
 }
 
 // The upgraded request's answer is the WebSocket handshake, written by Beast: the request
@@ -485,7 +468,6 @@ void http_session::end_request() noexcept {
   auto& answered = env_.requests_answered;  // one writer: no locked instruction
   answered.store(answered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   parser_.reset();
-  body_parser_.reset();
   body_fault_ = {};
   trailers_.clear();
   in_request_ = false;
@@ -516,20 +498,19 @@ http_session::body_read http_session::poll_body() {
   if (!body_reading_) return {};
   for (;;) {
     body_read done{true, body_fault_, body_filled_};
-    if (body_fault_ || body_filled_ > 0 || body_parser_->is_done()) {
+    if (body_fault_ || body_filled_ > 0 || parser_->is_done()) {
       body_reading_ = false;
       body_into_ = {};
       if (body_fault_) done.bytes = 0;
       return done;
     }
     if (input_.size() == 0) return {};
-    auto& target = body_parser_->get().body();
-    target.data = static_cast<char*>(body_into_.data()) + body_filled_;
-    target.size = body_into_.size() - body_filled_;
+    boost::asio::mutable_buffer& sink = parser_->body_sink();
+    sink = body_into_ + body_filled_;
     step s = parse_body();
-    body_filled_ = body_into_.size() - target.size;
-    target.data = nullptr;
-    if (s == step::need_more && body_filled_ == 0 && !body_fault_ && !body_parser_->is_done())
+    body_filled_ = body_into_.size() - sink.size();
+    sink = {};
+    if (s == step::need_more && body_filled_ == 0 && !body_fault_ && !parser_->is_done())
       return {};
   }
 }
@@ -562,11 +543,9 @@ bool http_session::write_chunk(std::string_view data) {
 
 void http_session::start_stream() {
   streaming_ = true;
-  if (env_.stop_requested.load(std::memory_order_relaxed) || framing_.version < 11 ||
-      http::token_list(response_[http::field::connection]).exists("close"))
-    framing_.keep_alive = false;
-  framing_.date = env_.date.get();
   framing_.streamed = true;
+  framing_.keep_alive = head_keeps_alive();
+  framing_.date = env_.date.get();
   stream_body_ = append_response(response_, framing_, output_);
 }
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "http_date.hpp"
+#include "request_parser.hpp"
 #include "response_writer.hpp"
 #include "server_counters.hpp"
 #include "waypoint/beast/server.hpp"
@@ -23,8 +24,6 @@
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http/buffer_body.hpp>
-#include <boost/beast/http/parser.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -142,11 +141,6 @@ class http_session {
 
  private:
   enum class step : std::uint8_t { need_more, progress };
-  using request_parser = http::request_parser<http::string_body>;
-  // A streamed body is framed by a parser of its own that writes straight into the
-  // reader's buffer (Beast's buffer_body); string_body would reserve the whole announced
-  // length.
-  using body_parser = http::request_parser<http::buffer_body>;
 
   step parse_step();
   step parse_header();
@@ -157,10 +151,8 @@ class http_session {
   bool check_framing(const request& req);
   bool check_expectation(const request& req);
   bool plan_body();
-  void start_body_stream();
   void send_continue();
   void body_fault(http::status status, std::string_view why, boost::system::error_code ec);
-  http::basic_parser<true>& body_target() noexcept;
   void start_stream();
 
   struct chunk_frame {
@@ -168,20 +160,13 @@ class http_session {
     bool error;          // answered: over a limit
   };
   chunk_frame measure_chunk_frame(std::string_view pending);
-
-  // Beast's chunk-header callback: the size of the chunk whose data follows.
-  struct chunk_started {
-    http_session* session;
-    void operator()(std::uint64_t size, boost::beast::string_view, boost::system::error_code&) {
-      session->chunk_left_ = size;
-      session->first_chunk_ = false;
-    }
-  };
   void begin_request();
   void note_body_progress(std::size_t bytes);
   void answer_request();
   void hand_over_upgrade();
   void send_response();
+  bool head_keeps_alive() const;
+  bool body_left() const noexcept;
   void answer_error(http::status status, std::string_view why);
   void end_request() noexcept;
 
@@ -190,7 +175,6 @@ class http_session {
   boost::beast::flat_buffer input_;
   std::string output_;                    // serialized responses not yet written
   std::optional<request_parser> parser_;  // engaged while a request is being read
-  std::optional<body_parser> body_parser_;  // engaged while a streamed body is read
   boost::asio::mutable_buffer body_into_;   // the pending body read's buffer
   std::size_t body_filled_ = 0;             // ... and how much of it holds body bytes
   boost::system::error_code body_fault_;    // the streamed body cannot be read further
@@ -200,10 +184,7 @@ class http_session {
   file_payload pending_file_;             // follows the output; parsing waits for it
   std::size_t header_scan_ = 0;    // where the search for the header's end resumes
   std::uint64_t body_bytes_ = 0;   // bytes of this request's body (with chunk framing) taken
-  std::uint64_t chunk_left_ = 0;   // data bytes of the current chunk not yet given to Beast
   std::size_t chunk_scan_ = 0;     // where the search for the trailer section's end resumes
-  bool first_chunk_ = true;        // no chunk-size line parsed yet: no CRLF precedes the next
-  chunk_started chunk_started_{this};
   clock::time_point body_start_;   // when this request's header ended
   clock::time_point deadline_;
   response_framing framing_{};     // of the request being answered

@@ -3,21 +3,17 @@
 #include "response_writer.hpp"
 
 #include "waypoint/beast/adapter.hpp"
+#include "waypoint/detail/http_grammar.hpp"
 
-#include <charconv>
 #include <cstdint>
 
 namespace waypoint::beast::detail {
 namespace {
 
+using waypoint::detail::append_decimal;
+
 bool holds_line_break(std::string_view s) noexcept {
   return s.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
-}
-
-void append_number(std::string& out, std::uint64_t n) {
-  char digits[24];
-  auto r = std::to_chars(digits, digits + sizeof digits, n);
-  out.append(digits, r.ptr);
 }
 
 bool is_decimal(std::string_view s) noexcept {
@@ -29,7 +25,7 @@ bool is_decimal(std::string_view s) noexcept {
 bool append_checked(const response& res, const response_framing& framing, std::string& out) {
   unsigned status = res.result_int();
   out += framing.version == 10 ? "HTTP/1.0 " : "HTTP/1.1 ";
-  append_number(out, status);
+  append_decimal(out, status);
   out += ' ';
   std::string_view reason = status_line_reason(res);
   if (holds_line_break(reason)) return false;
@@ -70,11 +66,11 @@ bool append_checked(const response& res, const response_framing& framing, std::s
     out += "Content-Length: ";
     // HEAD: a length the handler set for the GET body it did not produce is the truth.
     if (framing.file_body) {
-      append_number(out, framing.file_length);
+      append_decimal(out, framing.file_length);
     } else if (framing.head && body.empty() && is_decimal(given_length)) {
       out.append(given_length);
     } else {
-      append_number(out, body.size());
+      append_decimal(out, body.size());
     }
     out += "\r\n";
   }

@@ -18,9 +18,4 @@ struct websocket_handoff {
   connection_endpoints endpoints;
 };
 
-// Whether `req` is an upgrade the server can hand to Beast: GET, HTTP/1.1, Connection:
-// upgrade, Upgrade: websocket, and no body. Beast checks the rest (the key, version 13)
-// and answers 400 itself.
-bool is_websocket_upgrade(const request& req) noexcept;
-
 }  // namespace waypoint::beast::detail

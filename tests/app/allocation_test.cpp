@@ -24,7 +24,7 @@ WAYPOINT_JSON_OBJECT(payload, name, count)
 
 // An application with `depth` pass-through layers and one route of each shape.
 void build(application& app, int depth) {
-  for (int i = 0; i < depth; ++i) app.use([](context&, next inner) { inner(); });
+  for (int i = 0; i < depth; ++i) app.use(layer_hooks{[](context&) { return true; }});
   // Bodies within the small-string buffer and no header fields: whatever these handlers
   // allocate is the framework's.
   app.get("/health", [](context& ctx) { ctx.response().body() = "ok"; });

@@ -162,7 +162,7 @@ TEST(Registration, AfterFreezeIsRefused) {
   app.get("/x", says("x"));
   app.freeze();
   EXPECT_THROW(app.get("/y", says("y")), std::logic_error);
-  EXPECT_THROW(app.use([](context&, next n) { n(); }), std::logic_error);
+  EXPECT_THROW(app.use(layer_hooks{[](context&) { return true; }}), std::logic_error);
   EXPECT_THROW(app.group("/g"), std::logic_error);
 }
 
@@ -423,10 +423,10 @@ using namespace waypoint::app::testing;
 
 TEST(Concurrency, FrozenApplicationAnswersFromManyThreads) {
   application app;
-  app.use([](context& ctx, next inner) {
+  app.use(layer_hooks{[](context& ctx) {
     ctx.set(std::string(ctx.path_value("id")));
-    inner();
-  });
+    return true;
+  }});
   app.get("/items/{id}",
           [](context& ctx) { ctx.response().body() = "item " + ctx.get<std::string>(); });
   app.freeze();

@@ -1,6 +1,6 @@
 // Coroutine handlers and layers, deferred responses and deadlines, driven through
-// application::async_handle on a test io_context: no sockets, so every rule of the chain
-// can be tried in a table.
+// application::async_handle on a test io_context and through respond(), which must answer
+// every route the same way: no sockets, so every rule of the chain can be tried in a table.
 #include "app_test_support.hpp"
 
 #include <waypoint/app/async.hpp>
@@ -64,8 +64,8 @@ awaitable<void> sleep_for(std::chrono::milliseconds d) {
 
 // --- the chain's order, table-driven ----------------------------------------------
 
-// A layer of the table: 's' synchronous, 'c' coroutine, 'h' hooks; capitals answer 403
-// themselves instead of going on. The handler: 's' or 'c'.
+// A layer of the table: 'c' coroutine, 'h' hooks; capitals answer 403 themselves instead
+// of going on. The handler: 's' (returns void) or 'c' (a coroutine).
 struct chain_row {
   const char* rule;
   std::string layers;
@@ -78,15 +78,8 @@ middleware traced_layer(char kind, int n, std::string& trace) {
   std::string name = std::to_string(n);
   bool answers = std::isupper(static_cast<unsigned char>(kind));
   switch (std::tolower(static_cast<unsigned char>(kind))) {
-    case 's':
-      return [&trace, name, answers](context& ctx, next inner) {
-        trace += "s" + name + "> ";
-        if (answers) return ctx.response().problem(403, "stopped"), void();
-        inner();
-        trace += "<s" + name + " ";
-      };
     case 'c':
-      return [&trace, name, answers](context& ctx, async_next inner) -> awaitable<void> {
+      return [&trace, name, answers](context& ctx, next inner) -> awaitable<void> {
         trace += "c" + name + "> ";
         co_await sleep_for(1ms);
         if (answers) {
@@ -108,55 +101,49 @@ middleware traced_layer(char kind, int n, std::string& trace) {
   }
 }
 
-TEST(AsyncChain, LayersRunInOnionOrderWhateverTheirKind) {
-  const std::vector<chain_row> rows = {
-      {"sync layers around a sync handler", "ss", 's', "s1> s2> H <s2 <s1 ", 200},
-      {"hooks around a coroutine handler", "hh", 'c', "h1> h2> C <h2 <h1 ", 200},
-      {"a coroutine layer around sync ones", "cs", 's', "c1> s2> H <s2 <c1 ", 200},
-      {"sync inside hooks inside a coroutine", "chs", 's', "c1> h2> s3> H <s3 <h2 <c1 ", 200},
-      {"mixed around a coroutine handler", "hcc", 'c', "h1> c2> c3> C <c3 <c2 <h1 ", 200},
-      {"a coroutine layer that answers skips the rest", "hCs", 's', "h1> c2> <h1 ", 403},
-      {"hooks that answer skip the rest, outer after still runs", "cHc", 'c', "c1> h2> <c1 ",
-       403},
-      {"a sync layer that answers, inside a coroutine", "cS", 's', "c1> s2> <c1 ", 403},
-  };
-  for (const chain_row& r : rows) {
-    std::string trace;
-    application app;
-    route_group g = app.group("/t");
-    for (std::size_t i = 0; i < r.layers.size(); ++i)
-      g.use(traced_layer(r.layers[i], static_cast<int>(i + 1), trace));
-    if (r.handler == 's') {
-      g.get("/x", [&trace](context& ctx) {
-        trace += "H ";
-        ctx.response().body("ok");
-      });
-    } else {
-      g.get("/x", [&trace](context& ctx) -> awaitable<void> {
-        co_await sleep_for(1ms);
-        trace += "C ";
-        ctx.response().body("ok");
-      });
-    }
-    response res = handle(app, make_request("GET", "/t/x"));
-    EXPECT_EQ(trace, r.trace) << r.rule;
-    EXPECT_EQ(res.result_int(), r.status) << r.rule;
-  }
+// The two ways in that answer in process: the same table must hold through both.
+enum class way_in { async_handle, respond };
+
+response answer_through(way_in way, application& app, const request& req) {
+  return way == way_in::async_handle ? handle(app, req) : app.respond(req);
 }
 
-TEST(AsyncChain, SyncLayerAroundACoroutineIsRefusedAtFreeze) {
-  std::string trace;
-  application app;
-  app.use(traced_layer('h', 1, trace));
-  auto g = app.group("/v1", traced_layer('s', 2, trace));
-  g.get("/slow", [](context&) -> awaitable<void> { co_return; });
-  try {
-    app.freeze();
-    FAIL() << "froze a synchronous layer around a coroutine";
-  } catch (const std::logic_error& e) {
-    std::string what = e.what();
-    EXPECT_NE(what.find("GET /v1/slow"), std::string::npos) << what;
-    EXPECT_NE(what.find("layer 2 of 2"), std::string::npos) << what;
+TEST(AsyncChain, LayersRunInOnionOrderWhateverTheirKindAndWayIn) {
+  const std::vector<chain_row> rows = {
+      {"hooks around a void handler", "hh", 's', "h1> h2> H <h2 <h1 ", 200},
+      {"hooks around a coroutine handler", "hh", 'c', "h1> h2> C <h2 <h1 ", 200},
+      {"a coroutine layer around a void handler", "c", 's', "c1> H <c1 ", 200},
+      {"hooks inside a coroutine layer", "ch", 's', "c1> h2> H <h2 <c1 ", 200},
+      {"mixed around a coroutine handler", "hcc", 'c', "h1> c2> c3> C <c3 <c2 <h1 ", 200},
+      {"a coroutine layer that answers skips the rest", "hCh", 's', "h1> c2> <h1 ", 403},
+      {"hooks that answer skip the rest, outer after still runs", "cHc", 'c', "c1> h2> <c1 ",
+       403},
+      {"hooks that answer, inside a coroutine", "cH", 's', "c1> h2> <c1 ", 403},
+  };
+  for (way_in way : {way_in::async_handle, way_in::respond}) {
+    for (const chain_row& r : rows) {
+      std::string trace;
+      application app;
+      route_group g = app.group("/t");
+      for (std::size_t i = 0; i < r.layers.size(); ++i)
+        g.use(traced_layer(r.layers[i], static_cast<int>(i + 1), trace));
+      if (r.handler == 's') {
+        g.get("/x", [&trace](context& ctx) {
+          trace += "H ";
+          ctx.response().body("ok");
+        });
+      } else {
+        g.get("/x", [&trace](context& ctx) -> awaitable<void> {
+          co_await sleep_for(1ms);
+          trace += "C ";
+          ctx.response().body("ok");
+        });
+      }
+      response res = answer_through(way, app, make_request("GET", "/t/x"));
+      const char* through = way == way_in::respond ? " (respond)" : " (async_handle)";
+      EXPECT_EQ(trace, r.trace) << r.rule << through;
+      EXPECT_EQ(res.result_int(), r.status) << r.rule << through;
+    }
   }
 }
 
@@ -197,15 +184,39 @@ TEST(AsyncHandler, TypedCoroutineRouteAnswersItsAwaitedResult) {
   EXPECT_EQ(body_json(handle(app, make_request("GET", "/zero")))["sum"], 0);
 }
 
-TEST(AsyncHandler, RespondCannotWaitAndSaysSo) {
-  std::string logged;
-  application app({.logger = [&](std::string_view line) { logged += line; }});
-  app.get("/slow", [](context&) -> awaitable<void> { co_return; });
-  app.get("/later", [](context& ctx) { auto d = ctx.defer(); });
-  EXPECT_EQ(answer(app, "GET", "/slow").result_int(), 500u);
-  EXPECT_NE(logged.find("respond() cannot wait"), std::string::npos) << logged;
-  EXPECT_EQ(answer(app, "GET", "/later").result_int(), 500u);
-  EXPECT_NE(logged.find("defer() under respond()"), std::string::npos) << logged;
+TEST(AsyncHandler, RespondWaitsForCoroutinesAndDeferredResponses) {
+  application app;
+  app.get("/slow", [](context& ctx) -> awaitable<void> {
+    co_await sleep_for(1ms);
+    ctx.response().body("slow");
+  });
+  std::thread worker;
+  app.get("/later", [&](context& ctx) {
+    worker = std::thread([done = ctx.defer()]() mutable {
+      std::this_thread::sleep_for(10ms);
+      done.response().status(202).body("later");
+      done.send();
+    });
+  });
+  app.get("/lost", [](context& ctx) { (void)ctx.defer(); });
+  EXPECT_EQ(answer(app, "GET", "/slow").body(), "slow");
+  response later = answer(app, "GET", "/later");
+  worker.join();
+  EXPECT_EQ(later.result_int(), 202u);
+  EXPECT_EQ(later.body(), "later");
+  EXPECT_EQ(answer(app, "GET", "/lost").result_int(), 500u) << "a dropped handle answers 500";
+}
+
+TEST(AsyncHandler, NotFoundMayBeACoroutine) {
+  application app;
+  app.not_found([](context& ctx) -> awaitable<void> {
+    co_await sleep_for(1ms);
+    ctx.response().status(404).body("nothing at " + std::string(ctx.path()));
+  });
+  app.get("/here", [](context& ctx) { ctx.response().body("here"); });
+  EXPECT_EQ(answer(app, "GET", "/gone").body(), "nothing at /gone");
+  EXPECT_EQ(handle(app, make_request("GET", "/gone")).body(), "nothing at /gone");
+  EXPECT_EQ(answer(app, "GET", "/here").body(), "here");
 }
 
 TEST(AsyncHandler, SynchronousRoutesAnswerThroughAsyncHandleToo) {

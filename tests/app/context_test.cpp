@@ -204,11 +204,11 @@ struct big_value {
 
 TEST(Values, MiddlewareSetsHandlerReads) {
   application app;
-  app.use([](context& ctx, next n) {
+  app.use(layer_hooks{[](context& ctx) {
     ctx.set(user{"ada"});
     ctx.emplace<tenant>(7);
-    n();
-  });
+    return true;
+  }});
   app.get("/v", [](context& ctx) {
     ctx.response().body(ctx.get<user>().name + "/" + std::to_string(ctx.get<tenant>().id) +
                         (ctx.find<big_value>() ? " big" : " no big"));

@@ -3,6 +3,7 @@
 // read_json for hand-written handlers.
 #include "app_test_support.hpp"
 
+#include <waypoint/app/async.hpp>
 #include <waypoint/app/json.hpp>
 
 #include <gtest/gtest.h>
@@ -426,9 +427,9 @@ TEST_F(Typed, ServerErrorIsLoggedWithItsText) {
 TEST_F(Typed, TypedErrorsPassThroughMiddlewareAsHttpErrors) {
   application observed;
   std::vector<int> statuses;
-  observed.use([&](context&, next inner) {
+  observed.use([&](context&, next inner) -> awaitable<void> {
     try {
-      inner();
+      co_await inner();
     } catch (const waypoint::http_error& e) {
       statuses.push_back(e.status());
       throw;

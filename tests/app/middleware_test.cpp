@@ -4,6 +4,7 @@
 #include "app_test_support.hpp"
 #include "loopback_client.hpp"
 
+#include <waypoint/app/async.hpp>
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/serve.hpp>
 #include <waypoint/app/trace_context.hpp>
@@ -28,9 +29,9 @@ using namespace waypoint::app::testing;
 using trace = std::vector<std::string>;
 
 middleware tracing(trace& t, std::string name) {
-  return [&t, name](context&, next inner) {
+  return [&t, name](context&, next inner) -> awaitable<void> {
     t.push_back(name + ">");
-    inner();
+    co_await inner();
     t.push_back("<" + name);
   };
 }
@@ -103,13 +104,13 @@ TEST(ShortCircuit, LayerAnswersWithoutCallingNext) {
   trace t;
   application app;
   app.use(tracing(t, "outer"));
-  app.use([&t](context& ctx, next inner) {
+  app.use([&t](context& ctx, next inner) -> awaitable<void> {
     if (ctx.header("Authorization").empty()) {
       t.push_back("refused");
       ctx.response().problem(401, "missing credentials");
-      return;
+      co_return;
     }
-    inner();
+    co_await inner();
   });
   app.use(tracing(t, "inner"));
   app.get("/x", traced_handler(t));
@@ -124,8 +125,8 @@ TEST(ShortCircuit, LayerAnswersWithoutCallingNext) {
 
 TEST(After, LayerSeesAndChangesTheHandlersResponse) {
   application app;
-  app.use([](context& ctx, next inner) {
-    inner();
+  app.use([](context& ctx, next inner) -> awaitable<void> {
+    co_await inner();
     ctx.response().header("X-Status-Seen", std::to_string(ctx.response().status()));
     ctx.response().body() += " (wrapped)";
   });
@@ -139,9 +140,9 @@ TEST(Errors, ExceptionsComeOutOfNextSoALayerCanHandleThem) {
   trace t;
   application app;
   app.use(tracing(t, "outer"));  // never sees "<outer": the exception passes through it
-  app.use([&t](context& ctx, next inner) {
+  app.use([&t](context& ctx, next inner) -> awaitable<void> {
     try {
-      inner();
+      co_await inner();
     } catch (const waypoint::http_error& e) {
       t.push_back("caught " + std::to_string(e.status()));
       ctx.response().status(200).body("handled");
@@ -157,7 +158,10 @@ TEST(Errors, ExceptionsComeOutOfNextSoALayerCanHandleThem) {
 TEST(Errors, ExceptionFromALayerBeforeNextIsAnswered) {
   trace t;
   application app({.logger = [](std::string_view) {}});
-  app.use([](context&, next) { throw std::runtime_error("layer failed"); });
+  app.use([](context&, next) -> awaitable<void> {
+    throw std::runtime_error("layer failed");
+    co_return;
+  });
   app.get("/x", traced_handler(t));
   EXPECT_EQ(answer(app, "GET", "/x").result_int(), 500u);
   EXPECT_TRUE(t.empty());
@@ -167,8 +171,8 @@ TEST(Errors, RecoverTurnsInnerExceptionsIntoResponsesForOuterLayers) {
   std::vector<int> seen_by_outer;
   std::vector<std::string> log;
   application app({.logger = [&](std::string_view l) { log.emplace_back(l); }});
-  app.use([&](context& ctx, next inner) {
-    inner();  // no exception reaches here: recover answered it
+  app.use([&](context& ctx, next inner) -> awaitable<void> {
+    co_await inner();  // no exception reaches here: recover answered it
     seen_by_outer.push_back(ctx.response().status());
   });
   app.use(recover());
@@ -203,10 +207,10 @@ TEST(Errors, LoggedExceptionTextIsClippedAndCannotForgeLines) {
 
 TEST(Errors, NextIsCopyableAndCallableLater) {
   application app;
-  app.use([](context& ctx, next inner) {
+  app.use([](context& ctx, next inner) -> awaitable<void> {
     next copy = inner;
     ctx.response().header("X-Before", "1");
-    copy();
+    co_await copy();
   });
   app.get("/x", [](context& ctx) { ctx.response().body("ran"); });
   EXPECT_EQ(answer(app, "GET", "/x").body(), "ran");

@@ -43,10 +43,9 @@ std::size_t body_before_finish = 0;
 application& app_under_test() {
   static application app;
   static const bool built = [] {
-    app.use([](context& ctx, next inner) {
-      inner();
-      body_before_finish = ctx.response().body().size();
-    });
+    app.use(layer_hooks{{}, [](context& ctx, std::exception_ptr&) {
+                          body_before_finish = ctx.response().body().size();
+                        }});
     for (const char* p : patterns)
       app.handle(p, [](context& ctx) { ctx.response().body("route"); });
     app.freeze();

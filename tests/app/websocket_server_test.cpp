@@ -36,19 +36,19 @@ awaitable<void> echo(websocket& ws) {
 void add_routes(application& app) {
   app.use(request_id());
   app.websocket("/echo", echo);
-  auto authed = app.group("/private", [](context& ctx, next inner) {
-    if (ctx.header(http::field::authorization) != "Bearer ok") {
-      ctx.response().problem(401, "a bearer token is required");
-      return;
-    }
-    ctx.set(user{"tester"});
-    inner();
-  });
+  auto authed = app.group("/private", layer_hooks{[](context& ctx) {
+                            if (ctx.header(http::field::authorization) != "Bearer ok") {
+                              ctx.response().problem(401, "a bearer token is required");
+                              return false;
+                            }
+                            ctx.set(user{"tester"});
+                            return true;
+                          }});
   authed.websocket("/echo", echo);
-  auto greeted = app.group("", [](context& ctx, next inner) {
-    ctx.set(user{"tester"});
-    inner();
-  });
+  auto greeted = app.group("", layer_hooks{[](context& ctx) {
+                             ctx.set(user{"tester"});
+                             return true;
+                           }});
   greeted.websocket("/hello/{name}", [](context& ctx, websocket& ws) -> awaitable<void> {
     co_await ws.write_text("hello " + std::string(ctx.path_value("name")) + ", request " +
                            std::string(ctx.request_id()) + ", user " + ctx.get<user>().name);

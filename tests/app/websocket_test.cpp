@@ -41,6 +41,11 @@ request upgrade(std::string_view target, std::initializer_list<header_field> ext
   return req;
 }
 
+request with_field(request req, http::field name, std::string_view value) {
+  req.set(name, value);
+  return req;
+}
+
 // A connection that takes every upgrade, as the server's does for a valid one.
 class upgrading_host final : public waypoint::beast::exchange_host {
  public:
@@ -153,6 +158,17 @@ INSTANTIATE_TEST_SUITE_P(
                   upgrade("/ws"), true, 0, ""},
         route_row{"a plain GET on a WebSocket-only route is 426 with Upgrade: websocket",
                   only_websocket, make_request("GET", "/ws"), false, 426, ""},
+        // The route used to take these, and Beast's handshake refused them after the layers.
+        route_row{"a handshake of another version than 13 is not an upgrade: 426", only_websocket,
+                  with_field(upgrade("/ws"), http::field::sec_websocket_version, "8"), false, 426,
+                  ""},
+        route_row{"a key that is not the base64 of 16 bytes is not an upgrade: 426",
+                  only_websocket,
+                  with_field(upgrade("/ws"), http::field::sec_websocket_key, "c2hvcnQ="), false,
+                  426, ""},
+        route_row{"beside a GET, a handshake without a valid key goes to the GET", websocket_then_get,
+                  with_field(upgrade("/both"), http::field::sec_websocket_key, "x"), false, 200,
+                  "page"},
         route_row{"HEAD is a plain GET: 426", only_websocket, make_request("HEAD", "/ws"),
                   false, 426, ""},
         route_row{"another method is 405 with the route's Allow", only_websocket,
@@ -218,7 +234,7 @@ TEST(WebSocketRoutes, GetOfAnotherScopeOnTheSamePatternConflicts) {
   // Their layers differ, so one endpoint cannot serve both.
   application app;
   app.websocket("/x", echo);
-  auto g = app.group("", [](context&, next inner) { inner(); });
+  auto g = app.group("", layer_hooks{[](context&) { return true; }});
   EXPECT_THROW(g.get("/x", says("x")), waypoint::conflict_error);
 }
 
@@ -231,15 +247,13 @@ TEST(WebSocketRoutes, SecondGetBesideAWebSocketConflicts) {
 
 // --- layers before the upgrade ---------------------------------------------------------
 
-void require_token(context& ctx, next inner) {
-  if (ctx.header(http::field::authorization) != "Bearer ok") {
-    ctx.response().problem(401, "a bearer token is required");
-    return;
-  }
-  inner();
+bool require_token(context& ctx) {
+  if (ctx.header(http::field::authorization) == "Bearer ok") return true;
+  ctx.response().problem(401, "a bearer token is required");
+  return false;
 }
 
-awaitable<void> require_token_async(context& ctx, async_next inner) {
+awaitable<void> require_token_async(context& ctx, next inner) {
   co_await boost::asio::post(ctx.executor(), boost::asio::use_awaitable);  // suspends
   if (ctx.header(http::field::authorization) != "Bearer ok") {
     ctx.response().problem(401, "a bearer token is required");
@@ -262,7 +276,7 @@ TEST_P(WebSocketLayers, LayersDecideBeforeTheUpgrade) {
   const layer_row& row = GetParam();
   application app({.logger = [](std::string_view) {}});
   auto g = row.coroutine_layer ? app.group("/private", require_token_async)
-                               : app.group("/private", require_token);
+                               : app.group("/private", layer_hooks{require_token});
   g.websocket("/ws", echo);
   request req = row.token ? upgrade("/private/ws", {{"Authorization", "Bearer ok"}})
                           : upgrade("/private/ws");
@@ -283,10 +297,9 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(WebSocketLayers, LayerThatRewritesTheAnswerAfterTheHandlerWins) {
   application app({.logger = [](std::string_view) {}});
-  app.use([](context& ctx, next inner) {
-    inner();
-    ctx.response().problem(503, "maintenance");
-  });
+  app.use(layer_hooks{{}, [](context& ctx, std::exception_ptr&) {
+                        ctx.response().problem(503, "maintenance");
+                      }});
   app.websocket("/ws", echo);
   outcome o = serve(app, upgrade("/ws"));
   EXPECT_FALSE(o.upgraded);

@@ -101,6 +101,27 @@ TEST(HttpSessionStreaming, StreamedBodyReachesTheReaderWhateverTheCuts) {
   }
 }
 
+// A streamed body is read by the request's own parser, so its trailer section has the
+// limit a buffered body's has (max_header_bytes, 16 KiB), not that of a second parser
+// (Beast's default 8 KiB, which answered a 10 KiB section as bad framing).
+TEST(HttpSessionStreaming, StreamedTrailersHaveTheHeaderLimit) {
+  session_harness h(streaming_options());
+  std::string trailers = "0\r\nX-Big: " + std::string(10000, 't') + "\r\n\r\n";
+  for (std::string_view target : {"/stream/8", "/upload"}) {
+    std::string bytes = post_chunked(target, "3\r\nabc\r\n" + trailers) + closing_request();
+    std::string whole = h.run(bytes, one_write());
+    EXPECT_NE(whole.find("3 bytes"), std::string::npos) << target << ": " << whole;
+    EXPECT_NE(whole.find("user last"), std::string::npos) << target << ": " << whole;
+    for (std::uint32_t seed = 1; seed <= 5; ++seed)
+      EXPECT_EQ(h.run(bytes, random_pieces(bytes.size(), seed, 3000)), whole) << target;
+  }
+  std::string over = "0\r\nX-Big: " + std::string(17000, 't') + "\r\n\r\n";
+  std::string out = h.run(post_chunked("/stream/8", "3\r\nabc\r\n" + over) + get("/users/9"),
+                          one_write());
+  EXPECT_NE(out.find("read failed: "), std::string::npos) << out.substr(0, 300);
+  EXPECT_EQ(out.find("user 9"), std::string::npos) << out.substr(0, 300);
+}
+
 // Many chunks through a reader whose buffer holds several of them: what the upload of a
 // real client looks like (curl sends 8 KiB chunks, the gateway reads 64 KiB at a time).
 TEST(HttpSessionStreaming, ManyChunksThroughALargeBuffer) {

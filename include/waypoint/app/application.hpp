@@ -102,37 +102,12 @@ struct endpoint {
   std::shared_ptr<websocket_route> websocket;
 };
 
-// Typed JSON routes; defined in waypoint/app/json.hpp, which a translation unit includes
-// to register them (an "incomplete type" error below means it is missing).
+// A typed route: fn's input In (void: none) read from the body, its result written as
+// Out; fn may return Out or awaitable<Out>. Defined in waypoint/app/json.hpp, which a
+// translation unit includes to register one (an "incomplete type" error below means it
+// is missing).
 template <class In, class Out, class F>
-class json_route;
-template <class Out, class F>
-class json_output_route;
-// The same for fn returning awaitable<Out>; defined in waypoint/app/async.hpp.
-template <class In, class Out, class F>
-class json_async_route;
-template <class Out, class F>
-class json_async_output_route;
-template <class T>
-struct is_awaitable : std::false_type {};
-template <class T, class Executor>
-struct is_awaitable<boost::asio::awaitable<T, Executor>> : std::true_type {};
-template <class F, class... Args>
-constexpr bool returns_any_awaitable() {
-  if constexpr (std::is_invocable_v<F&, Args...>)
-    return is_awaitable<std::invoke_result_t<F&, Args...>>::value;
-  else
-    return false;
-}
-// The route class for fn(context&, In) or fn(In), and fn(context&) or fn().
-template <class In, class Out, class F>
-using json_route_for =
-    std::conditional_t<returns_any_awaitable<F, context&, In>() || returns_any_awaitable<F, In>(),
-                       json_async_route<In, Out, F>, json_route<In, Out, F>>;
-template <class Out, class F>
-using json_output_route_for =
-    std::conditional_t<returns_any_awaitable<F, context&>() || returns_any_awaitable<F>(),
-                       json_async_output_route<Out, F>, json_output_route<Out, F>>;
+class typed_route;
 // post<In>(pattern, fn) takes its output type from fn's result.
 struct deduced_output {};
 
@@ -198,27 +173,27 @@ class route_scope {
   template <class Out, class F>
   route_scope& get(std::string_view pattern, F fn,
                    source_location where = source_location::current()) {
-    return add("GET", pattern, detail::json_output_route_for<Out, F>(std::move(fn), 200), where);
+    return add("GET", pattern, detail::typed_route<void, Out, F>(std::move(fn), 200), where);
   }
   template <class Out, class F>
   route_scope& del(std::string_view pattern, F fn,
                    source_location where = source_location::current()) {
-    return add("DELETE", pattern, detail::json_output_route_for<Out, F>(std::move(fn), 200), where);
+    return add("DELETE", pattern, detail::typed_route<void, Out, F>(std::move(fn), 200), where);
   }
   template <class In, class Out = detail::deduced_output, class F>
   route_scope& post(std::string_view pattern, F fn,
                     source_location where = source_location::current()) {
-    return add("POST", pattern, detail::json_route_for<In, Out, F>(std::move(fn), 201), where);
+    return add("POST", pattern, detail::typed_route<In, Out, F>(std::move(fn), 201), where);
   }
   template <class In, class Out = detail::deduced_output, class F>
   route_scope& put(std::string_view pattern, F fn,
                    source_location where = source_location::current()) {
-    return add("PUT", pattern, detail::json_route_for<In, Out, F>(std::move(fn), 200), where);
+    return add("PUT", pattern, detail::typed_route<In, Out, F>(std::move(fn), 200), where);
   }
   template <class In, class Out = detail::deduced_output, class F>
   route_scope& patch(std::string_view pattern, F fn,
                      source_location where = source_location::current()) {
-    return add("PATCH", pattern, detail::json_route_for<In, Out, F>(std::move(fn), 200), where);
+    return add("PATCH", pattern, detail::typed_route<In, Out, F>(std::move(fn), 200), where);
   }
 
   // Describe the route this scope registered last (route_doc.hpp); each throws
@@ -256,13 +231,10 @@ class route_scope {
 
   route_scope& add(std::string_view method, std::string_view pattern, handler fn,
                    const source_location& where);
-  // Typed routes: registered as above, then described (defined in json.hpp).
+  // A typed route: registered as above, then described (defined in schema.hpp).
   template <class In, class Out, class F>
   route_scope& add(std::string_view method, std::string_view pattern,
-                   detail::json_route<In, Out, F> fn, const source_location& where);
-  template <class Out, class F>
-  route_scope& add(std::string_view method, std::string_view pattern,
-                   detail::json_output_route<Out, F> fn, const source_location& where);
+                   detail::typed_route<In, Out, F> fn, const source_location& where);
   route_group make_group(std::string_view prefix);
   route_doc& last_doc();
   route_scope& describe_path_param(std::string_view wildcard, std::string schema,
@@ -298,16 +270,18 @@ class application : public route_scope {
   ~application();
 
   // Answers `req` into `res` (expected fresh: 200, empty body, the request's version, as
-  // waypoint::beast::server passes it). Never throws: an exception no layer handled
-  // becomes its problem document (http_error) or a logged 500. For HEAD, the body is
-  // dropped and Content-Length says its size (waypoint::beast::finish_body, which also
-  // keeps a length a HEAD handler stated without a body). Safe to call from many threads.
+  // waypoint::beast::server passes it) in process, through dispatch() as the server would,
+  // over a connection in memory: coroutine routes and deferred responses are waited for
+  // on the calling thread (on an io_context made for the request, only when it waits), a
+  // file body is read into the string, a WebSocket route answers 501, and there are no
+  // endpoints. Never throws: an exception no layer handled becomes its problem document
+  // (http_error) or a logged 500. For HEAD, the body is dropped and Content-Length says
+  // its size (waypoint::beast::finish_body, which also keeps a length a HEAD handler stated
+  // without a body). Safe to call from many threads. A deferred response that is never
+  // sent (nor dropped) keeps it waiting: there is no client to time out.
   void respond(const request& req, response& res) noexcept;
   // The same into a new response.
   response respond(const request& req);
-  // respond() cannot wait: for a route whose handler or a layer is a coroutine, or a
-  // handler that defers, it answers 500 and logs why. Serve those with serve(), the
-  // server's dispatch_to(), or async_handle().
 
   // Answers `req` into `res` from a coroutine of your own server (a Beast awaitable
   // server, say): `co_await app.async_handle(req, res)`. Any route: synchronous ones
@@ -389,7 +363,7 @@ class application : public route_scope {
   std::vector<std::pair<std::string, detail::endpoint*>> websocket_endpoints_;
   bool adding_websocket_ = false;  // add() then registers, never joins a WebSocket endpoint
   std::vector<const middleware*> root_chain_;  // the application's layers, once frozen
-  bool root_async_ = false;                    // ... hold a coroutine (or not_found does)
+  bool root_async_ = false;                    // ... hold a coroutine
   handler unrouted_;                           // calls answer_unrouted()
   handler not_found_;
   route_names names_;

@@ -1,5 +1,5 @@
-// Coroutine handlers for waypoint::app. Include this where routes are coroutines: it brings
-// Asio's awaitable, and typed JSON routes whose function returns awaitable<Out>.
+// Coroutines for waypoint::app. Include this where a handler or a layer is a coroutine: it
+// brings Asio's awaitable (typed routes whose function returns awaitable<Out> need it too).
 //
 //   namespace asio = boost::asio;
 //   app.get("/slow", [](waypoint::app::context& ctx) -> waypoint::app::awaitable<void> {
@@ -7,7 +7,7 @@
 //     co_await t.async_wait(asio::use_awaitable);
 //     ctx.response().body("done\n");
 //   });
-//   app.use([](waypoint::app::context& ctx, waypoint::app::async_next next)
+//   app.use([](waypoint::app::context& ctx, waypoint::app::next next)
 //               -> waypoint::app::awaitable<void> { co_await next(); });
 //   app.post<order_request>("/orders", [](order_request in) -> waypoint::app::awaitable<order> {
 //     co_return co_await inventory.reserve(in);
@@ -29,60 +29,6 @@
 #include <utility>
 
 namespace waypoint::app {
-
-namespace detail {
-
-template <class T>
-struct awaited;
-template <class T, class Executor>
-struct awaited<boost::asio::awaitable<T, Executor>> {
-  using type = T;
-};
-
-// Awaits `work` (an awaitable<R>) and writes its result as write_result() does.
-template <class Out, class Work>
-awaitable<void> write_awaited(context& ctx, int default_status, Work work) {
-  using value = typename awaited<Work>::type;
-  if constexpr (std::is_void_v<value>) {
-    co_await std::move(work);
-    write_result<Out>(ctx, default_status, [] {});
-  } else {
-    value out = co_await std::move(work);
-    write_result<Out>(ctx, default_status, [&]() -> value { return std::move(out); });
-  }
-}
-
-template <class In, class Out, class F>
-class json_async_route {
- public:
-  json_async_route(F fn, int default_status) : fn_(std::move(fn)), default_status_(default_status) {}
-
-  awaitable<void> operator()(context& ctx) {
-    In input = read_json<In>(ctx);
-    co_await write_awaited<Out>(ctx, default_status_, call_handler(fn_, ctx, std::move(input)));
-  }
-
- private:
-  F fn_;
-  int default_status_;
-};
-
-template <class Out, class F>
-class json_async_output_route {
- public:
-  json_async_output_route(F fn, int default_status)
-      : fn_(std::move(fn)), default_status_(default_status) {}
-
-  awaitable<void> operator()(context& ctx) {
-    co_await write_awaited<Out>(ctx, default_status_, call_handler(fn_, ctx));
-  }
-
- private:
-  F fn_;
-  int default_status_;
-};
-
-}  // namespace detail
 
 template <class Body>
   requires(!std::is_same_v<Body, http::string_body>)

@@ -546,36 +546,87 @@ void write_result(context& ctx, int default_status, Produce&& produce) {
   }
 }
 
-template <class In, class Out, class F>
-class json_route {
- public:
-  json_route(F fn, int default_status) : fn_(std::move(fn)), default_status_(default_status) {}
-  int default_status() const noexcept { return default_status_; }
+template <class T>
+struct awaited {
+  using type = T;  // not a coroutine's result: as it is
+};
+template <class T, class Executor>
+struct awaited<boost::asio::awaitable<T, Executor>> {
+  using type = T;
+  static constexpr bool coroutine = true;
+};
+template <class T>
+concept awaitable_result = requires { awaited<T>::coroutine; };
 
-  void operator()(context& ctx) {
-    In input = read_json<In>(ctx);
-    write_result<Out>(ctx, default_status_,
-                      [&]() -> decltype(auto) { return call_handler(fn_, ctx, std::move(input)); });
+// awaitable<void> on the executor of `Work` (an awaitable<R>): a return type that names a
+// template parameter, so that only code that instantiates it needs Asio's definition.
+template <class Work>
+using awaitable_like = boost::asio::awaitable<void, typename Work::executor_type>;
+
+// Awaits `work` (an awaitable<R>) and writes its result as write_result() does.
+template <class Out, class Work>
+awaitable_like<Work> write_awaited(context& ctx, int default_status, Work work) {
+  using value = typename awaited<Work>::type;
+  if constexpr (std::is_void_v<value>) {
+    co_await std::move(work);
+    write_result<Out>(ctx, default_status, [] {});
+  } else {
+    value out = co_await std::move(work);
+    write_result<Out>(ctx, default_status, [&]() -> value { return std::move(out); });
   }
+}
 
- private:
-  F fn_;
-  int default_status_;
+// What fn(context&, In) or fn(In) returns (In void: fn(context&) or fn()).
+template <class In, class F>
+struct typed_call {
+  using type = decltype(call_handler(std::declval<F&>(), std::declval<context&>(),
+                                     std::declval<In>()));
+};
+template <class F>
+struct typed_call<void, F> {
+  using type = decltype(call_handler(std::declval<F&>(), std::declval<context&>()));
 };
 
-template <class Out, class F>
-class json_output_route {
+// The one typed route: reads In from the body (none when void), calls fn, and writes its
+// result, awaited first when fn is a coroutine, as Out (fn's result when Out is
+// deduced_output) with `default_status` (204 for void). As a handler it returns void or
+// awaitable<void> as fn does, so a synchronous typed route costs no coroutine frame.
+template <class In, class Out, class F>
+class typed_route {
  public:
-  json_output_route(F fn, int default_status)
-      : fn_(std::move(fn)), default_status_(default_status) {}
+  using result = typename typed_call<In, F>::type;
+  static constexpr bool coroutine = awaitable_result<result>;
+  using output = std::conditional_t<std::is_same_v<Out, deduced_output>,
+                                    typename awaited<result>::type, Out>;
+
+  typed_route(F fn, int default_status) : fn_(std::move(fn)), default_status_(default_status) {}
   int default_status() const noexcept { return default_status_; }
 
-  void operator()(context& ctx) {
-    write_result<Out>(ctx, default_status_,
-                      [&]() -> decltype(auto) { return call_handler(fn_, ctx); });
+  std::conditional_t<coroutine, awaitable<void>, void> operator()(context& ctx) {
+    if constexpr (coroutine) {
+      return run_coroutine<result>(ctx);
+    } else if constexpr (std::is_void_v<In>) {
+      write_result<Out>(ctx, default_status_,
+                        [&]() -> decltype(auto) { return call_handler(fn_, ctx); });
+    } else {
+      In input = read_json<In>(ctx);
+      write_result<Out>(ctx, default_status_, [&]() -> decltype(auto) {
+        return call_handler(fn_, ctx, std::move(input));
+      });
+    }
   }
 
  private:
+  template <class Work>
+  awaitable_like<Work> run_coroutine(context& ctx) {
+    if constexpr (std::is_void_v<In>) {
+      co_await write_awaited<Out>(ctx, default_status_, call_handler(fn_, ctx));
+    } else {
+      In input = read_json<In>(ctx);
+      co_await write_awaited<Out>(ctx, default_status_, call_handler(fn_, ctx, std::move(input)));
+    }
+  }
+
   F fn_;
   int default_status_;
 };

@@ -211,17 +211,6 @@ nlohmann::ordered_json json_schema(bool refuse_unknown_members = false) {
 
 namespace detail {
 
-// What a typed route answers with: Out, or fn's result when Out is deduced_output.
-template <class Out, class F, class... Args>
-struct typed_output {
-  using type = Out;
-};
-template <class F, class... Args>
-struct typed_output<deduced_output, F, Args...> {
-  using type = std::remove_cvref_t<decltype(call_handler(
-      std::declval<F&>(), std::declval<context&>(), std::declval<Args>()...))>;
-};
-
 template <class In, class Out>
 void describe_typed(route_doc& doc, int status) {
   doc.typed = true;
@@ -238,19 +227,10 @@ void describe_typed(route_doc& doc, int status) {
 
 template <class In, class Out, class F>
 route_scope& route_scope::add(std::string_view method, std::string_view pattern,
-                              detail::json_route<In, Out, F> fn, const source_location& where) {
+                              detail::typed_route<In, Out, F> fn, const source_location& where) {
   int status = fn.default_status();
   add(method, pattern, handler(std::move(fn)), where);
-  detail::describe_typed<In, typename detail::typed_output<Out, F, In>::type>(last_->doc, status);
-  return *this;
-}
-
-template <class Out, class F>
-route_scope& route_scope::add(std::string_view method, std::string_view pattern,
-                              detail::json_output_route<Out, F> fn, const source_location& where) {
-  int status = fn.default_status();
-  add(method, pattern, handler(std::move(fn)), where);
-  detail::describe_typed<void, typename detail::typed_output<Out, F>::type>(last_->doc, status);
+  detail::describe_typed<In, typename detail::typed_route<In, Out, F>::output>(last_->doc, status);
   return *this;
 }
 

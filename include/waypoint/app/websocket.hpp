@@ -108,8 +108,7 @@ struct websocket_route {
 };
 }  // namespace detail
 
-// Whether `req` asks for a WebSocket: GET, HTTP/1.1, Connection: upgrade and Upgrade:
-// websocket (RFC 6455 §4.1; the rest of the handshake is checked when it is answered).
-bool is_websocket_upgrade(const request& req) noexcept;
+// Whether `req` is a WebSocket opening handshake (RFC 6455 §4.2.1): the server's rule.
+using beast::is_websocket_upgrade;
 
 }  // namespace waypoint::app

@@ -116,4 +116,11 @@ struct websocket_upgrade {
   std::function<boost::asio::awaitable<void, boost::asio::any_io_executor>(websocket_channel&)> run;
 };
 
+// Whether `req` is a WebSocket opening handshake the server can answer with 101 (RFC 6455
+// §4.2.1): GET, HTTP/1.1 or later, a Connection field naming the token `upgrade`, an Upgrade
+// field naming `websocket`, Sec-WebSocket-Version 13, a Sec-WebSocket-Key that is the
+// base64 of 16 bytes, and no body. exchange::upgrade() takes no other request; the
+// framework's WebSocket routes answer any other 426 with the version they speak.
+bool is_websocket_upgrade(const request& req) noexcept;
+
 }  // namespace waypoint::beast

@@ -4,6 +4,8 @@
 // path can use them.
 #pragma once
 
+#include "waypoint/detail/url.hpp"
+
 #include <array>
 #include <bit>
 #include <cstddef>
@@ -425,17 +427,9 @@ inline std::size_t clean_path(std::string_view path, char* out) noexcept {
 // The host without its port, as Go's stripHostPort: "example.com:8080" and
 // "[::1]:80" lose the port; anything that does not split cleanly is kept whole.
 constexpr std::string_view strip_port(std::string_view host) noexcept {
-  if (host.find(':') == std::string_view::npos) return host;
-  if (host.front() == '[') {
-    std::size_t close = host.find(']');
-    if (close == std::string_view::npos || close + 1 >= host.size() || host[close + 1] != ':')
-      return host;
-    if (host.find(':', close + 2) != std::string_view::npos) return host;
-    return host.substr(1, close - 1);
-  }
-  std::size_t colon = host.find(':');
-  if (host.find(':', colon + 1) != std::string_view::npos) return host;
-  return host.substr(0, colon);
+  host_port parts;
+  if (split_host_port(host, parts) != nullptr || !parts.has_port) return host;
+  return parts.host;
 }
 
 }  // namespace waypoint::detail

@@ -5,6 +5,7 @@
 #include "waypoint/pattern.hpp"
 
 #include "waypoint/detail/escape.hpp"
+#include "waypoint/detail/http_grammar.hpp"  // is_token_byte
 
 #include <algorithm>
 #include <string>

@@ -1,0 +1,76 @@
+// The small rules of HTTP's grammar (RFC 9110 §5.6), written once for every layer that reads
+// a field or writes a head: token bytes, optional whitespace, comma-separated lists, the
+// case-insensitive comparison of tokens, and decimal numbers written into a head. Standard
+// library only, so that the core (a pattern's method), the server and the framework share
+// them.
+#pragma once
+
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace waypoint::detail {
+
+// tchar (RFC 9110 §5.6.2): the bytes of a token such as a method or a field name.
+constexpr bool is_token_byte(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+// OWS (RFC 9110 §5.6.3): a space or a horizontal tab.
+constexpr bool is_ows(char c) noexcept { return c == ' ' || c == '\t'; }
+
+// `s` without the optional whitespace around it.
+constexpr std::string_view trim(std::string_view s) noexcept {
+  while (!s.empty() && is_ows(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_ows(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+constexpr char ascii_lower(char c) noexcept {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+// Tokens, field names and media types compare without regard to ASCII case.
+constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (ascii_lower(a[i]) != ascii_lower(b[i])) return false;
+  return true;
+}
+
+constexpr bool istarts_with(std::string_view text, std::string_view prefix) noexcept {
+  return text.size() >= prefix.size() && iequals(text.substr(0, prefix.size()), prefix);
+}
+
+// Calls visit(element) for each element of a comma-separated list (RFC 9110 §5.6.1:
+// `#element`), trimmed; empty elements are skipped, as a recipient must.
+template <class Visit>
+constexpr void for_each_list_element(std::string_view list, Visit&& visit) {
+  while (!list.empty()) {
+    std::size_t comma = list.find(',');
+    std::string_view element = trim(list.substr(0, comma));
+    if (!element.empty()) visit(element);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+// Whether a list of tokens (Connection, Upgrade, Transfer-Encoding) names `token`.
+constexpr bool list_has_token(std::string_view list, std::string_view token) noexcept {
+  bool found = false;
+  for_each_list_element(list, [&](std::string_view element) {
+    found = found || iequals(element, token);
+  });
+  return found;
+}
+
+// Appends `n` in decimal (a status code, a Content-Length, a metric's count).
+inline void append_decimal(std::string& out, std::uint64_t n) {
+  char digits[20];  // 2^64 - 1 has 20 digits
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
+}
+
+}  // namespace waypoint::detail

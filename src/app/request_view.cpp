@@ -1,0 +1,119 @@
+// The request view's non-template members: header lookup, path values and the lazy query
+// index.
+#include "waypoint/app/request_view.hpp"
+
+#include "waypoint/detail/escape.hpp"
+
+#include <stdexcept>
+
+namespace waypoint::app {
+namespace detail {
+
+namespace {
+
+// application/x-www-form-urlencoded decoding at `out`, which it advances.
+std::string_view form_decode(std::string_view raw, char*& out) noexcept {
+  std::size_t n = waypoint::detail::percent_decode(raw, out, /*plus_is_space=*/true);
+  out += n;
+  return {out - n, n};
+}
+
+}  // namespace
+
+std::span<const query_param> query_index::params(std::string_view raw) {
+  if (!parsed_) parse(raw);
+  if (!spilled_params_.empty()) return spilled_params_;
+  return {params_.items, count_};
+}
+
+void query_index::parse(std::string_view raw) {
+  parsed_ = true;
+  char* out = bytes_;
+  if (raw.size() > inline_bytes) {
+    spilled_bytes_.reset(new char[raw.size()]);
+    out = spilled_bytes_.get();
+  }
+  std::size_t pos = 0;
+  while (pos < raw.size()) {
+    std::size_t end = raw.find('&', pos);
+    if (end == std::string_view::npos) end = raw.size();
+    std::string_view piece = raw.substr(pos, end - pos);
+    pos = end + 1;
+    if (piece.empty()) continue;
+    std::size_t equals = piece.find('=');
+    query_param p;
+    p.name = form_decode(piece.substr(0, equals), out);
+    if (equals != std::string_view::npos) p.value = form_decode(piece.substr(equals + 1), out);
+    push(p);
+  }
+}
+
+void query_index::push(query_param p) {
+  if (spilled_params_.empty() && count_ < inline_params) {
+    ::new (static_cast<void*>(&params_.items[count_++])) query_param(p);
+    return;
+  }
+  if (spilled_params_.empty()) spilled_params_.assign(params_.items, params_.items + count_);
+  spilled_params_.push_back(p);
+  ++count_;
+}
+
+void throw_bad_value(std::string_view where, std::string_view name, std::string_view text,
+                     std::string_view expected) {
+  std::string detail(where);
+  detail += " \"";
+  detail.append(name);
+  detail += "\" must be ";
+  detail.append(expected);
+  detail += ", not \"";
+  detail.append(text);
+  detail += '"';
+  throw http_error(400, std::move(detail));
+}
+
+}  // namespace detail
+
+
+std::string_view request_view::header(std::string_view name) const noexcept {
+  auto it = request_->find(name);
+  return it == request_->end() ? std::string_view() : std::string_view(it->value());
+}
+
+std::string_view request_view::header(http::field name) const noexcept {
+  auto it = request_->find(name);
+  return it == request_->end() ? std::string_view() : std::string_view(it->value());
+}
+
+std::string_view request_view::route_pattern() const noexcept {
+  if (outcome_.kind != match_status::matched || !match_.route()) return {};
+  return match_.route()->pattern.text();
+}
+
+bool request_view::has_path_value(std::string_view name) const noexcept {
+  return outcome_.kind == match_status::matched && match_.has_value(name);
+}
+
+std::string_view request_view::path_value(std::string_view name) const {
+  if (!has_path_value(name)) {
+    std::string what = "waypoint::app: path_value(\"";
+    what.append(name);
+    what += "\"): ";
+    if (outcome_.kind != match_status::matched) {
+      what += "no route matched";
+    } else {
+      what += "route \"";
+      what.append(route_pattern());
+      what += "\" has no such wildcard";
+    }
+    throw std::logic_error(what);
+  }
+  return match_.value(name);
+}
+
+std::optional<std::string_view> request_view::query(std::string_view name) {
+  for (const query_param& p : query_params())
+    if (p.name == name) return p.value;
+  return std::nullopt;
+}
+
+}  // namespace waypoint::app

@@ -1,0 +1,96 @@
+// Tests of waypoint/detail/http_grammar.hpp: the small rules of RFC 9110 §5.6 that the
+// pattern parser, the server and the framework share, one table per rule.
+#include <waypoint/detail/http_grammar.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using namespace waypoint::detail;
+
+TEST(HttpGrammar, TokenBytesAreTcharOnly) {
+  for (char c : std::string_view("azAZ09!#$%&'*+-.^_`|~")) EXPECT_TRUE(is_token_byte(c)) << c;
+  for (char c : std::string_view(" \t\r\n\"(),/:;<=>?@[\\]{}\x7f\x80"))
+    EXPECT_FALSE(is_token_byte(c)) << int(c);
+  EXPECT_FALSE(is_token_byte('\0'));
+}
+
+struct trim_row {
+  std::string_view in, out;
+};
+
+TEST(HttpGrammar, TrimRemovesOnlySpaceAndTabAtTheEnds) {
+  for (auto [in, out] : std::vector<trim_row>{{"", ""},
+                                              {" \t ", ""},
+                                              {"gzip", "gzip"},
+                                              {" \tgzip\t ", "gzip"},
+                                              {"a b", "a b"},
+                                              {"\r\ngzip\r\n", "\r\ngzip\r\n"}})
+    EXPECT_EQ(trim(in), out) << "[" << in << "]";
+}
+
+struct equals_row {
+  std::string_view a, b;
+  bool equal;
+};
+
+TEST(HttpGrammar, IequalsIgnoresAsciiCaseOnly) {
+  for (auto [a, b, equal] : std::vector<equals_row>{{"close", "CLOSE", true},
+                                                    {"Keep-Alive", "keep-alive", true},
+                                                    {"", "", true},
+                                                    {"close", "closed", false},
+                                                    {"@", "`", false},  // 0x40 | 0x20 == 0x60
+                                                    {"[", "{", false},
+                                                    {"\xc4", "\xe4", false}})
+    EXPECT_EQ(iequals(a, b), equal) << a << " vs " << b;
+  EXPECT_TRUE(istarts_with("Proxy-Authorization", "proxy-"));
+  EXPECT_FALSE(istarts_with("prox", "proxy-"));
+}
+
+struct list_row {
+  std::string_view list;
+  std::vector<std::string_view> elements;
+};
+
+TEST(HttpGrammar, ListElementsAreTrimmedAndEmptyOnesSkipped) {
+  for (const auto& row : std::vector<list_row>{{"", {}},
+                                               {" , ,, ", {}},
+                                               {"close", {"close"}},
+                                               {"keep-alive, Upgrade", {"keep-alive", "Upgrade"}},
+                                               {",gzip ,\tbr;q=0 ,", {"gzip", "br;q=0"}},
+                                               {"a b, c", {"a b", "c"}}}) {
+    std::vector<std::string_view> seen;
+    for_each_list_element(row.list, [&](std::string_view e) { seen.push_back(e); });
+    EXPECT_EQ(seen, row.elements) << "[" << row.list << "]";
+  }
+}
+
+struct token_row {
+  std::string_view list, token;
+  bool found;
+};
+
+TEST(HttpGrammar, ListHasTokenMatchesWholeElementsWithoutCase) {
+  for (auto [list, token, found] : std::vector<token_row>{{"keep-alive, Upgrade", "upgrade", true},
+                                                          {"CLOSE", "close", true},
+                                                          {"upgrade-insecure", "upgrade", false},
+                                                          {"", "close", false},
+                                                          {" , close ,", "close", true},
+                                                          {"chunked;x=1", "chunked", false}})
+    EXPECT_EQ(list_has_token(list, token), found) << "[" << list << "] " << token;
+}
+
+TEST(HttpGrammar, AppendDecimalWritesEveryWidth) {
+  for (auto [n, text] : std::vector<std::pair<std::uint64_t, std::string>>{
+           {0, "0"}, {7, "7"}, {404, "404"}, {18446744073709551615u, "18446744073709551615"}}) {
+    std::string out = "x";
+    append_decimal(out, n);
+    EXPECT_EQ(out, "x" + text);
+  }
+}
+
+}  // namespace
