@@ -135,101 +135,20 @@ class decoding_scope {
 // "/" + name with '~' and '/' escaped (RFC 6901).
 std::string pointer_token(std::string_view name);
 
-// Reads a document as events, keeping nothing: where nlohmann/json's parser gives up, and
-// whether the document nests deeper than max_json_depth (then it stops there, before any
-// recursion deeper than that: nlohmann/json reads CBOR recursively, one call per level).
-// A template on the JSON type so that, like parse_json_body, its mangled name carries the
-// caller's nlohmann ABI.
-template <class Json>
-struct document_scan final : nlohmann::json_sax<Json> {
-  std::size_t byte = 0;  // 1-based for JSON, 0-based for CBOR, as nlohmann/json counts
-  std::string message;
-  std::size_t depth = 0;
-  bool too_deep = false;
-
-  static document_scan of(std::string_view bytes, nlohmann::json::input_format_t format) {
-    document_scan scan;
-    (void)Json::sax_parse(bytes, &scan, format);
-    return scan;
-  }
-  bool null() override { return true; }
-    bool boolean(bool) override { return true; }
-    bool number_integer(typename Json::number_integer_t) override { return true; }
-    bool number_unsigned(typename Json::number_unsigned_t) override { return true; }
-    bool number_float(typename Json::number_float_t, const typename Json::string_t&) override {
-      return true;
-    }
-  bool string(typename Json::string_t&) override { return true; }
-  bool binary(typename Json::binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return enter(); }
-  bool key(typename Json::string_t&) override { return true; }
-  bool end_object() override { return leave(); }
-  bool start_array(std::size_t) override { return enter(); }
-  bool end_array() override { return leave(); }
-  bool parse_error(std::size_t position, const std::string&,
-                   const typename Json::exception& e) override {
-    byte = position;
-    message = e.what();
-    return false;
-  }
-
- private:
-  bool enter() {
-    too_deep = ++depth > max_json_depth;
-    return !too_deep;
-  }
-  bool leave() {
-    --depth;
-    return true;
-  }
-};
-
-// The byte (1-based) at which nlohmann/json's parser gives up on `text`, for the errors
-// that carry no position (out_of_range.406, a number overflowing a double). The cold path
-// of a refused body only: it parses `text` again.
-template <class Json>
-std::size_t failing_byte(std::string_view text) {
-  return document_scan<Json>::of(text, nlohmann::json::input_format_t::json).byte;
-}
-
-// A CBOR body as a document: scanned first, so that nesting beyond max_json_depth is a 400
-// before the recursive reader sees it. Every failure is a 400, as for JSON.
-template <class Json>
-void parse_cbor(std::string_view bytes, Json& out) {
-  auto scan = document_scan<Json>::of(bytes, nlohmann::json::input_format_t::cbor);
-  if (scan.too_deep)
-    throw_malformed_cbor(scan.byte, "nested deeper than " + std::to_string(max_json_depth) +
-                                        " levels");
-  if (!scan.message.empty()) throw_malformed_cbor(scan.byte, scan.message);
-  try {
-    out = Json::from_cbor(bytes);
-  } catch (const nlohmann::json::exception& e) {
-    throw_malformed_cbor(0, e.what());
-  }
-}
-
-// The request body as a JSON document, after the 413, 415 and 400 checks. An out
-// parameter, so that its mangled name carries the nlohmann ABI of the caller.
-//
-// Every nlohmann/json exception out of parse() is a 400, whatever its class: parsing looks
-// at no type, so whatever stops it means the bytes cannot be read as a JSON value, which is
-// the client's malformed request (RFC 9110 15.5.1), never the server's fault and never a
-// question of shape (that is convert_body's 422). In nlohmann/json 3.11 parse() throws
-// parse_error.101 (syntax, invalid UTF-8, a lone surrogate, a truncated document) and
-// out_of_range.406 (a number beyond any double: 1e400, a 10,000-digit integer); the other
-// classes (type_error, invalid_iterator, other_error) are caught alike should a later
-// version raise them here.
-inline void parse_json_body(context& ctx, nlohmann::json& out) {
-  if (check_json_request(ctx) == body_format::cbor) return parse_cbor(ctx.body(), out);
-  check_json_depth(ctx.body());
-  try {
-    out = nlohmann::json::parse(ctx.body());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw_malformed_json(e.byte, e.what());
-  } catch (const nlohmann::json::exception& e) {
-    throw_malformed_json(failing_byte<nlohmann::json>(ctx.body()), e.what());
-  }
-}
+// The codec of typed routes: the body parsed (JSON, or CBOR; after the 413, 415 and 400
+// checks) and the answer encoded in the format the client prefers (answers_cbor). Compiled
+// once per nlohmann ABI (src/app/json_codec.cpp, json_codec_diagnostics.cpp): each
+// declaration names the caller's nlohmann type, whose inline namespace says whether it
+// was built with JSON_DIAGNOSTICS, so the linker picks the matching definition. The parser,
+// the CBOR reader and the serializers are then instantiated in the library, not in every
+// translation unit that registers a typed route (bench/compile/run measures that).
+void parse_json_body(context& ctx, nlohmann::json& out);
+void write_typed(context& ctx, const nlohmann::ordered_json& value);
+// Schema text (schema.hpp) read and written: the same parser and serializer, compiled once.
+// An out parameter: a return type is not part of a function's mangled name, the parameter's
+// inline namespace is.
+void parse_ordered(std::string_view text, nlohmann::ordered_json& out);
+std::string dump_ordered(const nlohmann::ordered_json& value);
 
 template <class T>
 struct is_optional : std::false_type {};
@@ -518,17 +437,6 @@ decltype(auto) call_handler(F& fn, context& ctx, Args&&... args) {
     return std::invoke(fn, ctx, std::forward<Args>(args)...);
   else
     return std::invoke(fn, std::forward<Args>(args)...);
-}
-
-// A typed route's answer in the encoding the client prefers (answers_cbor).
-template <class Json>
-void write_typed(context& ctx, const Json& value) {
-  if (answers_cbor(ctx)) {
-    std::vector<std::uint8_t> bytes = Json::to_cbor(value);
-    write_typed_body(ctx, std::string(bytes.begin(), bytes.end()), true);
-  } else {
-    write_typed_body(ctx, value.dump(), false);
-  }
 }
 
 // Runs `produce` and writes its result with `default_status`; void results answer 204.

@@ -135,7 +135,7 @@ nlohmann::ordered_json object_schema(schema_sink& sink) {
     using hook::schema_constraints;
     schema.merge_patch(nlohmann::ordered_json(schema_constraints(static_cast<const T*>(nullptr))));
   }
-  sink.define(name, schema.dump());
+  sink.define(name, dump_ordered(schema));
   return component_ref(name);
 }
 
@@ -160,7 +160,9 @@ nlohmann::ordered_json schema_of(schema_sink& sink) {
     return nullable(schema_of<typename T::value_type>(sink));
   } else if constexpr (std::is_same_v<T, bool> || std::is_arithmetic_v<T> ||
                        std::is_same_v<T, std::string>) {
-    return json::parse(scalar_schema<T>());
+    json schema;
+    parse_ordered(scalar_schema<T>(), schema);
+    return schema;
   } else if constexpr (is_vector<T>::value || is_std_array<T>::value || is_set<T>::value) {
     json schema = {{"type", "array"}, {"items", schema_of<typename T::value_type>(sink)}};
     if constexpr (is_std_array<T>::value) {
@@ -178,7 +180,9 @@ nlohmann::ordered_json schema_of(schema_sink& sink) {
   } else if constexpr (described_object<T>) {
     return object_schema<T>(sink);
   } else if constexpr (std::is_enum_v<T>) {
-    return json::parse(scalar_schema<std::underlying_type_t<T>>());
+    json schema;
+    parse_ordered(scalar_schema<std::underlying_type_t<T>>(), schema);
+    return schema;
   } else {
     return {{"description", "converted by the type's own to_json and from_json"}};
   }
@@ -187,7 +191,7 @@ nlohmann::ordered_json schema_of(schema_sink& sink) {
 // A schema_writer for T (route_doc.hpp).
 template <class T>
 std::string schema_text(schema_sink& sink) {
-  return schema_of<std::remove_cvref_t<T>>(sink).dump();
+  return dump_ordered(schema_of<std::remove_cvref_t<T>>(sink));
 }
 
 }  // namespace detail
@@ -204,7 +208,9 @@ nlohmann::ordered_json json_schema(bool refuse_unknown_members = false) {
   const std::string from = "#/components/schemas/", to = "#/$defs/";
   for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at))
     text.replace(at, from.size(), to);
-  return nlohmann::ordered_json::parse(text);
+  nlohmann::ordered_json schema;
+  detail::parse_ordered(text, schema);
+  return schema;
 }
 
 // --- typed routes describe themselves (application.hpp) ------------------------------
