@@ -62,6 +62,7 @@ struct options {
   unsigned drain_grace_ms = 1000;
   std::string tls_cert, tls_key;  // both or neither: a TLS listener on tls_port
   std::uint16_t tls_port = 8443;
+  bool swagger_ui_cdn = false;  // the docs page loads Swagger UI from jsDelivr even when built in
 };
 
 constexpr std::string_view usage = R"(usage: waypoint-gateway [options]
@@ -88,6 +89,8 @@ PUT and PATCH patterns decode and answer JSON records.
                    also serve HTTPS with this certificate chain and key (PEM);
                    SIGHUP reads them again
   --tls-port N     the HTTPS port, default 8443
+  --swagger-ui-cdn the documentation page (/docs/) loads Swagger UI from jsDelivr
+                   (pinned, with integrity hashes) even when this build holds its files
   --print-routes   print the built-in table and exit
   --help           print this and exit
 
@@ -135,6 +138,8 @@ options parse_arguments(int argc, char** argv) {
     } else if (arg == "--upstream-timeout") {
       o.upstream_timeout_ms = static_cast<unsigned>(parse_number(arg, value(), 600'000));
       if (o.upstream_timeout_ms == 0) fail("--upstream-timeout must be positive");
+    } else if (arg == "--swagger-ui-cdn") {
+      o.swagger_ui_cdn = true;
     } else if (arg == "--quiet") {
       o.quiet = true;
     } else if (arg == "--reuse-port") {
@@ -290,7 +295,7 @@ int main(int argc, char** argv) {
       // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.
       wa::serve_openapi(app, {.title = "waypoint-gateway", .version = WAYPOINT_VERSION,
                               .license = "BSL-1.0"},
-                        {.ui_directory = WAYPOINT_SWAGGER_UI_DIR});
+                        {.ui_directory = o.swagger_ui_cdn ? "" : WAYPOINT_SWAGGER_UI_DIR});
       waypoint::examples::add_file_routes(app, WAYPOINT_WWW_DIR);
     } else {
       add_routes(app, read_file(o.routes_file), o.routes_file, true);
@@ -314,6 +319,8 @@ int main(int argc, char** argv) {
                 << " -d '{\"sku\":\"KB-101\",\"quantity\":2}'   # typed JSON route\n";
       std::cout << "  curl -i " << base << "/v1/proxy/v1/health   # a coroutine: GET "
                 << (o.upstream.empty() ? base : o.upstream) << "/v1/health\n";
+      std::cout << "  curl -i " << base << "/docs/   # documentation page: Swagger UI reading "
+                << base << "/openapi.json; open it in a browser\n";
       waypoint::examples::print_file_examples(std::cout, base);
       waypoint::examples::print_stream_examples(std::cout, base,
                                                 std::string(WAYPOINT_WWW_DIR) + "/index.html");

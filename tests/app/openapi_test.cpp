@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -246,14 +247,44 @@ TEST(Serving, DocumentPageAndFiles) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(Serving, MissingFilesAnswer503AndTheDocumentStillServes) {
+TEST(Serving, MissingFilesLoadPinnedSwaggerUiFromTheCdnWithIntegrity) {
+  const std::string cdn = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@";
+  const std::regex pinned(  // a versioned URL, a SHA-384 hash (64 base64 digits), CORS
+      "(src|href)=\"" + cdn + "[0-9]+\\.[0-9]+\\.[0-9]+/([a-z-]+\\.(js|css))\" "
+      "integrity=\"sha384-[A-Za-z0-9+/]{64}\" crossorigin=\"anonymous\"");
+  for (const std::string dir : {"", "/nonexistent"}) {
+    application app;
+    serve_openapi(app, {}, {.ui_directory = dir});
+    response page = answer(app, "GET", "/docs/");
+    EXPECT_EQ(page.result_int(), 200u) << dir;
+    std::set<std::string> loaded;
+    for (auto m = std::sregex_iterator(page.body().begin(), page.body().end(), pinned);
+         m != std::sregex_iterator(); ++m)
+      loaded.insert((*m)[2]);
+    EXPECT_EQ(loaded, (std::set<std::string>{"swagger-ui.css", "swagger-ui-bundle.js"}))
+        << page.body();
+    // The page's own files are the CDN's: a redirect, never a 503.
+    response icon = answer(app, "GET", "/docs/favicon-32x32.png");
+    EXPECT_EQ(icon.result_int(), 302u);
+    EXPECT_EQ(field(icon, "Location").rfind(cdn, 0), 0u) << field(icon, "Location");
+    EXPECT_TRUE(field(icon, "Location").ends_with("/favicon-32x32.png"));
+    EXPECT_EQ(answer(app, "GET", "/docs/swagger-ui-bundle.js").result_int(), 302u);
+    EXPECT_EQ(answer(app, "GET", "/docs/secret.txt").result_int(), 404u);
+    EXPECT_EQ(answer(app, "GET", "/openapi.json").result_int(), 200u);
+  }
+}
+
+TEST(Serving, LocalFilesAreLoadedFromThePageWithoutTheCdn) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "waypoint_openapi_local";
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"swagger-ui.css", "swagger-ui-bundle.js", "favicon-32x32.png"})
+    std::ofstream(dir / name) << name;
   application app;
-  serve_openapi(app, {}, {.ui_directory = "/nonexistent"});
-  response page = answer(app, "GET", "/docs/");
-  EXPECT_EQ(page.result_int(), 503u);
-  EXPECT_NE(body_json(page).value("detail", "").find("/nonexistent/swagger-ui.css"),
-            std::string::npos);
-  EXPECT_EQ(answer(app, "GET", "/openapi.json").result_int(), 200u);
+  serve_openapi(app, {}, {.ui_directory = dir.string()});
+  std::string page = answer(app, "GET", "/docs/").body();
+  EXPECT_NE(page.find("<script src=\"swagger-ui-bundle.js\"></script>"), std::string::npos);
+  EXPECT_EQ(page.find("cdn.jsdelivr.net"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

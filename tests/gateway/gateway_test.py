@@ -11,6 +11,7 @@ usage: gateway_test.py GATEWAY_BINARY
 Each check is named for the rule it holds the gateway to; a failure says what was expected
 and what came back, and the script exits non-zero after running every check.
 """
+import base64
 import hashlib
 import http.client
 import json
@@ -247,6 +248,83 @@ def server_sent_events(argv, r):
     expect(ticks == ["1", "2", "3"], "server-sent events: ticks 1, 2, 3 in order, got %r" % r)
 
 
+# --- the documentation page -------------------------------------------------------------
+# Without Swagger UI's files in the build (no `scripts/install-deps openapi`), /docs/ loads
+# the swagger-ui-dist version tests/openapi/package-lock.json locks from jsDelivr; each file
+# with the SHA-384 of that version's real file as its integrity attribute.
+
+SWAGGER_UI_LOCK = os.path.join(ROOT, "tests/openapi/package-lock.json")
+SWAGGER_UI_NPM = os.path.join(ROOT, "build/node/node_modules/swagger-ui-dist")
+SWAGGER_UI_PIN = os.path.join(ROOT, "src/app/swagger_ui_pin.hpp")
+CDN = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@"
+PAGE_ASSET = re.compile(r'<(?:script src|link rel="stylesheet" href)="([^"]+)"([^>]*)>')
+
+
+def swagger_ui_version():
+    with open(SWAGGER_UI_LOCK) as f:
+        return json.load(f)["packages"]["node_modules/swagger-ui-dist"]["version"]
+
+
+def pinned_integrity(name):
+    """The file's SRI hash: from the real file when npm installed the locked version, else as
+    scripts/pin-swagger-ui wrote it (from the npm tarball)."""
+    try:
+        with open(os.path.join(SWAGGER_UI_NPM, "package.json")) as f:
+            installed = json.load(f)["version"]
+    except OSError:
+        installed = None
+    if installed == swagger_ui_version():
+        with open(os.path.join(SWAGGER_UI_NPM, name), "rb") as f:
+            return "sha384-" + base64.b64encode(hashlib.sha384(f.read()).digest()).decode()
+    with open(SWAGGER_UI_PIN) as f:
+        m = re.search(r'\{"%s", "(sha384-[^"]+)"\}' % re.escape(name), f.read())
+    expect(m, "%s pins no hash for %s" % (SWAGGER_UI_PIN, name))
+    return m.group(1)
+
+
+def documentation_page(argv, r):
+    expect(r.status == 200 and r.header("Content-Type") == "text/html; charset=utf-8",
+           "documentation page: 200 text/html, got %r" % r)
+    page = next(a for a in argv if "/docs/" in a)
+    assets = PAGE_ASSET.findall(r.body)
+    expect(sorted(os.path.basename(url) for url, _ in assets) ==
+           ["swagger-ui-bundle.js", "swagger-ui.css"],
+           "documentation page: loads swagger-ui.css and swagger-ui-bundle.js, got %r" % assets)
+    for url, attributes in assets:
+        name = os.path.basename(url)
+        if url.startswith("https://"):
+            expect(url == CDN + swagger_ui_version() + "/" + name,
+                   "documentation page: %s from %s%s/, got %s" % (name, CDN, swagger_ui_version(), url))
+            integrity = re.search(r'integrity="([^"]+)"', attributes)
+            expect(integrity and integrity.group(1) == pinned_integrity(name),
+                   "documentation page: %s's integrity %s, got %r" % (name, pinned_integrity(name),
+                                                                     attributes))
+            expect('crossorigin="anonymous"' in attributes,
+                   "documentation page: %s crossorigin=anonymous, got %r" % (name, attributes))
+        expect(head(page + name).status in (200, 302),
+               "documentation page: %s%s served or redirected to the CDN, never 503" % (page, name))
+    favicon = head(page + "favicon-32x32.png")
+    expect(favicon.status == 200 or (favicon.status == 302 and favicon.header("Location") ==
+                                     CDN + swagger_ui_version() + "/favicon-32x32.png"),
+           "documentation page: the icon, or a redirect to the pinned one, got %r" % favicon)
+
+
+def head(url):
+    """HEAD: the headers alone (a body such as a PNG is not text)."""
+    return curl(["curl", "-I", url])
+
+
+def check_docs_page_without_local_files_loads_pinned_swagger_ui_with_integrity(binary):
+    g = Gateway(binary, "--swagger-ui-cdn")
+    try:
+        url = g.base + "/docs/"
+        r = get(url)
+        documentation_page(["curl", "-i", url], r)
+        expect(CDN in r.body, "--swagger-ui-cdn: the page loads from %s, got %r" % (CDN, r.body))
+    finally:
+        g.stop()
+
+
 CURL_LINE_RULES = [  # (comment contains, rule)
     ("# 404", no_route),
     ("automatic OPTIONS", automatic_options),
@@ -259,6 +337,7 @@ CURL_LINE_RULES = [  # (comment contains, rule)
     ("a byte range", byte_range),
     ("streamed upload", streamed_upload),
     ("server-sent events", server_sent_events),
+    ("documentation page", documentation_page),
 ]
 
 
@@ -554,6 +633,7 @@ def check_printed_websocket_line_echoes(binary):
 CHECKS = [
     check_printed_websocket_line_echoes,
     check_every_printed_curl_line_answers_as_documented,
+    check_docs_page_without_local_files_loads_pinned_swagger_ui_with_integrity,
     check_proxy_answers_with_the_upstream_gateways_answer,
     check_proxy_to_a_closed_port_is_502_problem,
     check_proxy_to_a_silent_upstream_is_504_after_the_timeout,

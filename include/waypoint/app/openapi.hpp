@@ -32,8 +32,10 @@ struct openapi_page_options {
   // The documentation page is this path ("/docs/" serves "/docs/", its files below it).
   std::string page_path = "/docs/";
   // Where swagger-ui-dist's files are (the install step copies them into the build: see
-  // docs/framework.md); read once, here. Empty or missing files: the page answers 503 with a
-  // problem saying so, and the document is served all the same.
+  // docs/framework.md); read once, here, and served below the page. Empty, or a file missing:
+  // the page loads the swagger-ui-dist version tests/openapi/package-lock.json locks from
+  // https://cdn.jsdelivr.net with Subresource Integrity hashes (scripts/pin-swagger-ui), and
+  // its file paths redirect there.
   std::string ui_directory{};
 };
 
