@@ -380,6 +380,20 @@ def check_proxy_loop_through_itself_is_508(binary):
         g.stop()
 
 
+def check_event_interval_below_the_minimum_is_400_problem(binary):
+    g = Gateway(binary)
+    try:
+        for interval in ("0", "99"):
+            r = get(g.base + "/v1/events?count=3&interval_ms=" + interval)
+            expect(r.status == 400 and "at least 100" in r.body,
+                   "interval_ms=%s: 400 naming the minimum of 100, got %r" % (interval, r))
+        r = get(g.base + "/v1/events?count=2&interval_ms=100", "-N")
+        expect(r.status == 200 and r.body.count("event: tick") == 2,
+               "interval_ms=100: two ticks, got %r" % r)
+    finally:
+        g.stop()
+
+
 def check_sigterm_stops_the_gateway_with_exit_0(binary):
     g = Gateway(binary)
     get(g.base + "/v1/health")
@@ -558,6 +572,7 @@ CHECKS = [
     check_proxy_to_a_closed_port_is_502_problem,
     check_proxy_to_a_silent_upstream_is_504_after_the_timeout,
     check_proxy_loop_through_itself_is_508,
+    check_event_interval_below_the_minimum_is_400_problem,
     check_sigterm_stops_the_gateway_with_exit_0,
     check_readiness_says_503_from_sigterm_until_the_listeners_close,
     check_access_log_and_metrics_count_the_requests_sent,

@@ -166,6 +166,18 @@ struct body_plan {
 };
 using body_planner = std::function<body_plan(const request& header)>;
 
+// The errors of an exchange's own, as opposed to the connection's (asio's, beast's).
+enum class exchange_error {
+  // write_chunk on a response that carries no body (a HEAD's, a 1xx, 204 or 304): the head
+  // goes out, the data does not, and the writer is told so that its loop ends rather than
+  // spinning on writes that cost nothing (Go's http.ErrBodyNotAllowed).
+  body_not_allowed = 1,
+};
+const boost::system::error_category& exchange_category() noexcept;
+inline boost::system::error_code make_error_code(exchange_error e) noexcept {
+  return {static_cast<int>(e), exchange_category()};
+}
+
 // The completions of the streaming calls below, on the connection's thread.
 using body_read_handler = std::function<void(boost::system::error_code, std::size_t)>;
 using chunk_write_handler = std::function<void(boost::system::error_code)>;
@@ -220,9 +232,9 @@ class exchange_host {
   // exchange is deferred, one write at a time: the first call sends the head of
   // response() (HTTP/1.1: `Transfer-Encoding: chunked`; HTTP/1.0: no length, the
   // connection closes at the end; HEAD or a status without content: the head alone, and
-  // the data is dropped). `done` runs on that thread once the bytes are with the kernel, so
-  // a writer that awaits it holds one piece in memory at most; an error when the
-  // connection is gone or the write timed out. The response ends when the deferred send
+  // `done` gets exchange_error::body_not_allowed). `done` runs on that thread once the
+  // bytes are with the kernel, so a writer that awaits it holds one piece in memory at
+  // most; an error when the connection is gone or the write timed out. The response ends when the deferred send
   // is sent; its body() is not sent.
   // Here: operation_not_supported at once.
   virtual void write_chunk(std::string_view data, chunk_write_handler done);
@@ -452,3 +464,6 @@ class server {
 };
 
 }  // namespace waypoint::beast
+
+template <>
+struct boost::system::is_error_code_enum<waypoint::beast::exchange_error> : std::true_type {};
