@@ -1,6 +1,7 @@
 // The application: registration with prefix composition, freezing the middleware chains,
 // and respond(), the one entry point per request.
 #include "waypoint/app/application.hpp"
+#include "waypoint/app/middleware.hpp"
 #include "waypoint/app/websocket.hpp"
 
 #include "waypoint/beast/adapter.hpp"
@@ -454,6 +455,18 @@ bool client_left(const std::error_code& ec) noexcept {
          ec == std::errc::broken_pipe || ec == std::errc::not_connected;
 }
 
+// Inside a catch block: the exception is a body write to a response that carries none
+// (HEAD, 204, 304). Its head has gone out, so that answer stands; the writer only stopped.
+bool body_was_not_allowed() noexcept {
+  try {
+    throw;
+  } catch (const std::system_error& e) {
+    return e.code() == std::error_code(make_error_code(beast::exchange_error::body_not_allowed));
+  } catch (...) {
+    return false;
+  }
+}
+
 // Inside a catch block: 499 when the exception says the client left, else 0.
 int client_left_status() noexcept {
   try {
@@ -469,6 +482,7 @@ int client_left_status() noexcept {
 }  // namespace
 
 void answer_current_exception(context& ctx) noexcept {
+  if (body_was_not_allowed()) return;
   if (int status = client_left_status()) {  // nobody reads the answer: no body, no log
     ctx.response().message().result(static_cast<unsigned>(status));
     ctx.response().message().body().clear();
@@ -499,6 +513,15 @@ void answer_current_exception(context& ctx) noexcept {
     response& res = ctx.response().message();
     res.result(http::status::internal_server_error);
     res.body().clear();
+  }
+}
+
+int detail::answered_status(context& ctx, const std::exception_ptr& error) noexcept {
+  if (!error) return ctx.response().status();
+  try {
+    std::rethrow_exception(error);
+  } catch (...) {
+    return body_was_not_allowed() ? ctx.response().status() : current_exception_status();
   }
 }
 

@@ -54,7 +54,10 @@ wa::awaitable<void> digest_body(wa::context& ctx, std::size_t chunk) {
 }
 
 struct streaming_server {
-  wa::application app{{.logger = [](std::string_view) {}}};
+  std::atomic<int> failures_logged{0};  // the app's "waypoint: 500 for ..." lines
+  wa::application app{{.logger = [this](std::string_view line) {
+    if (line.find(": 500 for ") != std::string_view::npos) ++failures_logged;
+  }}};
   std::atomic<bool> events_saw_disconnect{false};
   std::atomic<bool> writer_saw_failure{false};
   std::atomic<int> refused_handler_runs{0};
@@ -370,6 +373,13 @@ TEST(Streaming, WritesToAResponseWithoutBodyFailAndEndTheLoop) {
   EXPECT_EQ(next.rfind("HTTP/1.1 204 No Content\r\n", 0), 0u) << next;
   EXPECT_EQ(next.find("nobody"), std::string::npos) << next;
   EXPECT_EQ(s.no_content_error, static_cast<int>(wb::exchange_error::body_not_allowed));
+  // A handler that lets the error go (HEAD /chunks) is no failure: its head stands.
+  raw_client h(s.port());
+  h.send("HEAD /chunks HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+  std::string chunks = h.read_to_end();
+  EXPECT_EQ(chunks.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << chunks;
+  EXPECT_EQ(chunks.find("piece"), std::string::npos) << chunks;
+  EXPECT_EQ(s.failures_logged, 0);
   // curl's HEAD gets the head alone.
   std::string curled = run("curl -sS -I --max-time 2 " + s.url("/unpaced"));
   EXPECT_NE(curled.find("text/event-stream"), std::string::npos) << curled;
