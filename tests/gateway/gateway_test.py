@@ -374,6 +374,12 @@ def check_proxy_loop_through_itself_is_508(binary):
         marked = get(g.base + "/v1/proxy/v1/health", "-H", "Via: 1.1 waypoint-gateway")
         expect(marked.status == 508, "a request already carrying the gateway's Via: 508, "
                "got %r" % marked)
+        # Connection names Via: the client's Via goes, the gateway's stays, so the second
+        # hop still finds it (before: the gateway's own Via was stripped, and the loop
+        # went one hop further, to 200).
+        unnamed = get(g.base + "/v1/proxy/v1/proxy/v1/health", "-H", "Connection: via")
+        expect(unnamed.status == 508, "proxying to itself twice with Connection: via: 508, "
+               "got %r" % unnamed)
         once = get(g.base + "/v1/proxy/v1/health")
         expect(once.status == 200, "one hop through itself is no loop: 200, got %r" % once)
     finally:
