@@ -364,6 +364,38 @@ TEST_F(StaticFiles, ConditionalRequestsAnswer304) {
   }
 }
 
+// RFC 9110 §13.1.1, §13.1.4, in the order of §13.2.2, as nginx and Go answer them (before,
+// both fields were ignored and every row was 200).
+TEST_F(StaticFiles, FailedIfMatchOrIfUnmodifiedSinceIs412) {
+  std::string first = run("URL/assets/app.css");
+  std::string etag = header_value(first, "ETag");
+  std::string modified = header_value(first, "Last-Modified");
+  const std::string old_date = "Sun, 06 Nov 1994 08:49:37 GMT";
+  struct row {
+    const char* rule;
+    std::string args;
+    unsigned status;
+  };
+  const std::vector<row> rows = {
+      {"If-Match with the ETag", "-H 'If-Match: " + etag + "'", 200},
+      {"If-Match with another", "-H 'If-Match: \"x\"'", 412},
+      {"If-Match compares strongly", "-H 'If-Match: W/" + etag + "'", 412},
+      {"If-Match: * for a file that exists", "-H 'If-Match: *'", 200},
+      {"unmodified since its date", "-H 'If-Unmodified-Since: " + modified + "'", 200},
+      {"modified since an older date", "-H 'If-Unmodified-Since: " + old_date + "'", 412},
+      {"a date that does not parse is ignored", "-H 'If-Unmodified-Since: yesterday'", 200},
+      {"If-Match decides over If-Unmodified-Since",
+       "-H 'If-Match: " + etag + "' -H 'If-Unmodified-Since: " + old_date + "'", 200},
+      {"If-Match before If-None-Match", "-H 'If-Match: \"x\"' -H 'If-None-Match: " + etag + "'",
+       412},
+      {"a range is not served when If-Match fails", "-H 'If-Match: \"x\"' -r 0-9", 412},
+  };
+  for (const row& r : rows) {
+    std::string out = run(r.args + " URL/assets/app.css");
+    EXPECT_EQ(last_status(out), r.status) << r.rule << "\n" << out;
+  }
+}
+
 TEST_F(StaticFiles, PrecompressedSiblingsFollowAcceptEncoding) {
   std::string compressed = run("--compressed URL/assets/app.css");
   EXPECT_EQ(last_status(compressed), 200u) << compressed;
