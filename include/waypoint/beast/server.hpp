@@ -107,7 +107,7 @@ struct listen_address {
 
 // The files of the server's TLS listeners, all PEM, read at construction and again by
 // server::reload_tls() (SIGHUP). TLS 1.2 is the oldest version served; ALPN selects
-// http/1.1; ciphers and groups are OpenSSL's defaults.
+// http/1.1; TLS 1.2's ciphers are tls12_ciphers, TLS 1.3's and the groups OpenSSL's.
 struct tls_options {
   std::string certificate_chain_file;  // the server's certificate, then its intermediates
   std::string private_key_file;        // the key of the first certificate, unencrypted
@@ -116,6 +116,15 @@ struct tls_options {
   // With client_ca_file: a client without a valid certificate fails the handshake.
   // Without it (and a client_ca_file), one is asked for and verified if sent.
   bool require_client_certificate = false;
+  // TLS 1.2's cipher suites in OpenSSL's cipher-list format, the server's preference first.
+  // The default has forward secrecy (ECDHE) and AEAD (AES-GCM, ChaCha20-Poly1305) only:
+  // Mozilla's "intermediate" list less DHE, so no static RSA key exchange and no CBC. TLS
+  // 1.3's suites are all of that kind already. A list OpenSSL can use none of is refused
+  // (std::invalid_argument) when the server is made.
+  std::string tls12_ciphers =
+      "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+      "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+      "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 };
 
 // The two ends of a connection, as the socket reports them (a proxy in front is the
@@ -232,10 +241,10 @@ class exchange_host {
   // exchange is deferred, one write at a time: the first call sends the head of
   // response() (HTTP/1.1: `Transfer-Encoding: chunked`; HTTP/1.0: no length, the
   // connection closes at the end; HEAD or a status without content: the head alone, and
-  // `done` gets exchange_error::body_not_allowed). `done` runs on that thread once the
-  // bytes are with the kernel, so a writer that awaits it holds one piece in memory at
-  // most; an error when the connection is gone or the write timed out. The response ends when the deferred send
-  // is sent; its body() is not sent.
+  // `done` gets exchange_error::body_not_allowed). `done` runs on that thread once the bytes
+  // are with the kernel, so a writer that awaits it holds one piece in memory at most; an
+  // error when the connection is gone or the write timed out. The response ends when the
+  // deferred send is sent; its body() is not sent.
   // Here: operation_not_supported at once.
   virtual void write_chunk(std::string_view data, chunk_write_handler done);
   // Fields sent after the last chunk (HTTP/1.1 only; a field holding CR, LF or NUL is
