@@ -293,9 +293,10 @@ class file_answer {
   // ignored). The reason when the precondition fails (412), else null.
   const char* failed_precondition(const struct stat& status, const std::string& etag) const {
     std::string_view match = ctx_.header(http::field::if_match);
-    if (!match.empty())
-      return detail::etag_listed_strongly(match, etag) ? nullptr
-                                                        : "If-Match names no current version of the file";
+    if (!match.empty()) {
+      if (detail::etag_listed_strongly(match, etag)) return nullptr;
+      return "If-Match names no current version of the file";
+    }
     std::string_view since = ctx_.header(http::field::if_unmodified_since);
     std::optional<std::time_t> when = since.empty() ? std::nullopt : detail::parse_http_date(since);
     if (!when || status.st_mtim.tv_sec <= *when) return nullptr;

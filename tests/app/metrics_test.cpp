@@ -1,18 +1,17 @@
 // metrics.hpp: the exposition text parsed back and checked against the requests sent,
 // through application::respond and through a real server on loopback (bytes, connections,
 // the server's own errors and timeouts).
+#include "access_log_capture.hpp"
 #include "loopback_client.hpp"
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/metrics.hpp>
-#include <waypoint/app/middleware.hpp>
 #include <waypoint/app/serve.hpp>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -229,13 +228,9 @@ TEST(Metrics, ServerCountersMatchTheWire) {
 // failed body read became a 500, so any client could raise the 5xx rate).
 TEST(Metrics, ClientThatLeavesMidUploadIs499NotA5xx) {
   metrics m;
-  std::mutex mutex;
-  std::vector<std::string> lines;
+  access_log_capture log;
   application app({.logger = [](std::string_view) {}});
-  app.use(access_log({.sink = [&](std::string_view line) {
-    std::lock_guard lock(mutex);
-    lines.emplace_back(line);
-  }}));
+  app.use(log.layer());
   app.use(m.layer());
   app.post("/upload", [](context& ctx) -> awaitable<void> {
        std::array<char, 4096> buffer;
@@ -253,15 +248,11 @@ TEST(Metrics, ClientThatLeavesMidUploadIs499NotA5xx) {
     boost::asio::write(socket, boost::asio::buffer(half));
     std::this_thread::sleep_for(50ms);  // the handler is reading
   }
-  auto logged = [&] {
-    std::lock_guard lock(mutex);
-    return lines;
-  };
-  for (int i = 0; i < 300 && logged().empty(); ++i) std::this_thread::sleep_for(10ms);
+  std::vector<std::string> logged = log.take();
   server.stop();
   server.wait();
-  ASSERT_EQ(logged().size(), 1u);
-  EXPECT_NE(logged()[0].find("\"status\":499"), std::string::npos) << logged()[0];
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_NE(logged[0].find("\"status\":499"), std::string::npos) << logged[0];
   auto samples = parse_exposition(m.render());
   EXPECT_EQ(sample(samples, requests_series("POST /upload", "POST", "4xx")), 1);
   EXPECT_EQ(samples.count(requests_series("POST /upload", "POST", "5xx")), 0u);

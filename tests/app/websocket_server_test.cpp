@@ -1,6 +1,8 @@
 // WebSocket routes served by waypoint::beast::server, with a client that is not ours:
 // Debian's python3-websockets, or raw bytes on a plain socket for frames a conforming
 // client never sends (tests/app/websocket_client.py). Each row is one client case.
+#include "access_log_capture.hpp"
+
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/serve.hpp>
 #include <waypoint/app/websocket.hpp>
@@ -19,7 +21,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -248,20 +249,16 @@ TEST(WebSocketServer, RefusedHandshakeIsLoggedWithTheStatusSent) {
   };
   const std::string key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n";
   const std::string upgrade = "Connection: Upgrade\r\nUpgrade: websocket\r\n";
+  const std::string host = "GET /echo HTTP/1.1\r\nHost: t\r\n" + upgrade;
   const row rows[] = {
       {"no Host", "GET /echo HTTP/1.1\r\n" + upgrade + key + "Sec-WebSocket-Version: 13\r\n\r\n"},
-      {"version 8", "GET /echo HTTP/1.1\r\nHost: t\r\n" + upgrade + key + "Sec-WebSocket-Version: 8\r\n\r\n"},
-      {"short key", "GET /echo HTTP/1.1\r\nHost: t\r\n" + upgrade +
-                        "Sec-WebSocket-Key: c2hvcnQ=\r\nSec-WebSocket-Version: 13\r\n\r\n"},
-      {"valid", "GET /echo HTTP/1.1\r\nHost: t\r\n" + upgrade + key + "Sec-WebSocket-Version: 13\r\n\r\n"},
+      {"version 8", host + key + "Sec-WebSocket-Version: 8\r\n\r\n"},
+      {"short key", host + "Sec-WebSocket-Key: c2hvcnQ=\r\nSec-WebSocket-Version: 13\r\n\r\n"},
+      {"valid", host + key + "Sec-WebSocket-Version: 13\r\n\r\n"},
   };
-  std::mutex mutex;
-  std::vector<std::string> lines;
+  waypoint::app::testing::access_log_capture log;
   application app({.logger = [](std::string_view) {}});
-  app.use(access_log({.sink = [&](std::string_view line) {
-    std::lock_guard lock(mutex);
-    lines.emplace_back(line);
-  }}));
+  app.use(log.layer());
   app.websocket("/echo", echo);
   waypoint::beast::server_options options;
   options.listen = {{"127.0.0.1", 0}};
@@ -281,15 +278,8 @@ TEST(WebSocketServer, RefusedHandshakeIsLoggedWithTheStatusSent) {
       got.append(buffer, socket.read_some(boost::asio::buffer(buffer), ec));
     ASSERT_GE(got.size(), 12u) << r.rule << ": " << got;
     std::string sent = got.substr(9, 3);
-    std::string logged;
-    for (int i = 0; i < 200 && logged.empty(); ++i) {
-      {
-        std::lock_guard lock(mutex);
-        if (!lines.empty()) logged = lines.back();
-        lines.clear();
-      }
-      if (logged.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    std::vector<std::string> lines = log.take();
+    std::string logged = lines.empty() ? std::string() : lines.back();
     EXPECT_NE(logged.find("\"status\":" + sent), std::string::npos)
         << r.rule << ": the client got " << sent << ", the log says " << logged;
     if (std::string_view(r.rule) == "valid") EXPECT_EQ(sent, "101");

@@ -15,8 +15,9 @@
 // files are served (a FIFO or device is 404), and they are opened non-blocking.
 //
 // What is answered: Content-Type from the extension (content_types, then a built-in
-// table), ETag ("<mtime>-<size>" in hex) and Last-Modified, If-Match / If-Unmodified-Since
-// failed answered 412, If-None-Match / If-Modified-Since answered 304, a single byte range answered 206 with Content-Range (416 when it cannot be
+// table), ETag ("<mtime>-<size>" in hex) and Last-Modified, a failed If-Match or
+// If-Unmodified-Since answered 412, If-None-Match / If-Modified-Since answered 304, a
+// single byte range answered 206 with Content-Range (416 when it cannot be
 // satisfied, If-Range honoured, several ranges served whole), index_file for a directory
 // (a directory named without its trailing slash is redirected to it), a precompressed
 // sibling (name.br, name.gz) chosen by Accept-Encoding, with `Vary: Accept-Encoding`, and
