@@ -44,14 +44,13 @@ inline void add_proxy_route(app::route_scope& scope, std::shared_ptr<const proxy
       throw http_error(508, "the request has been through this gateway already");
     std::shared_ptr<const app::upstream> to = target->get();
     if (!to) throw http_error(503, "the gateway has no upstream yet");
-    app::request out(ctx.request().base());
+    // Hop-by-hop fields go first, so the client's Connection cannot name what is added.
+    app::request out = app::forwarded_request(ctx, via_token);
     // The path as the client escaped it: decoding it would turn %2F into a separator.
     std::string target(ctx.path().substr(proxy_prefix.size()));
     if (!ctx.raw_query().empty()) target += "?" + std::string(ctx.raw_query());
     out.target(target);
-    out.set(app::http::field::via, via_token);
     out.set("X-Request-Id", ctx.request_id());
-    out.body() = ctx.body();
     app::response res = co_await to->send(ctx, std::move(out));  // with the trace
     res.version(ctx.request().version());
     ctx.response().message() = std::move(res);

@@ -6,6 +6,7 @@
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/event_stream.hpp>
+#include <waypoint/app/http_error.hpp>
 
 #include <openssl/evp.h>
 #include <stdlib.h>
@@ -94,11 +95,20 @@ inline waypoint::app::awaitable<void> receive_upload(waypoint::app::context& ctx
                                         digest.hex() + "\"}");
 }
 
+// The shortest ?interval_ms served: ten events a second is more than a person watching the
+// demo can read, and it bounds the CPU of a stream (20 streams at 0 ms, proxied, took most
+// of a core). A shorter interval is refused (400), not raised, so the client learns it.
+inline constexpr std::uint32_t min_event_interval_ms = 100;
+
 // ?count=N ends the stream after N events (default: until the client leaves); ?interval_ms
-// spaces them (default 1000).
+// spaces them (default 1000, at least min_event_interval_ms).
 inline waypoint::app::awaitable<void> tick_events(waypoint::app::context& ctx) {
   auto count = ctx.query_value<std::uint64_t>("count");
-  auto interval = std::chrono::milliseconds(ctx.query_value<std::uint32_t>("interval_ms").value_or(1000));
+  std::uint32_t interval_ms = ctx.query_value<std::uint32_t>("interval_ms").value_or(1000);
+  if (interval_ms < min_event_interval_ms)
+    throw waypoint::http_error(400, "interval_ms must be at least " +
+                               std::to_string(min_event_interval_ms));
+  auto interval = std::chrono::milliseconds(interval_ms);
   auto events = co_await waypoint::app::event_stream::open(ctx);
   for (std::uint64_t i = 1; !count || i <= *count; ++i) {
     std::string n = std::to_string(i);

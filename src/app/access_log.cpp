@@ -159,15 +159,6 @@ void write_line(int fd, std::string& line) noexcept {
 
 }  // namespace
 
-int detail::answered_status(context& ctx, const std::exception_ptr& error) noexcept {
-  if (!error) return ctx.response().status();
-  try {
-    std::rethrow_exception(error);
-  } catch (...) {
-    return current_exception_status();
-  }
-}
-
 middleware access_log(access_log_options options) {
   auto write = [options = std::move(options)](context& ctx, std::exception_ptr& error) {
     int status = detail::answered_status(ctx, error);

@@ -1,14 +1,18 @@
 // The application: registration with prefix composition, freezing the middleware chains,
 // and respond(), the one entry point per request.
 #include "waypoint/app/application.hpp"
+#include "waypoint/app/middleware.hpp"
 #include "waypoint/app/websocket.hpp"
 
 #include "waypoint/beast/adapter.hpp"
 #include "waypoint/json_string.hpp"
 
+#include <boost/system/system_error.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
+#include <system_error>
 
 namespace waypoint::app {
 namespace {
@@ -439,9 +443,51 @@ namespace {
 // An http_error answers with its status only when that status is an error status; any
 // other (a 200 thrown by mistake) becomes a 500.
 bool answerable(const http_error& e) noexcept { return e.status() >= 400 && e.status() <= 599; }
+
+// The client closed or broke its connection before the answer was complete (a body read or
+// a write failed for it): the client's doing, recorded as nginx's 499 so that leaving
+// cannot raise the server's 5xx rate. The connection's own close and a write that timed out
+// are told apart from a server failure the same way.
+constexpr int client_closed_request = 499;
+
+bool client_left(const std::error_code& ec) noexcept {
+  return ec == std::errc::connection_aborted || ec == std::errc::connection_reset ||
+         ec == std::errc::broken_pipe || ec == std::errc::not_connected;
+}
+
+// Inside a catch block: the exception is a body write to a response that carries none
+// (HEAD, 204, 304). Its head has gone out, so that answer stands; the writer only stopped.
+bool body_was_not_allowed() noexcept {
+  try {
+    throw;
+  } catch (const std::system_error& e) {
+    return e.code() == std::error_code(make_error_code(beast::exchange_error::body_not_allowed));
+  } catch (...) {
+    return false;
+  }
+}
+
+// Inside a catch block: 499 when the exception says the client left, else 0.
+int client_left_status() noexcept {
+  try {
+    throw;
+  } catch (const std::system_error& e) {
+    return client_left(e.code()) ? client_closed_request : 0;
+  } catch (const boost::system::system_error& e) {
+    return client_left(std::error_code(e.code())) ? client_closed_request : 0;
+  } catch (...) {
+    return 0;
+  }
+}
 }  // namespace
 
 void answer_current_exception(context& ctx) noexcept {
+  if (body_was_not_allowed()) return;
+  if (int status = client_left_status()) {  // nobody reads the answer: no body, no log
+    ctx.response().message().result(static_cast<unsigned>(status));
+    ctx.response().message().body().clear();
+    return;
+  }
   try {
     try {
       throw;
@@ -470,7 +516,17 @@ void answer_current_exception(context& ctx) noexcept {
   }
 }
 
+int detail::answered_status(context& ctx, const std::exception_ptr& error) noexcept {
+  if (!error) return ctx.response().status();
+  try {
+    std::rethrow_exception(error);
+  } catch (...) {
+    return body_was_not_allowed() ? ctx.response().status() : current_exception_status();
+  }
+}
+
 int current_exception_status() noexcept {
+  if (int status = client_left_status()) return status;
   try {
     throw;
   } catch (const http_error& e) {

@@ -132,6 +132,14 @@ bool etag_listed(std::string_view field, std::string_view etag) noexcept {
   return listed;
 }
 
+bool etag_listed_strongly(std::string_view field, std::string_view etag) noexcept {
+  bool listed = false;
+  for_each_list_element(field, [&](std::string_view tag) {
+    listed = listed || tag == "*" || (!etag.starts_with("W/") && tag == etag);
+  });
+  return listed;
+}
+
 std::optional<std::time_t> parse_http_date(std::string_view text) noexcept {
   // "Sun, 06 Nov 1994 08:49:37 GMT": fixed positions.
   text = trim(text);

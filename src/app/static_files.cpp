@@ -220,6 +220,11 @@ class file_answer {
     response_builder& res = ctx_.response();
     res.header(http::field::content_type, type);
     validators(found.status, etag);
+    if (const char* why = failed_precondition(found.status, etag)) {
+      res.message().erase(http::field::content_encoding);
+      res.problem(412, why);
+      return;
+    }
     if (not_modified(found.status, etag)) {
       res.status(http::status::not_modified);
       return;
@@ -282,6 +287,21 @@ class file_answer {
   }
 
   static std::string last_modified(const struct stat& status);
+
+  // RFC 9110 §13.2.2 steps 1-2, before the 304 of steps 3-4: If-Match decides when present
+  // (§13.1.1, strongly), else If-Unmodified-Since (§13.1.4; a date that does not parse is
+  // ignored). The reason when the precondition fails (412), else null.
+  const char* failed_precondition(const struct stat& status, const std::string& etag) const {
+    std::string_view match = ctx_.header(http::field::if_match);
+    if (!match.empty()) {
+      if (detail::etag_listed_strongly(match, etag)) return nullptr;
+      return "If-Match names no current version of the file";
+    }
+    std::string_view since = ctx_.header(http::field::if_unmodified_since);
+    std::optional<std::time_t> when = since.empty() ? std::nullopt : detail::parse_http_date(since);
+    if (!when || status.st_mtim.tv_sec <= *when) return nullptr;
+    return "the file was modified after the If-Unmodified-Since date";
+  }
 
   // RFC 9110 §13.1.2-3: If-None-Match decides when present, else If-Modified-Since.
   bool not_modified(const struct stat& status, const std::string& etag) const {

@@ -4,6 +4,7 @@
 // deadline. Every failure is mapped to a 502 or 504 in one place (throw_failure).
 #include "waypoint/app/upstream.hpp"
 
+#include "waypoint/app/context.hpp"
 #include "waypoint/app/http_error.hpp"
 #include "waypoint/app/trace_context.hpp"
 #include "waypoint/detail/http_grammar.hpp"
@@ -33,6 +34,7 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -258,6 +260,14 @@ void strip_hop_by_hop(http::fields& fields) {
     it = is_proxy_field(it->name_string()) ? fields.erase(it) : std::next(it);
 }
 
+// `value` after the field's present value, as one more element of its list.
+void append_element(http::fields& fields, std::string_view name, std::string_view value) {
+  std::string joined(fields[name]);
+  if (!joined.empty()) joined += ", ";
+  joined.append(value);
+  fields.set(name, joined);
+}
+
 // RFC 9110 §9.2.2: a request that may be sent twice without a different effect.
 bool idempotent(http::verb method) noexcept {
   switch (method) {
@@ -467,8 +477,23 @@ const std::string& upstream::base_url() const noexcept { return state_->options.
 asio::awaitable<response> upstream::send(request req) const { return send_on(state_, std::move(req)); }
 
 asio::awaitable<response> upstream::send(const context& ctx, request req) const {
+  strip_hop_by_hop(req);  // before the trace is added, which the client's Connection may name
   propagate_trace(ctx, req);
   return send_on(state_, std::move(req));
+}
+
+request forwarded_request(const context& ctx, std::string_view via) {
+  request out(ctx.request());
+  strip_hop_by_hop(out);
+  append_element(out, "Via", via);
+  const auto& client = ctx.endpoints().remote;
+  append_element(out, "X-Forwarded-For", client.address);
+  // RFC 7239 §6: an IPv6 address is bracketed, and then quoted (':' is not a token byte).
+  bool v6 = client.address.find(':') != std::string::npos;
+  std::string element = v6 ? "for=\"[" + client.address + "]\"" : "for=" + client.address;
+  element += ctx.endpoints().local.tls ? ";proto=https" : ";proto=http";
+  append_element(out, "Forwarded", element);
+  return out;
 }
 
 namespace {

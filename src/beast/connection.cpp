@@ -471,14 +471,17 @@ void connection::write_chunk(std::string_view data, chunk_write_handler done) {
     });
     return;
   }
-  if (gone_ || chunk_done_ || !session_.write_chunk(data)) {
-    auto why = gone_ ? asio::error::connection_aborted : asio::error::in_progress;
+  error_code why = gone_ ? error_code(asio::error::connection_aborted)
+                  : chunk_done_ ? error_code(asio::error::in_progress)
+                                : session_.write_chunk(data);
+  if (why) {
+    if (why == exchange_error::body_not_allowed) flush_while_waiting();  // the head
     asio::post(transport_->get_executor(), [done = std::move(done), why] { done(why); });
     return;
   }
   chunk_done_ = std::move(done);
   flush_while_waiting();
-  if (!stream_writing_) {  // nothing to write (a HEAD's data): done at once
+  if (!stream_writing_) {  // nothing to write (an empty chunk): done at once
     asio::post(transport_->get_executor(), [done = std::move(chunk_done_)] { done({}); });
     chunk_done_ = nullptr;
   }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace waypoint::beast {
@@ -17,6 +18,25 @@ boost::asio::any_io_executor exchange::executor() const { return host_->executor
 
 boost::asio::cancellation_slot exchange::cancellation_slot() const {
   return host_->cancellation_slot();
+}
+
+namespace {
+class exchange_category_impl final : public boost::system::error_category {
+ public:
+  const char* name() const noexcept override { return "waypoint.exchange"; }
+  std::string message(int value) const override {
+    switch (static_cast<exchange_error>(value)) {
+      case exchange_error::body_not_allowed:
+        return "the response carries no body (HEAD, 1xx, 204 or 304)";
+    }
+    return "unknown exchange error";
+  }
+};
+}  // namespace
+
+const boost::system::error_category& exchange_category() noexcept {
+  static const exchange_category_impl category;
+  return category;
 }
 
 void exchange_host::read_body(boost::asio::mutable_buffer, body_read_handler done) {

@@ -524,10 +524,11 @@ http_session::body_read http_session::fail_body_read(error_code ec) {
 
 // --- a streamed response ----------------------------------------------------------------
 
-bool http_session::write_chunk(std::string_view data) {
-  if (!waiting_ || deferred_ready_) return false;
+boost::system::error_code http_session::write_chunk(std::string_view data) {
+  if (!waiting_ || deferred_ready_) return boost::asio::error::in_progress;
   if (!streaming_) start_stream();
-  if (!stream_body_ || data.empty()) return true;  // an empty chunk would end the body
+  if (!stream_body_) return exchange_error::body_not_allowed;
+  if (data.empty()) return {};  // an empty chunk would end the body
   if (framing_.version >= 11) {
     char digits[16];
     auto r = std::to_chars(digits, digits + sizeof digits, data.size(), 16);
@@ -538,7 +539,7 @@ bool http_session::write_chunk(std::string_view data) {
   } else {
     output_ += data;  // HTTP/1.0: the body ends where the connection does
   }
-  return true;
+  return {};
 }
 
 void http_session::start_stream() {

@@ -113,9 +113,10 @@ class http_session {
   body_read fail_body_read(boost::system::error_code ec);
 
   // --- a streamed response, for exchange_host::write_chunk ---
-  // Appends the head (on the first call), then `data` as the next chunk. False, with
-  // nothing appended, unless a deferred response is in flight.
-  bool write_chunk(std::string_view data);
+  // Appends the head (on the first call), then `data` as the next chunk. in_progress, with
+  // nothing appended, unless a deferred response is in flight; body_not_allowed (the head
+  // appended, `data` not) when the response carries no body.
+  boost::system::error_code write_chunk(std::string_view data);
   void set_trailers(const http::fields& trailers);
 
   std::string_view input() const noexcept {

@@ -65,9 +65,13 @@ std::shared_ptr<ssl::context> make_tls_context(const tls_options& o) {
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   SSL_CTX* native = context->native_handle();
   ::ERR_clear_error();
-  // OpenSSL's default ciphers and groups; only the floor is ours. Renegotiation is off: a
-  // client-started one costs the server a handshake per request of the attacker's.
+  // TLS 1.2's ciphers are ours (tls_options::tls12_ciphers), TLS 1.3's and the groups
+  // OpenSSL's. Renegotiation is off: a client-started one costs the server a handshake per
+  // request of the attacker's.
   ::SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION);
+  if (::SSL_CTX_set_cipher_list(native, o.tls12_ciphers.c_str()) != 1)
+    throw std::invalid_argument("waypoint: TLS tls12_ciphers \"" + o.tls12_ciphers +
+                                "\" names no cipher suite this OpenSSL has");
   ::SSL_CTX_set_options(native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
                                     SSL_OP_CIPHER_SERVER_PREFERENCE);
   boost::system::error_code ec;

@@ -1,8 +1,10 @@
 // metrics.hpp: the exposition text parsed back and checked against the requests sent,
 // through application::respond and through a real server on loopback (bytes, connections,
 // the server's own errors and timeouts).
+#include "access_log_capture.hpp"
 #include "loopback_client.hpp"
 
+#include <waypoint/app/async.hpp>
 #include <waypoint/app/metrics.hpp>
 #include <waypoint/app/serve.hpp>
 
@@ -219,6 +221,41 @@ TEST(Metrics, ServerCountersMatchTheWire) {
   EXPECT_EQ(sample(samples, "waypoint_server_timeouts_total{kind=\"header\"}"), 1);
   EXPECT_EQ(sample(samples, "waypoint_server_timeouts_total{kind=\"body\"}"), 0);
   EXPECT_EQ(sample(samples, requests_series("GET /users/{id}", "GET", "2xx")), 2);
+}
+
+// A client that sends half its upload and closes is the client's doing: the access log
+// and the metrics record 499 (nginx's "client closed request"), never a 5xx (before: the
+// failed body read became a 500, so any client could raise the 5xx rate).
+TEST(Metrics, ClientThatLeavesMidUploadIs499NotA5xx) {
+  metrics m;
+  access_log_capture log;
+  application app({.logger = [](std::string_view) {}});
+  app.use(log.layer());
+  app.use(m.layer());
+  app.post("/upload", [](context& ctx) -> awaitable<void> {
+       std::array<char, 4096> buffer;
+       while (co_await ctx.read_some(buffer) > 0) {
+       }
+     }).stream_body();
+  waypoint::beast::server server(options_for(app, loopback_options()), dispatch_to(app));
+  server.start();
+  {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket socket(io);
+    socket.connect({boost::asio::ip::make_address("127.0.0.1"), server.endpoints().front().port});
+    std::string half = "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" +
+                       std::string(1000, 'b');
+    boost::asio::write(socket, boost::asio::buffer(half));
+    std::this_thread::sleep_for(50ms);  // the handler is reading
+  }
+  std::vector<std::string> logged = log.take();
+  server.stop();
+  server.wait();
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_NE(logged[0].find("\"status\":499"), std::string::npos) << logged[0];
+  auto samples = parse_exposition(m.render());
+  EXPECT_EQ(sample(samples, requests_series("POST /upload", "POST", "4xx")), 1);
+  EXPECT_EQ(samples.count(requests_series("POST /upload", "POST", "5xx")), 0u);
 }
 
 }  // namespace

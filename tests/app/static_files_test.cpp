@@ -334,10 +334,14 @@ TEST_F(StaticFiles, IfRangeWithAnotherVersionSendsTheWholeFile) {
   EXPECT_EQ(body_of(other), css);
 }
 
-TEST_F(StaticFiles, ConditionalRequestsAnswer304) {
+// RFC 9110 §13, in the order of §13.2.2: a failed If-Match or If-Unmodified-Since is 412,
+// as nginx and Go answer it (before, both fields were ignored: 200, 206 or 304), then
+// If-None-Match or If-Modified-Since is 304.
+TEST_F(StaticFiles, ConditionalRequestsAnswer304Or412) {
   std::string first = run("URL/assets/app.css");
   std::string etag = header_value(first, "ETag");
   std::string modified = header_value(first, "Last-Modified");
+  const std::string old_date = "Sun, 06 Nov 1994 08:49:37 GMT";
   struct row {
     const char* rule;
     std::string args;
@@ -348,11 +352,22 @@ TEST_F(StaticFiles, ConditionalRequestsAnswer304) {
       {"a weak form of it among others", "-H 'If-None-Match: \"x\", W/" + etag + "'", 304},
       {"another ETag", "-H 'If-None-Match: \"x\"'", 200},
       {"not modified since its date", "-H 'If-Modified-Since: " + modified + "'", 304},
-      {"modified since an older date", "-H 'If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT'",
-       200},
+      {"modified since an older date", "-H 'If-Modified-Since: " + old_date + "'", 200},
       {"If-None-Match decides over If-Modified-Since",
        "-H 'If-None-Match: \"x\"' -H 'If-Modified-Since: " + modified + "'", 200},
       {"curl's own -z", "-z '" + modified + "'", 304},
+      {"If-Match with the ETag", "-H 'If-Match: " + etag + "'", 200},
+      {"If-Match with another", "-H 'If-Match: \"x\"'", 412},
+      {"If-Match compares strongly", "-H 'If-Match: W/" + etag + "'", 412},
+      {"If-Match: * for a file that exists", "-H 'If-Match: *'", 200},
+      {"unmodified since its date", "-H 'If-Unmodified-Since: " + modified + "'", 200},
+      {"modified after If-Unmodified-Since", "-H 'If-Unmodified-Since: " + old_date + "'", 412},
+      {"a date that does not parse is ignored", "-H 'If-Unmodified-Since: yesterday'", 200},
+      {"If-Match decides over If-Unmodified-Since",
+       "-H 'If-Match: " + etag + "' -H 'If-Unmodified-Since: " + old_date + "'", 200},
+      {"If-Match before If-None-Match", "-H 'If-Match: \"x\"' -H 'If-None-Match: " + etag + "'",
+       412},
+      {"a range is not served when If-Match fails", "-H 'If-Match: \"x\"' -r 0-9", 412},
   };
   for (const row& r : rows) {
     std::string out = run(r.args + " URL/assets/app.css");

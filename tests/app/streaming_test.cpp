@@ -54,10 +54,16 @@ wa::awaitable<void> digest_body(wa::context& ctx, std::size_t chunk) {
 }
 
 struct streaming_server {
-  wa::application app{{.logger = [](std::string_view) {}}};
+  std::atomic<int> failures_logged{0};  // the app's "waypoint: 500 for ..." lines
+  wa::application app{{.logger = [this](std::string_view line) {
+    if (line.find(": 500 for ") != std::string_view::npos) ++failures_logged;
+  }}};
   std::atomic<bool> events_saw_disconnect{false};
   std::atomic<bool> writer_saw_failure{false};
   std::atomic<int> refused_handler_runs{0};
+  std::atomic<int> unpaced_sends{0};     // /unpaced: events the server accepted
+  std::atomic<bool> unpaced_ended{false};
+  std::atomic<int> no_content_error{0};  // /no-content: write_chunk's error, as a value
   std::unique_ptr<wb::server> server;
 
   explicit streaming_server(wb::server_options options = loopback_options()) {
@@ -106,6 +112,21 @@ struct streaming_server {
         throw;
       }
       events_saw_disconnect = !events.connected();
+    });
+    // Events with no wait between them: only the write can stop the loop.
+    app.get("/unpaced", [this](wa::context& ctx) -> wa::awaitable<void> {
+      auto events = co_await wa::event_stream::open(ctx);
+      while (unpaced_sends < 1'000'000 && co_await events.send({.data = "x"})) ++unpaced_sends;
+      unpaced_ended = true;
+    });
+    app.get("/no-content", [this](wa::context& ctx) -> wa::awaitable<void> {
+      ctx.response().status(204);
+      try {
+        co_await ctx.write_chunk("nobody gets this");
+      } catch (const std::system_error& e) {
+        std::error_code expected = boost::system::error_code(wb::exchange_error::body_not_allowed);
+        no_content_error = e.code() == expected ? e.code().value() : -1;
+      }
     });
     app.get("/firehose", [this](wa::context& ctx) -> wa::awaitable<void> {
       std::string megabyte(1024 * 1024, 'f');
@@ -331,6 +352,37 @@ TEST(Streaming, EventsArriveInOrderAndTheHandlerSeesTheClientLeave) {
   // curl as the client: the stream is what an EventSource would parse.
   std::string first = run("curl -sS -N --max-time 0.5 " + s.url("/events") + " 2>/dev/null");
   EXPECT_EQ(first.rfind(": stream open\n\nevent: tick\nid: 1\n", 0), 0u) << first;
+}
+
+// HEAD and 204 carry no body, so a write reports body_not_allowed and a writer's loop ends
+// at once, even while the client stays connected (before: every write succeeded unsent,
+// and a loop with no wait kept a core busy until the client left).
+TEST(Streaming, WritesToAResponseWithoutBodyFailAndEndTheLoop) {
+  streaming_server s;
+  raw_client c(s.port());
+  c.send("HEAD /unpaced HTTP/1.1\r\nHost: t\r\n\r\n");
+  std::string head = c.read_until("\r\n\r\n");
+  EXPECT_EQ(head.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << head;
+  EXPECT_NE(head.find("Content-Type: text/event-stream\r\n"), std::string::npos) << head;
+  for (int i = 0; i < 200 && !s.unpaced_ended; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(s.unpaced_ended) << "the handler still writes; sends so far: " << s.unpaced_sends;
+  EXPECT_EQ(s.unpaced_sends, 0);
+  // The connection lives on: the next request on it is answered.
+  c.send("GET /no-content HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+  std::string next = c.read_to_end();
+  EXPECT_EQ(next.rfind("HTTP/1.1 204 No Content\r\n", 0), 0u) << next;
+  EXPECT_EQ(next.find("nobody"), std::string::npos) << next;
+  EXPECT_EQ(s.no_content_error, static_cast<int>(wb::exchange_error::body_not_allowed));
+  // A handler that lets the error go (HEAD /chunks) is no failure: its head stands.
+  raw_client h(s.port());
+  h.send("HEAD /chunks HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+  std::string chunks = h.read_to_end();
+  EXPECT_EQ(chunks.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << chunks;
+  EXPECT_EQ(chunks.find("piece"), std::string::npos) << chunks;
+  EXPECT_EQ(s.failures_logged, 0);
+  // curl's HEAD gets the head alone.
+  std::string curled = run("curl -sS -I --max-time 2 " + s.url("/unpaced"));
+  EXPECT_NE(curled.find("text/event-stream"), std::string::npos) << curled;
 }
 
 // A client that asks for an endless response and reads none of it is cut by the write

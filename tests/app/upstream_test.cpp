@@ -18,6 +18,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <gtest/gtest.h>
@@ -270,6 +271,79 @@ TEST(Upstream, ForwardsTheTraceWithThisSpanAsParent) {
   EXPECT_EQ(seen["traceparent"], "00-4bf92f3577b34da6a3ce929d0e0e4736-" + front_span + "-01");
   EXPECT_NE(front_span, "00f067aa0ba902b7");
   EXPECT_EQ(seen["tracestate"], "rojo=00f067aa0ba902b7");
+}
+
+// One request to `address` (IPv4 or IPv6), its response.
+response exchange_at(const char* address, std::uint16_t port, request req) {
+  asio::io_context io;
+  asio::ip::tcp::socket socket(io);
+  socket.connect({asio::ip::make_address(address), port});
+  req.prepare_payload();
+  http::write(socket, req);
+  boost::beast::flat_buffer buffer;
+  response res;
+  http::read(socket, buffer, res);
+  return res;
+}
+
+// A proxy's hop: the client's hop-by-hop fields go before the proxy adds its own, so
+// `Connection: via, traceparent, x-request-id` removes the client's, never the proxy's
+// (before, the loop check's Via was removed); Via, X-Forwarded-For and Forwarded are
+// appended to (RFC 9110 §7.6.3, RFC 7239), an IPv6 client quoted as for="[::1]".
+TEST(Upstream, ForwardedRequestAddsItsFieldsAfterRemovingHopByHop) {
+  namespace wa = waypoint::app;
+  beast_upstream backend;
+  upstream up(options_for(backend.url()));
+  wa::application app({.logger = [](std::string_view) {}});
+  app.use(wa::tracing());
+  app.get("/front", [&](wa::context& ctx) -> wa::awaitable<void> {
+    request out = wa::forwarded_request(ctx, "1.1 front");
+    out.target("/back");
+    out.set("X-Request-Id", "front-id");
+    ctx.response().message() = co_await up.send(ctx, std::move(out));
+  });
+  struct row {
+    const char* rule;
+    const char* listen;
+    std::vector<std::pair<std::string, std::string>> sent;
+    std::vector<std::pair<std::string, std::string>> expected;
+  };
+  const row rows[] = {
+      {"Connection names the proxy's fields", "127.0.0.1",
+       {{"Connection", "via, traceparent, x-request-id"}, {"Via", "1.0 spoof"}},
+       {{"Via", "1.1 front"}, {"X-Request-Id", "front-id"}, {"X-Forwarded-For", "127.0.0.1"},
+        {"Forwarded", "for=127.0.0.1;proto=http"}}},
+      {"earlier hops are appended to", "127.0.0.1",
+       {{"Via", "1.0 earlier"}, {"X-Forwarded-For", "203.0.113.9"},
+        {"Forwarded", "for=203.0.113.9"}},
+       {{"Via", "1.0 earlier, 1.1 front"}, {"X-Forwarded-For", "203.0.113.9, 127.0.0.1"},
+        {"Forwarded", "for=203.0.113.9, for=127.0.0.1;proto=http"}}},
+      {"an IPv6 client is quoted", "::1",
+       {},
+       {{"X-Forwarded-For", "::1"}, {"Forwarded", "for=\"[::1]\";proto=http"}}},
+  };
+  for (const row& r : rows) {
+    wb::server_options options = wa::testing::loopback_options();
+    options.listen = {{r.listen, 0}};
+    std::unique_ptr<wb::server> front;
+    try {
+      front = std::make_unique<wb::server>(options, wa::dispatch_to(app));
+      front->start();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << r.rule << ": cannot listen on " << r.listen << ": " << e.what();
+      continue;
+    }
+    request req = get("/front");
+    for (const auto& [name, value] : r.sent) req.set(name, value);
+    response answer = exchange_at(r.listen, front->endpoints().front().port, req);
+    front->stop();
+    front->wait();
+    ASSERT_EQ(answer.result_int(), 200u) << r.rule;
+    wb::request seen = backend.last_request();
+    for (const auto& [name, value] : r.expected)
+      EXPECT_EQ(seen[name], value) << r.rule << ": " << name;
+    EXPECT_EQ(seen["traceparent"].size(), 55u) << r.rule << ": the proxy's trace reached it";
+  }
 }
 
 TEST(Upstream, PassesStatusHeadersAndBodyThrough) {

@@ -1,9 +1,15 @@
 // WebSocket routes served by waypoint::beast::server, with a client that is not ours:
 // Debian's python3-websockets, or raw bytes on a plain socket for frames a conforming
 // client never sends (tests/app/websocket_client.py). Each row is one client case.
+#include "access_log_capture.hpp"
+
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/serve.hpp>
 #include <waypoint/app/websocket.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 
 #include <gtest/gtest.h>
 
@@ -17,6 +23,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -228,6 +236,57 @@ TEST(WebSocketServer, DrainClosesSocketsAndTheServerStops) {
   EXPECT_EQ(r.status, 0) << r.output;
   s.server->wait();
   EXPECT_EQ(s.server->stats().open, 0u);
+}
+
+// A handshake the server refuses is logged with the status the client got, never the 101
+// the route meant: the route takes only what is_websocket_upgrade accepts (key and version
+// included), so Beast's accept refuses nothing it took; a request without Host is the
+// router's 400.
+TEST(WebSocketServer, RefusedHandshakeIsLoggedWithTheStatusSent) {
+  struct row {
+    const char* rule;
+    std::string request;
+  };
+  const std::string key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n";
+  const std::string upgrade = "Connection: Upgrade\r\nUpgrade: websocket\r\n";
+  const std::string host = "GET /echo HTTP/1.1\r\nHost: t\r\n" + upgrade;
+  const row rows[] = {
+      {"no Host", "GET /echo HTTP/1.1\r\n" + upgrade + key + "Sec-WebSocket-Version: 13\r\n\r\n"},
+      {"version 8", host + key + "Sec-WebSocket-Version: 8\r\n\r\n"},
+      {"short key", host + "Sec-WebSocket-Key: c2hvcnQ=\r\nSec-WebSocket-Version: 13\r\n\r\n"},
+      {"valid", host + key + "Sec-WebSocket-Version: 13\r\n\r\n"},
+  };
+  waypoint::app::testing::access_log_capture log;
+  application app({.logger = [](std::string_view) {}});
+  app.use(log.layer());
+  app.websocket("/echo", echo);
+  waypoint::beast::server_options options;
+  options.listen = {{"127.0.0.1", 0}};
+  options.threads = 1;
+  options.handle_signals = false;
+  waypoint::beast::server server(options_for(app, options), dispatch_to(app));
+  server.start();
+  for (const row& r : rows) {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket socket(io);
+    socket.connect({boost::asio::ip::make_address("127.0.0.1"), server.endpoints().front().port});
+    boost::asio::write(socket, boost::asio::buffer(r.request));
+    std::string got;
+    char buffer[4096];
+    boost::system::error_code ec;
+    while (got.find("\r\n") == std::string::npos && !ec)
+      got.append(buffer, socket.read_some(boost::asio::buffer(buffer), ec));
+    ASSERT_GE(got.size(), 12u) << r.rule << ": " << got;
+    std::string sent = got.substr(9, 3);
+    std::vector<std::string> lines = log.take();
+    std::string logged = lines.empty() ? std::string() : lines.back();
+    EXPECT_NE(logged.find("\"status\":" + sent), std::string::npos)
+        << r.rule << ": the client got " << sent << ", the log says " << logged;
+    if (std::string_view(r.rule) == "valid") EXPECT_EQ(sent, "101");
+    else EXPECT_NE(sent, "101") << r.rule;
+  }
+  server.stop();
+  server.wait();
 }
 
 }  // namespace

@@ -181,8 +181,7 @@ class harness_host final : public waypoint::beast::exchange_host {
     deliver(session_->read_body(into));
   }
   void write_chunk(std::string_view data, wb::chunk_write_handler done) override {
-    bool ok = session_->write_chunk(data);
-    done(ok ? boost::system::error_code() : boost::asio::error::in_progress);
+    done(session_->write_chunk(data));
   }
   void set_trailers(const boost::beast::http::fields& trailers) override {
     session_->set_trailers(trailers);

@@ -107,6 +107,8 @@ sign elsewhere /CN=elsewhere 2 'subjectAltName=DNS:elsewhere.example'
 sign client /CN=client 2 'extendedKeyUsage=clientAuth'
 key stranger
 openssl req -x509 -new -key stranger.key -subj /CN=stranger -days 2 -out stranger.pem
+# An RSA key, the only kind a static-RSA suite (AES128-SHA) can be negotiated with.
+openssl req -x509 -newkey rsa:2048 -nodes -keyout rsa.key -subj /CN=rsa -days 2 -out rsa.pem
 )";
     std::ofstream(dir / "make.sh") << script;
     command_result r = run("bash '" + (dir / "make.sh").string() + "'");
@@ -270,6 +272,44 @@ TEST_F(Tls, VersionsBeforeTls12AreRefused) {
   command_result ok = run("timeout 10 openssl s_client -connect 127.0.0.1:" + std::to_string(s.port) +
                           " -tls1_2 -CAfile '" + certs().path("ca.pem") + "' </dev/null");
   EXPECT_NE(ok.output.find("Protocol  : TLSv1.2"), std::string::npos) << ok.output;
+}
+
+// TLS 1.2 with forward secrecy and AEAD only, by default; TLS 1.3; the list configurable.
+// An RSA certificate, so that a static-RSA CBC suite could be negotiated at all (before,
+// OpenSSL's default list let `-cipher AES128-SHA` through).
+TEST_F(Tls, Tls12CiphersAreEcdheAndAeadOnlyByDefault) {
+  struct row {
+    const char* rule;
+    const char* server_ciphers;  // null: the default
+    const char* client;
+    bool accepted;
+  };
+  const row rows[] = {
+      {"static RSA, CBC", nullptr, "-tls1_2 -cipher AES128-SHA", false},
+      {"ECDHE, but CBC", nullptr, "-tls1_2 -cipher ECDHE-RSA-AES128-SHA", false},
+      {"ECDHE with AES-GCM", nullptr, "-tls1_2 -cipher ECDHE-RSA-AES128-GCM-SHA256", true},
+      {"ECDHE with ChaCha20-Poly1305", nullptr, "-tls1_2 -cipher ECDHE-RSA-CHACHA20-POLY1305",
+       true},
+      {"TLS 1.3", nullptr, "-tls1_3", true},
+      {"a configured list is what is served", "AES128-SHA", "-tls1_2 -cipher AES128-SHA", true},
+  };
+  for (const row& r : rows) {
+    wb::server_options o = tls_options("rsa");
+    if (r.server_ciphers) o.tls.tls12_ciphers = r.server_ciphers;
+    tls_server s(o);
+    command_result c = run("timeout 10 openssl s_client -connect 127.0.0.1:" +
+                           std::to_string(s.port) + " " + r.client + " </dev/null");
+    auto settled = [&] {
+      const auto& t = s.server.stats().tls;
+      return t.handshakes + t.handshake_failures > 0;
+    };
+    for (int i = 0; i < 100 && !settled(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(s.server.stats().tls.handshakes, r.accepted ? 1u : 0u) << r.rule << "\n" << c.output;
+  }
+  wb::server_options bad = tls_options("rsa");
+  bad.tls.tls12_ciphers = "NO-SUCH-CIPHER";
+  EXPECT_THROW(tls_server{bad}, std::invalid_argument);
 }
 
 struct refused_certificate_row {

@@ -453,8 +453,28 @@ def check_proxy_loop_through_itself_is_508(binary):
         marked = get(g.base + "/v1/proxy/v1/health", "-H", "Via: 1.1 waypoint-gateway")
         expect(marked.status == 508, "a request already carrying the gateway's Via: 508, "
                "got %r" % marked)
+        # Connection names Via: the client's Via goes, the gateway's stays, so the second
+        # hop still finds it (before: the gateway's own Via was stripped, and the loop
+        # went one hop further, to 200).
+        unnamed = get(g.base + "/v1/proxy/v1/proxy/v1/health", "-H", "Connection: via")
+        expect(unnamed.status == 508, "proxying to itself twice with Connection: via: 508, "
+               "got %r" % unnamed)
         once = get(g.base + "/v1/proxy/v1/health")
         expect(once.status == 200, "one hop through itself is no loop: 200, got %r" % once)
+    finally:
+        g.stop()
+
+
+def check_event_interval_below_the_minimum_is_400_problem(binary):
+    g = Gateway(binary)
+    try:
+        for interval in ("0", "99"):
+            r = get(g.base + "/v1/events?count=3&interval_ms=" + interval)
+            expect(r.status == 400 and "at least 100" in r.body,
+                   "interval_ms=%s: 400 naming the minimum of 100, got %r" % (interval, r))
+        r = get(g.base + "/v1/events?count=2&interval_ms=100", "-N")
+        expect(r.status == 200 and r.body.count("event: tick") == 2,
+               "interval_ms=100: two ticks, got %r" % r)
     finally:
         g.stop()
 
@@ -638,6 +658,7 @@ CHECKS = [
     check_proxy_to_a_closed_port_is_502_problem,
     check_proxy_to_a_silent_upstream_is_504_after_the_timeout,
     check_proxy_loop_through_itself_is_508,
+    check_event_interval_below_the_minimum_is_400_problem,
     check_sigterm_stops_the_gateway_with_exit_0,
     check_readiness_says_503_from_sigterm_until_the_listeners_close,
     check_access_log_and_metrics_count_the_requests_sent,

@@ -372,7 +372,7 @@ class application : public route_scope {
 };
 
 // Inside a catch block: answers the exception being handled as recover() does (an
-// http_error's problem document, or a 500 whose exception text goes to the log).
+// http_error's problem document, a 500 whose text goes to the log, a 499 if the client left).
 void answer_current_exception(context& ctx) noexcept;
 // Inside a catch block: the status answer_current_exception() would answer with.
 int current_exception_status() noexcept;

@@ -15,8 +15,9 @@
 // files are served (a FIFO or device is 404), and they are opened non-blocking.
 //
 // What is answered: Content-Type from the extension (content_types, then a built-in
-// table), ETag ("<mtime>-<size>" in hex) and Last-Modified, If-None-Match / If-Modified-Since
-// answered 304, a single byte range answered 206 with Content-Range (416 when it cannot be
+// table), ETag ("<mtime>-<size>" in hex) and Last-Modified, a failed If-Match or
+// If-Unmodified-Since answered 412, If-None-Match / If-Modified-Since answered 304, a
+// single byte range answered 206 with Content-Range (416 when it cannot be
 // satisfied, If-Range honoured, several ranges served whole), index_file for a directory
 // (a directory named without its trailing slash is redirected to it), a precompressed
 // sibling (name.br, name.gz) chosen by Accept-Encoding, with `Vary: Accept-Encoding`, and
@@ -84,6 +85,9 @@ std::optional<range_request> parse_range(std::string_view field, std::uint64_t s
 
 // If-None-Match: whether `field` (a list of entity tags, or "*") names `etag`, weakly.
 bool etag_listed(std::string_view field, std::string_view etag) noexcept;
+// If-Match: whether `field` names `etag` strongly (RFC 9110 §8.8.3.2: a weak tag matches
+// nothing; "*" matches any current file).
+bool etag_listed_strongly(std::string_view field, std::string_view etag) noexcept;
 
 // An IMF-fixdate ("Tue, 01 Dec 2026 16:58:06 GMT") as seconds since the epoch; nullopt for
 // anything else (the obsolete forms are not worth their parsers here).

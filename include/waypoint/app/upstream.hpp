@@ -83,4 +83,12 @@ class upstream {
   std::shared_ptr<detail::upstream_state> state_;
 };
 
+// The request a proxy forwards while answering `ctx`: the client's method, target, fields
+// and body, its hop-by-hop fields removed first (Connection and those it names, as send()
+// removes them), so that a client's `Connection: via` cannot remove what the proxy adds
+// next: `via` appended to Via (RFC 9110 §7.6.3), the client's address (the socket's peer)
+// appended to X-Forwarded-For and, as `for=` (an IPv6 address as "[::1]", quoted) with
+// `proto=`, to Forwarded (RFC 7239). Fields the caller adds afterwards reach the upstream.
+http::request<http::string_body> forwarded_request(const context& ctx, std::string_view via);
+
 }  // namespace waypoint::app

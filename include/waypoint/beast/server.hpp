@@ -107,7 +107,7 @@ struct listen_address {
 
 // The files of the server's TLS listeners, all PEM, read at construction and again by
 // server::reload_tls() (SIGHUP). TLS 1.2 is the oldest version served; ALPN selects
-// http/1.1; ciphers and groups are OpenSSL's defaults.
+// http/1.1; TLS 1.2's ciphers are tls12_ciphers, TLS 1.3's and the groups OpenSSL's.
 struct tls_options {
   std::string certificate_chain_file;  // the server's certificate, then its intermediates
   std::string private_key_file;        // the key of the first certificate, unencrypted
@@ -116,6 +116,15 @@ struct tls_options {
   // With client_ca_file: a client without a valid certificate fails the handshake.
   // Without it (and a client_ca_file), one is asked for and verified if sent.
   bool require_client_certificate = false;
+  // TLS 1.2's cipher suites in OpenSSL's cipher-list format, the server's preference first.
+  // The default has forward secrecy (ECDHE) and AEAD (AES-GCM, ChaCha20-Poly1305) only:
+  // Mozilla's "intermediate" list less DHE, so no static RSA key exchange and no CBC. TLS
+  // 1.3's suites are all of that kind already. A list OpenSSL can use none of is refused
+  // (std::invalid_argument) when the server is made.
+  std::string tls12_ciphers =
+      "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+      "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+      "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 };
 
 // The two ends of a connection, as the socket reports them (a proxy in front is the
@@ -165,6 +174,18 @@ struct body_plan {
   bool streamed = false;
 };
 using body_planner = std::function<body_plan(const request& header)>;
+
+// The errors of an exchange's own, as opposed to the connection's (asio's, beast's).
+enum class exchange_error {
+  // write_chunk on a response that carries no body (a HEAD's, a 1xx, 204 or 304): the head
+  // goes out, the data does not, and the writer is told so that its loop ends rather than
+  // spinning on writes that cost nothing (Go's http.ErrBodyNotAllowed).
+  body_not_allowed = 1,
+};
+const boost::system::error_category& exchange_category() noexcept;
+inline boost::system::error_code make_error_code(exchange_error e) noexcept {
+  return {static_cast<int>(e), exchange_category()};
+}
 
 // The completions of the streaming calls below, on the connection's thread.
 using body_read_handler = std::function<void(boost::system::error_code, std::size_t)>;
@@ -220,10 +241,10 @@ class exchange_host {
   // exchange is deferred, one write at a time: the first call sends the head of
   // response() (HTTP/1.1: `Transfer-Encoding: chunked`; HTTP/1.0: no length, the
   // connection closes at the end; HEAD or a status without content: the head alone, and
-  // the data is dropped). `done` runs on that thread once the bytes are with the kernel, so
-  // a writer that awaits it holds one piece in memory at most; an error when the
-  // connection is gone or the write timed out. The response ends when the deferred send
-  // is sent; its body() is not sent.
+  // `done` gets exchange_error::body_not_allowed). `done` runs on that thread once the bytes
+  // are with the kernel, so a writer that awaits it holds one piece in memory at most; an
+  // error when the connection is gone or the write timed out. The response ends when the
+  // deferred send is sent; its body() is not sent.
   // Here: operation_not_supported at once.
   virtual void write_chunk(std::string_view data, chunk_write_handler done);
   // Fields sent after the last chunk (HTTP/1.1 only; a field holding CR, LF or NUL is
@@ -452,3 +473,6 @@ class server {
 };
 
 }  // namespace waypoint::beast
+
+template <>
+struct boost::system::is_error_code_enum<waypoint::beast::exchange_error> : std::true_type {};
