@@ -8,6 +8,7 @@
 // direct malloc calls are counted alike.
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/json.hpp>
+#include <waypoint/app/serve.hpp>
 #include <waypoint/beast/router_dispatch.hpp>
 
 #include <benchmark/benchmark.h>
@@ -157,7 +158,7 @@ void BM_ServerPath(benchmark::State& state, const char* kind) {
   });
   application.freeze();
   waypoint::testing::exchange_harness connection;
-  auto dispatch = [&](wb::exchange& x) { application.dispatch(x); };
+  auto dispatch = app::dispatch_to(application);
   run(state, param_request, [&](const app::request& r, app::response& res) {
     connection.answer(dispatch, r, res);
   });
@@ -233,7 +234,7 @@ void BM_HandWrittenPost(benchmark::State& state) {
                               {"expires_at", out.expires_at},
                               {"remembered", out.remembered},
                               {"scope_count", out.scope_count}};
-    ctx.response().status(201).json_text(encoded.dump());
+    ctx.response().status(201).body(encoded.dump(), "application/json");
   });
   application.freeze();
   run(state, session_request,

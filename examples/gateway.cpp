@@ -166,9 +166,9 @@ void echo(wa::context& ctx) {
   std::string body;
   body.reserve(128);
   body += R"({"route":)";
-  waypoint::append_json_string(body, ctx.route_pattern());
+  waypoint::append_json_string(body, ctx.route_pattern().text());
   body += R"(,"values":{)";
-  const auto& names = ctx.matched_pattern()->wildcard_names();
+  const auto& names = ctx.route_pattern().wildcard_names();
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (i) body += ',';
     waypoint::append_json_string(body, names[i]);
@@ -176,7 +176,7 @@ void echo(wa::context& ctx) {
     waypoint::append_json_string(body, ctx.path_value(names[i]));
   }
   body += "}}\n";
-  ctx.response().json_text(std::move(body));
+  ctx.response().body(std::move(body), "application/json");
 }
 
 std::string_view trim(std::string_view s) {

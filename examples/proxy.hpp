@@ -48,7 +48,7 @@ inline void add_proxy_route(app::route_scope& scope, std::shared_ptr<const proxy
     app::request out = app::forwarded_request(ctx, via_token);
     // The path as the client escaped it: decoding it would turn %2F into a separator.
     std::string target(ctx.path().substr(proxy_prefix.size()));
-    if (!ctx.raw_query().empty()) target += "?" + std::string(ctx.raw_query());
+    if (!ctx.outcome().query.empty()) target += "?" + std::string(ctx.outcome().query);
     out.target(target);
     out.set("X-Request-Id", ctx.request_id());
     app::response res = co_await to->send(ctx, std::move(out));  // with the trace

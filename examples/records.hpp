@@ -56,7 +56,7 @@ inline bool add_record_route(app::route_scope& scope, std::string_view pattern) 
   static std::atomic<std::uint64_t> last_id{0};
   auto answer = [](app::context& ctx, record_request in) {
     std::uint64_t id = last_id.fetch_add(1, std::memory_order_relaxed) + 1;
-    return record{"r-" + std::to_string(id), std::string(ctx.route_pattern()), std::move(in.name),
+    return record{"r-" + std::to_string(id), std::string(ctx.route_pattern().text()), std::move(in.name),
                   in.quantity, in.tags.size()};
   };
   if (method == "POST") {

@@ -91,8 +91,8 @@ inline waypoint::app::awaitable<void> receive_upload(waypoint::app::context& ctx
     digest.update(buffer.data(), n);
     total += n;
   }
-  ctx.response().status(201).json_text("{\"bytes\":" + std::to_string(total) + ",\"sha256\":\"" +
-                                        digest.hex() + "\"}");
+  ctx.response().status(201).body("{\"bytes\":" + std::to_string(total) + ",\"sha256\":\"" +
+                                        digest.hex() + "\"}", "application/json");
 }
 
 // The shortest ?interval_ms served: ten events a second is more than a person watching the
@@ -103,8 +103,8 @@ inline constexpr std::uint32_t min_event_interval_ms = 100;
 // ?count=N ends the stream after N events (default: until the client leaves); ?interval_ms
 // spaces them (default 1000, at least min_event_interval_ms).
 inline waypoint::app::awaitable<void> tick_events(waypoint::app::context& ctx) {
-  auto count = ctx.query_value<std::uint64_t>("count");
-  std::uint32_t interval_ms = ctx.query_value<std::uint32_t>("interval_ms").value_or(1000);
+  auto count = ctx.query<std::uint64_t>("count");
+  std::uint32_t interval_ms = ctx.query<std::uint32_t>("interval_ms").value_or(1000);
   if (interval_ms < min_event_interval_ms)
     throw waypoint::http_error(400, "interval_ms must be at least " +
                                std::to_string(min_event_interval_ms));

@@ -50,7 +50,7 @@ int main() {
   a.get("/stock/{sku}", [&inventory](app::context& ctx) -> app::awaitable<void> {
     app::request ask{app::http::verb::get, "/items/" + std::string(ctx.path_value("sku")), 11};
     app::response answer = co_await inventory.send(std::move(ask));  // 502/504 on failure
-    ctx.response().status(static_cast<int>(answer.result_int())).json_text(answer.body());
+    ctx.response().status(static_cast<int>(answer.result_int())).body(answer.body(), "application/json");
   });
 
   a.get("/cached/{key}", [](app::context& ctx) {

@@ -21,7 +21,7 @@ int main() {
     while (std::size_t n = co_await ctx.read_some(buffer)) {
       total += n;  // write buffer[0, n) somewhere
     }
-    ctx.response().status(201).json_text("{\"bytes\":" + std::to_string(total) + "}");
+    ctx.response().status(201).body("{\"bytes\":" + std::to_string(total) + "}", "application/json");
   }).stream_body(std::uint64_t{4} << 30);  // up to 4 GiB; 413 past it
 
   // A buffered route may take more than the server's default 1 MiB.

@@ -84,10 +84,10 @@ void append_field(std::string& line, access_field field, context& ctx, const lin
       return;
     case access_field::route:
       line += "\"route\":";
-      if (ctx.route_pattern().empty())
+      if (ctx.route_pattern().text().empty())
         line += "null";
       else
-        waypoint::append_json_string(line, ctx.route_pattern());
+        waypoint::append_json_string(line, ctx.route_pattern().text());
       return;
     case access_field::status:
       line += "\"status\":";

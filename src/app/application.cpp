@@ -114,7 +114,7 @@ void log_failure(context& ctx, std::string_view what) noexcept {
     line += ' ';
     append_log_text(line, ctx.path());
     line += " (route \"";
-    line.append(ctx.route_pattern());
+    line.append(ctx.route_pattern().text());
     line += "\", request id ";
     line.append(ctx.request_id());
     line += "): ";
@@ -415,7 +415,7 @@ void application::answer_unrouted(context& ctx) const {
       return;
     case match_status::method_not_allowed: {
       if (ctx.method() == automatic_method) {
-        res.no_content();
+        res.status(http::status::no_content);  // finish_body() drops any body
         return;
       }
       std::string detail = "the path does not serve ";

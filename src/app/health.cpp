@@ -7,8 +7,8 @@ namespace waypoint::app {
 namespace {
 
 void answer_health(context& ctx, int status, std::string_view body) {
-  ctx.response().status(status).header(http::field::cache_control, "no-store").json_text(
-      std::string(body));
+  ctx.response().status(status).header(http::field::cache_control, "no-store").body(
+      std::string(body), "application/json");
 }
 
 }  // namespace

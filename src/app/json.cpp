@@ -89,7 +89,7 @@ std::string with_article(std::string_view type_name) {
 }  // namespace
 
 body_format check_json_request(context& ctx) {
-  std::size_t limit = ctx.app().options().json_body_limit;
+  std::size_t limit = detail::application_access::options(ctx.app()).json_body_limit;
   if (ctx.body().size() > limit)
     throw http_error(413, "the body is " + std::to_string(ctx.body().size()) +
                               " bytes; this endpoint accepts at most " + std::to_string(limit));
@@ -112,7 +112,7 @@ void write_typed_body(context& ctx, std::string body, bool cbor) {
   if (cbor)
     res.body(std::move(body), "application/cbor");
   else
-    res.json_text(std::move(body));
+    res.body(std::move(body), "application/json");
   // The encoding follows Accept: a cache must not answer a JSON client with CBOR.
   res.header(http::field::vary, "Accept");
 }

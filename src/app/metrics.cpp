@@ -173,12 +173,12 @@ struct detail::metrics_state {
 
   void count(context& ctx, int status, std::chrono::steady_clock::duration elapsed) noexcept {
     series_key key;
-    std::string_view route = ctx.route_pattern();
+    std::string_view route = ctx.route_pattern().text();
     key.route = route.empty() ? nullptr : route.data();
     key.route_size = static_cast<std::uint32_t>(route.size());
     key.method = method_index(ctx.method());
     key.status_class = status >= 100 && status < 600 ? static_cast<std::uint8_t>(status / 100) : 0;
-    key.outcome = outcome_index(ctx.route_status());
+    key.outcome = outcome_index(ctx.outcome().kind);
     metrics_shard& s = shard();
     series& entry = s.find(key);
     auto us = static_cast<std::uint64_t>(

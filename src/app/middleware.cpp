@@ -46,8 +46,8 @@ struct cors_policy {
 // OPTIONS matched a route, the router walks the path once more for them. A method-less
 // route serves every method, the one asked for included.
 std::string served_methods(const context& ctx) {
-  path_methods served{false, ctx.allowed_methods()};
-  if (ctx.route_status() != match_status::method_not_allowed)
+  path_methods served{false, ctx.outcome().allow};
+  if (ctx.outcome().kind != match_status::method_not_allowed)
     served = ctx.app().router().methods_at(ctx.path(), ctx.host());
   if (served.any) return std::string(ctx.header(http::field::access_control_request_method));
   return served.named.to_string();
@@ -78,7 +78,7 @@ void answer_preflight(context& ctx, const cors_policy& policy, std::string_view 
   else if (!asked.empty())
     res.header(http::field::access_control_allow_headers, asked);
   res.header(http::field::access_control_max_age, policy.max_age);
-  res.no_content();
+  res.status(http::status::no_content);  // finish_body() drops any body
 }
 
 }  // namespace
@@ -119,8 +119,8 @@ middleware cors(cors_options options) {
         }
         bool preflight = ctx.method() == "OPTIONS" &&
                          !ctx.header(http::field::access_control_request_method).empty();
-        bool path_has_routes = ctx.route_status() == match_status::matched ||
-                               ctx.route_status() == match_status::method_not_allowed;
+        bool path_has_routes = ctx.outcome().kind == match_status::matched ||
+                               ctx.outcome().kind == match_status::method_not_allowed;
         if (preflight && path_has_routes) {
           answer_preflight(ctx, policy, origin);
           return false;

@@ -1,4 +1,4 @@
-// The OpenAPI document of an application (application::openapi_text), the component
+// The OpenAPI document of an application (application::openapi), the component
 // collection its schemas go through (schema_sink), and serving both with Swagger UI.
 // Schemas arrive as JSON text written in the registering translation unit (schema.hpp), so
 // nothing here shares a nlohmann/json type with user code.
@@ -393,7 +393,7 @@ void serve_openapi(application& app, openapi_info info, openapi_page_options opt
 
   const application* documented = &app;
   app.get(site->options.document_path, [site, documented](context& ctx) {
-    std::call_once(site->written, [&] { site->document = documented->openapi_text(site->info); });
+    std::call_once(site->written, [&] { site->document = detail::application_access::openapi_text(*documented, site->info); });
     ctx.response().body(site->document, "application/json");
   });
   app.undocumented();

@@ -84,9 +84,10 @@ std::string_view request_view::header(http::field name) const noexcept {
   return it == request_->end() ? std::string_view() : std::string_view(it->value());
 }
 
-std::string_view request_view::route_pattern() const noexcept {
-  if (outcome_.kind != match_status::matched || !match_.route()) return {};
-  return match_.route()->pattern.text();
+const waypoint::pattern& request_view::route_pattern() const noexcept {
+  static const waypoint::pattern none;
+  if (outcome_.kind != match_status::matched || !match_.route()) return none;
+  return match_.route()->pattern;
 }
 
 bool request_view::has_path_value(std::string_view name) const noexcept {
@@ -102,7 +103,7 @@ std::string_view request_view::path_value(std::string_view name) const {
       what += "no route matched";
     } else {
       what += "route \"";
-      what.append(route_pattern());
+      what.append(route_pattern().text());
       what += "\" has no such wildcard";
     }
     throw std::logic_error(what);

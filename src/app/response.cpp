@@ -78,18 +78,6 @@ response_builder& response_builder::body(std::string text, std::string_view cont
   return *this;
 }
 
-response_builder& response_builder::json_text(std::string text) {
-  message_->body() = std::move(text);
-  message_->set(http::field::content_type, "application/json");
-  return *this;
-}
-
-response_builder& response_builder::no_content() noexcept {
-  message_->result(http::status::no_content);
-  message_->body().clear();
-  return *this;
-}
-
 response_builder& response_builder::redirect(int code, std::string_view location) {
   if (code < 300 || code > 399)
     throw std::invalid_argument("waypoint::app: redirect status " + std::to_string(code) +

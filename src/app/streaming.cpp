@@ -41,11 +41,9 @@ auto shared_handler(Handler&& handler) {
 
 }  // namespace
 
-bool request_view::body_streamed() const noexcept { return body_source_->body_streamed(); }
-
 awaitable<std::size_t> request_view::read_some(std::span<char> into) {
   if (into.empty()) co_return 0;
-  if (!body_streamed()) {
+  if (!body_source_->body_streamed()) {
     const std::string& whole = request_->body();
     std::size_t n = std::min(into.size(), whole.size() - body_read_);
     std::memcpy(into.data(), whole.data() + body_read_, n);

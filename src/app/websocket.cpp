@@ -161,7 +161,7 @@ awaitable<void> application::run_websocket(std::shared_ptr<detail::websocket_own
   // as the connection's end does; anything else is the handler's failure.
   if (channel.is_open() && !is_cancellation(error)) {
     std::string line = "waypoint: WebSocket handler of route \"";
-    line.append(ctx.route_pattern());
+    line.append(ctx.route_pattern().text());
     line += "\" (request id ";
     line.append(ctx.request_id());
     line += ") threw; closing with 1011: ";

@@ -169,9 +169,9 @@ TEST(Registration, AfterFreezeIsRefused) {
 TEST(Registration, FirstRespondFreezes) {
   application app;
   app.get("/x", says("x"));
-  EXPECT_FALSE(app.frozen());
+  EXPECT_NO_THROW(app.get("/y", says("y")));
   answer(app, "GET", "/x");
-  EXPECT_TRUE(app.frozen());
+  EXPECT_THROW(app.get("/z", says("z")), std::logic_error);
 }
 
 // --- routed answers -----------------------------------------------------------------

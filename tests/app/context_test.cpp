@@ -89,7 +89,7 @@ TEST(PathValue, UnknownNameIsA500) {
 TEST(PathValue, HasPathValueAndRoutePattern) {
   application app;
   app.group("/v1").get("/users/{id}", [](context& ctx) {
-    ctx.response().body(std::string(ctx.route_pattern()) + (ctx.has_path_value("id") ? " id" : "") +
+    ctx.response().body(std::string(ctx.route_pattern().text()) + (ctx.has_path_value("id") ? " id" : "") +
                         (ctx.has_path_value("other") ? " other" : ""));
   });
   EXPECT_EQ(answer(app, "GET", "/v1/users/1").body(), "GET /v1/users/{id} id");
@@ -163,7 +163,7 @@ TEST(Query, ParamsInOrderAndSpillBeyondInlineCapacity) {
 TEST(Query, TypedValueConvertsOrAnswers400) {
   application app;
   app.get("/q", [](context& ctx) {
-    auto limit = ctx.query_value<int>("limit");
+    auto limit = ctx.query<int>("limit");
     ctx.response().body(limit ? std::to_string(*limit) : "none");
   });
   EXPECT_EQ(answer(app, "GET", "/q?limit=10").body(), "10");
@@ -183,7 +183,7 @@ TEST(Request, HeadersByNameAndField) {
                         std::string(ctx.header(http::field::user_agent)) + "|" +
                         std::string(ctx.header("X-Absent")) + "|" + ctx.body() + "|" +
                         std::string(ctx.method()) + "|" + std::string(ctx.path()) + "|" +
-                        std::string(ctx.host()) + "|" + std::string(ctx.raw_query()));
+                        std::string(ctx.host()) + "|" + std::string(ctx.outcome().query));
   });
   response res = app.respond(make_request(
       "POST", "/h?z=1", {{"x-custom", "v1"}, {"User-Agent", "t/1"}, {"Host", "h:81"}}, "payload"));

@@ -2,6 +2,7 @@
 // `Forwarded` and `X-Forwarded-For`, including chains a client has tried to forge.
 #include <waypoint/app/application.hpp>
 #include <waypoint/app/forwarded.hpp>
+#include <waypoint/app/serve.hpp>
 
 #include <exchange_harness.hpp>
 
@@ -276,7 +277,7 @@ TEST(ClientAddress, ContextFormUsesThePeerAndTheLastFields) {
   std::string seen;
   trusted_proxies proxies({"127.0.0.1"});
   app.get("/who", [&](context& ctx) { seen = client_address(ctx, proxies); });
-  auto dispatch = [&](waypoint::beast::exchange& x) { app.dispatch(x); };
+  auto dispatch = dispatch_to(app);
   struct row {
     const char* rule;
     std::vector<std::pair<std::string, std::string>> fields;

@@ -146,7 +146,7 @@ class Document : public ::testing::Test {
     app.get("api.example.com/status", [](context&) {});
     app.handle("/any", [](context&) {});
     app.handle("PURGE /cache", [](context&) {});
-    doc = json::parse(app.openapi_text({.title = "Test", .version = "9"}));
+    doc = app.openapi<json>({.title = "Test", .version = "9"});
   }
   const json& op(const char* path, const char* method) { return doc["paths"][path][method]; }
 
@@ -214,7 +214,7 @@ TEST_F(Document, MatchingRulesHostsAndMethodsAreFaithful) {
 
 TEST(OtherRoutes, AreDocumentedAsUntyped) {
   application app;
-  json doc = json::parse(app.openapi_text({.other_routes = {"GET /v1/iam/users/{userId}"}}));
+  json doc = app.openapi<json>({.other_routes = {"GET /v1/iam/users/{userId}"}});
   const json& get = doc["paths"]["/v1/iam/users/{userId}"]["get"];
   EXPECT_EQ(get["operationId"], "get_v1_iam_users_userId");
   EXPECT_EQ(get["parameters"][0]["name"], "userId");

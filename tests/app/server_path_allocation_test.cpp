@@ -7,6 +7,7 @@
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/metrics.hpp>
 #include <waypoint/app/middleware.hpp>
+#include <waypoint/app/serve.hpp>
 #include <waypoint/app/trace_context.hpp>
 
 #include <fcntl.h>
@@ -29,12 +30,12 @@ using namespace waypoint::app::testing;
 
 // --- the server's path: dispatch through the exchange ------------------------------
 
-// Allocations of one request answered through application::dispatch, as the server's
+// Allocations of one request answered through dispatch_to(app), as the server's
 // connection calls it, after `warm_up` requests (Asio's per-thread recycling of coroutine
 // frames and handlers fills during those).
 std::uint64_t dispatch_allocations(application& app, const request& req, int warm_up = 8) {
   waypoint::testing::exchange_harness connection;
-  auto dispatch = [&](waypoint::beast::exchange& x) { app.dispatch(x); };
+  auto dispatch = waypoint::app::dispatch_to(app);
   for (int i = 0; i < warm_up; ++i) {
     response res{http::status::ok, 11};
     connection.answer(dispatch, req, res);

@@ -5,6 +5,7 @@
 #include "app_test_support.hpp"
 
 #include <waypoint/app/async.hpp>
+#include <waypoint/app/serve.hpp>
 #include <waypoint/app/websocket.hpp>
 #include <waypoint/route.hpp>
 
@@ -53,7 +54,7 @@ class upgrading_host final : public waypoint::beast::exchange_host {
   void answer(application& app, const request& req, response& res) {
     done_ = false;
     waypoint::beast::exchange x(*this, req, res);
-    app.dispatch(x);
+    waypoint::app::dispatch_to(app)(x);
     if (!x.deferred()) return;
     io_.restart();
     while (!done_ && io_.run_one() > 0) {

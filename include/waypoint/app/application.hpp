@@ -111,6 +111,8 @@ class typed_route;
 // post<In>(pattern, fn) takes its output type from fn's result.
 struct deduced_output {};
 
+struct application_access;  // below
+
 // The handler of a WebSocket route's endpoint: upgrade requests to the route, others to
 // its plain GET handler or a 426 (src/app/websocket.cpp).
 handler websocket_endpoint(const websocket_route& route);
@@ -299,23 +301,13 @@ class application : public route_scope {
   awaitable<void> async_handle(const http::request<Body>& req, response& res,
                                const beast::connection_endpoints* ends = nullptr);
 
-  // The server's entry point (dispatch_to() in serve.hpp): answers at once, or defers the
-  // exchange for a coroutine or deferred response and sends it when done.
-  void dispatch(beast::exchange& x) noexcept;
-  // The server's plan for a request's body (server_options::plan_body, set by
-  // options_for()): the matched route's limit (`server_limit` when it sets none) and
-  // whether it streams.
-  beast::body_plan plan_body(const request& header, std::uint64_t server_limit) const noexcept;
-
   // Fixes routes and layers; later registrations throw std::logic_error. respond() calls
   // it on first use; call it yourself before sharing the application between threads.
   void freeze();
-  bool frozen() const noexcept { return frozen_.load(std::memory_order_acquire); }
 
   // Replaces the 404 answer for requests no route serves (application layers still wrap it).
   void not_found(handler fn);
 
-  const application_options& options() const noexcept { return options_; }
   // Writes one line to the options' logger, or to stderr.
   void log(std::string_view line) const noexcept;
 
@@ -326,21 +318,28 @@ class application : public route_scope {
   // route has the name or a value is missing, extra or cannot route back.
   std::string url_for(std::string_view route_name, std::initializer_list<url_param> values = {},
                       std::initializer_list<url_param> query = {}) const;
-  const route_names& names() const noexcept { return names_; }
 
-  // The OpenAPI 3.1 document of the routes (openapi.hpp says what it holds), as JSON text
-  // or parsed. Call it once routes are registered; it does not freeze.
-  std::string openapi_text(const openapi_info& info = {}) const;
+  // The OpenAPI 3.1 document of the routes (openapi.hpp says what it holds), parsed as
+  // `Json` (nlohmann::ordered_json keeps the order it was written in). Call it once routes
+  // are registered; it does not freeze.
   template <class Json = nlohmann::json>
   Json openapi(const openapi_info& info = {}) const {
     return Json::parse(openapi_text(info));
   }
 
-  // Registered routes in registration order, with their documentation.
-  const std::deque<detail::endpoint>& endpoints() const noexcept { return endpoints_; }
-
  private:
   friend class route_scope;
+  friend struct detail::application_access;
+
+  // The server's entry point (dispatch_to() in serve.hpp): answers at once, or defers the
+  // exchange for a coroutine or deferred response and sends it when done.
+  void dispatch(beast::exchange& x) noexcept;
+  // The server's plan for a request's body (server_options::plan_body, set by
+  // options_for()): the matched route's limit (`server_limit` when it sets none) and
+  // whether it streams.
+  beast::body_plan plan_body(const request& header, std::uint64_t server_limit) const noexcept;
+  bool frozen() const noexcept { return frozen_.load(std::memory_order_acquire); }
+  std::string openapi_text(const openapi_info& info) const;
 
   // The endpoint of requests that no route serves: 404, 405 (or the automatic OPTIONS),
   // redirect, 400.
@@ -370,6 +369,28 @@ class application : public route_scope {
   std::atomic<bool> frozen_{false};
   std::mutex freeze_mutex_;
 };
+
+namespace detail {
+
+// What the framework's own parts (the server's wiring in serve.hpp, typed routes, the
+// document's route) reach inside an application for. Not for applications: a handler
+// author meets none of it, which keeps the application's own surface to what registers,
+// answers and documents routes.
+struct application_access {
+  static void dispatch(application& app, beast::exchange& x) noexcept { app.dispatch(x); }
+  static beast::body_plan plan_body(const application& app, const request& header,
+                                    std::uint64_t server_limit) noexcept {
+    return app.plan_body(header, server_limit);
+  }
+  static const application_options& options(const application& app) noexcept {
+    return app.options_;
+  }
+  static std::string openapi_text(const application& app, const openapi_info& info) {
+    return app.openapi_text(info);
+  }
+};
+
+}  // namespace detail
 
 // Inside a catch block: answers the exception being handled as recover() does (an
 // http_error's problem document, a 500 whose text goes to the log, a 499 if the client left).

@@ -57,7 +57,6 @@ class context : public request_view, public request_values, public connection {
   // has run, from any thread; the layers around the handler finish then. For libraries
   // that call back. Once per request; throws std::logic_error on a second call.
   deferred_response defer();
-  bool deferred() const noexcept { return static_cast<bool>(deferred_); }
 
   // --- the body in pieces, or from a file (docs/files.md) --------------------------------
   // Sends `data` as the next piece of the body, and returns once it is with the kernel
@@ -70,8 +69,6 @@ class context : public request_view, public request_values, public connection {
   // A field sent after the last chunk (announce it with a `Trailer` header before the
   // first write_chunk). Replaces one of the same name.
   void set_trailer(std::string_view name, std::string_view value);
-  // Body bytes written by write_chunk so far.
-  std::uint64_t chunked_bytes() const noexcept { return chunked_bytes_; }
   // The open file range `file` is the body (its fields are the caller's: Content-Type,
   // Content-Length is written from the range). Served by waypoint::beast::server it is sent
   // with sendfile, never read into memory; elsewhere (respond(), async_handle()) it is read
@@ -79,7 +76,8 @@ class context : public request_view, public request_values, public connection {
   // content (304), replaces it.
   void send_file(beast::file_payload file) noexcept;
   // The body's length as it will be sent: the range given to send_file() unless a layer
-  // replaced it (0 for HEAD), else the body written. What the access log reports.
+  // replaced it (0 for HEAD), else the chunks write_chunk() sent, else the body written.
+  // What the access log reports.
   std::uint64_t body_size() const noexcept;
 
  private:
@@ -88,6 +86,7 @@ class context : public request_view, public request_values, public connection {
   friend struct detail::deferred_state;
   friend struct detail::websocket_owner;
 
+  bool deferred() const noexcept { return static_cast<bool>(deferred_); }
   void detach_deferred() noexcept;  // the deferred response outlives its request
   // The request goes on over another connection (a WebSocket's, after the upgrade).
   void rebind(beast::exchange_host& to) noexcept { host_ = body_source_ = &to; }

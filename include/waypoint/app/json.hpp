@@ -580,7 +580,7 @@ template <class T>
 T read_json(context& ctx) {
   nlohmann::json document;
   detail::parse_json_body(ctx, document);
-  detail::decoding_scope policy(ctx.app().options().unknown_json_members);
+  detail::decoding_scope policy(detail::application_access::options(ctx.app()).unknown_json_members);
   T value = detail::convert_body<T>(document);
   detail::hook::run_validate(value);
   return value;

@@ -6,7 +6,7 @@
 //   // GET /openapi.json: the document; GET /docs/: Swagger UI reading it
 //   nlohmann::json doc = app.openapi({.title = "Shop"});   // or the document directly
 //
-// The document (application::openapi_text) holds, per route:
+// The document (application::openapi) holds, per route:
 //   - its path and matching rule as waypoint/openapi_paths.hpp reads patterns;
 //   - operationId: the route's name, else one made of the method and path;
 //   - summary, description, and tags from every enclosing scope's tag_routes();

@@ -131,38 +131,26 @@ class request_view {
   const std::string& body() const noexcept { return request_->body(); }
 
   // --- the body as it arrives (coroutine handlers; docs/files.md) ------------------------
-  // The body arrives as read_some() takes it: the route streams it and the server serves
-  // it so (waypoint::app::serve, or options_for()).
-  bool body_streamed() const noexcept;
-  // The next body bytes, up to into.size(); 0 once the body is complete. For a route that
-  // does not stream, the same over body(). Throws http_error when the body cannot be read
-  // on: 413 (longer than the route accepts), 431 (trailers too large), 408 (it stalled for
-  // the server's body_timeout), 400 (bad chunked framing) — the connection closes after
-  // the answer — or std::system_error when the client has gone. An
-  // `Expect: 100-continue` is answered by the first call, so a handler that refuses
-  // without reading spares the client the upload.
+  // The next body bytes, up to into.size(); 0 once the body is complete. A route that
+  // streams its body (route_scope::stream_body, served by waypoint::app::serve or
+  // options_for()) gets them as they arrive; any other, the same over body(). Throws
+  // http_error when the body cannot be read on: 413 (longer than the route accepts), 431
+  // (trailers too large), 408 (it stalled for the server's body_timeout), 400 (bad chunked
+  // framing) — the connection closes after the answer — or std::system_error when the
+  // client has gone. An `Expect: 100-continue` is answered by the first call, so a handler
+  // that refuses without reading spares the client the upload.
   awaitable<std::size_t> read_some(std::span<char> into);
 
   // --- routing -----------------------------------------------------------------------
-  // matched when a route's handler runs; otherwise what the app answers.
-  match_status route_status() const noexcept { return outcome_.kind; }
-  // The adapter's outcome (waypoint/beast/adapter.hpp) the application answers from:
-  // status, Allow set, redirect target, HEAD, the path, query and host routed on.
+  // How the request was routed (waypoint/beast/adapter.hpp): `kind` is matched when a
+  // route's handler runs; otherwise what the app answers from: `allow` for a 405 (GET
+  // implies HEAD), `reason` for a 400, the redirect's target. Also the path, raw query
+  // (after '?', empty when none) and host routed on.
   const beast::route_outcome& outcome() const noexcept { return outcome_; }
-  // The matched route's pattern as registered (group prefix included), e.g.
-  // "GET api.example.com/v1/users/{id}"; empty when no route matched.
-  std::string_view route_pattern() const noexcept;
-  // The matched route's parsed pattern (its wildcard names, in order), null when none.
-  const waypoint::pattern* matched_pattern() const noexcept {
-    return route_status() == match_status::matched && match_.route() ? &match_.route()->pattern
-                                                                     : nullptr;
-  }
-  // route_status() == method_not_allowed: the methods the path serves (GET implies HEAD).
-  method_set allowed_methods() const noexcept { return outcome_.allow; }
-  // Why the request could not be routed, when route_status() == bad_request.
-  std::string_view route_error() const noexcept {
-    return outcome_.kind == match_status::bad_request ? outcome_.reason : std::string_view();
-  }
+  // The matched route's pattern as registered (group prefix included): its text(), e.g.
+  // "GET api.example.com/v1/users/{id}", and its wildcard_names() in order. An empty
+  // pattern (text() "") when no route matched.
+  const waypoint::pattern& route_pattern() const noexcept;
 
   // --- path values -------------------------------------------------------------------
   bool has_path_value(std::string_view name) const noexcept;
@@ -181,16 +169,15 @@ class request_view {
   }
 
   // --- query -------------------------------------------------------------------------
-  // The raw query (after '?'), empty when none.
-  std::string_view raw_query() const noexcept { return outcome_.query; }
-  // Every parameter in order, names and values percent-decoded ('+' is a space).
+  // (The raw query is outcome().query.) Every parameter in order, names and values
+  // percent-decoded ('+' is a space).
   std::span<const query_param> query_params() { return query_index_.params(outcome_.query); }
   // The first value of `name`; nullopt when absent ("?flag" gives an empty value).
   std::optional<std::string_view> query(std::string_view name);
   // The first value of `name` converted to T; nullopt when absent, a 400 http_error when
   // present but not a T.
   template <class T>
-  std::optional<T> query_value(std::string_view name) {
+  std::optional<T> query(std::string_view name) {
     std::optional<std::string_view> text = query(name);
     if (!text) return std::nullopt;
     T value{};

@@ -35,6 +35,7 @@ class response_builder {
   // The first value set for `name`, empty when none.
   std::string_view header(std::string_view name) const noexcept;
 
+  // The body and its Content-Type (already serialized JSON: "application/json").
   response_builder& body(std::string text,
                          std::string_view content_type = "text/plain; charset=utf-8");
   std::string& body() noexcept { return message_->body(); }
@@ -42,12 +43,8 @@ class response_builder {
   // caller's nlohmann/json (and its JSON_DIAGNOSTICS setting) does the serializing.
   template <class Json = nlohmann::json>
   response_builder& json(const std::type_identity_t<Json>& value) {
-    return json_text(value.dump());
+    return body(value.dump(), "application/json");
   }
-  // `text`, already serialized JSON, with Content-Type: application/json.
-  response_builder& json_text(std::string text);
-  // 204 and no body.
-  response_builder& no_content() noexcept;
   // `code` (a 3xx) with Location: `location`.
   response_builder& redirect(int code, std::string_view location);
   // An RFC 9457 problem document: {"type","title","status","detail"[,"pointer"]} with
