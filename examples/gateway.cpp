@@ -266,7 +266,8 @@ int main(int argc, char** argv) {
   auto ops = waypoint::examples::add_operation_layers(
       app, {.access_log = !o.quiet, .drain_grace = std::chrono::milliseconds(o.drain_grace_ms)});
   app.use(wa::request_id());
-  app.use(wa::cors());
+  // Browsers of any origin may call the API; the operational endpoints are for the platform.
+  app.use(wa::cors({.skip_paths = waypoint::examples::operation_paths}));
   app.use(wa::recover());
 
   wb::server_options server_options;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace waypoint::examples {
 
@@ -48,6 +49,9 @@ inline std::shared_ptr<operations> add_operation_layers(app::application& app,
   app.use(app::tracing());
   return ops;
 }
+
+// Where add_operation_routes() serves: cors() skips them (the gateway's cors_options).
+inline const std::vector<std::string> operation_paths{"/healthz", "/readyz", "/metrics"};
 
 inline void add_operation_routes(app::application& app, const operations& ops) {
   app.get("/healthz", app::healthz());

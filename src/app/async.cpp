@@ -260,7 +260,6 @@ awaitable<void> application::async_handle(const request& req, response& res,
   context ctx(*this, req, res, connection);
   route(ctx);
   if (!run_now(ctx)) co_await run_rest(ctx);
-  if (ctx.upgrade_requested_) start_websocket(&ctx);  // the caller's server cannot: a 501
   finish(ctx);
   ctx.hand_over_file();
   // Ready to write with Beast: a HEAD answer keeps the length finish() gave it.

@@ -35,6 +35,13 @@ struct cors_policy {
     max_age = std::to_string(options.max_age.count());
   }
 
+  bool skips(std::string_view path) const {
+    return std::any_of(options.skip_paths.begin(), options.skip_paths.end(),
+                       [path](const std::string& skip) {
+                         return skip.ends_with('/') ? path.starts_with(skip) : path == skip;
+                       });
+  }
+
   bool allows(std::string_view origin) const {
     return any_origin || std::find(options.origins.begin(), options.origins.end(), origin) !=
                              options.origins.end();
@@ -111,7 +118,7 @@ middleware cors(cors_options options) {
   return layer_hooks{
       [policy = cors_policy(std::move(options))](context& ctx) {
         std::string_view origin = ctx.header(http::field::origin);
-        if (origin.empty()) return true;
+        if (origin.empty() || policy.skips(ctx.path())) return true;
         if (!policy.allows(origin)) {
           // A cache must not hand this answer to an allowed origin, nor the reverse.
           ctx.response().append_header("Vary", "Origin");

@@ -11,6 +11,7 @@
 
 #include <new>
 #include <stdexcept>
+#include <string_view>
 
 namespace waypoint::app {
 
@@ -20,6 +21,9 @@ struct detail::websocket_owner {
   context* ctx = nullptr;
   std::shared_ptr<websocket_route> route;
   bool armed = false;
+
+  static constexpr std::string_view cannot_upgrade =
+      "this server cannot upgrade the connection to a WebSocket";
 
   websocket_owner() = default;
   websocket_owner(const websocket_owner&) = delete;
@@ -31,9 +35,14 @@ struct detail::websocket_owner {
   }
 
   // In the route's endpoint: takes an upgrade request, answered 101 unless a layer that
-  // wraps the handler changes that.
+  // wraps the handler changes that, or 501 at once when the connection cannot be handed
+  // over (respond(), async_handle()), so that the layers log what the client gets.
   static bool take(context& ctx) {
     if (!is_websocket_upgrade(ctx.request())) return false;
+    if (!ctx.host_->can_upgrade()) {
+      ctx.response().problem(501, cannot_upgrade);
+      return true;
+    }
     ctx.upgrade_requested_ = true;
     ctx.response().status(http::status::switching_protocols);
     return true;
@@ -133,7 +142,7 @@ bool application::start_websocket(context* ctx) const noexcept {
       owner->armed = true;
       return true;
     }
-    ctx->response().problem(501, "this server cannot upgrade the connection to a WebSocket");
+    ctx->response().problem(501, detail::websocket_owner::cannot_upgrade);
   } catch (...) {
     answer_current_exception(*ctx);
   }

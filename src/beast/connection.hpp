@@ -50,6 +50,7 @@ class connection final : public exchange_host {
   bool upgrade(websocket_upgrade& upgrade) noexcept override {
     return session_.accept_upgrade(upgrade);
   }
+  bool can_upgrade() const noexcept override { return true; }
 
  private:
   enum class phase : std::uint8_t { handshaking, idle, reading, writing, waiting, lingering };

@@ -528,8 +528,13 @@ class Cors : public ::testing::TestWithParam<cors_row> {};
 TEST_P(Cors, AnswersPreflightsAndMarksResponses) {
   const cors_row& row = GetParam();
   application app;
-  app.use(cors({.origins = {"https://app.example.com"}, .max_age = std::chrono::seconds(60)}));
+  app.use(cors({.origins = {"https://app.example.com"},
+                .max_age = std::chrono::seconds(60),
+                .skip_paths = {"/metrics", "/internal/"}}));
   app.get("/items/{id}", [](context& ctx) { ctx.response().body("item"); });
+  app.get("/metrics", [](context& ctx) { ctx.response().body("up 1"); });
+  app.get("/metrics/more", [](context& ctx) { ctx.response().body("more"); });
+  app.get("/internal/{name}", [](context& ctx) { ctx.response().body("internal"); });
   app.put("/items/{id}", [](context& ctx) { ctx.response().body("put"); });
   app.get("/own", [](context&) {});
   app.handle("OPTIONS /own", [](context& ctx) { ctx.response().body("own"); });
@@ -621,7 +626,22 @@ INSTANTIATE_TEST_SUITE_P(
                                204,
                                "https://app.example.com",
                                "",
-                               ""}));
+                               ""},
+                      cors_row{"a skipped path gets no origin", "GET", "/metrics",
+                               {{"Origin", app_origin}}, 200, "", "", ""},
+                      cors_row{"a skipped path's preflight is a plain OPTIONS",
+                               "OPTIONS",
+                               "/metrics",
+                               {{"Origin", app_origin}, {"Access-Control-Request-Method", "GET"}},
+                               204,
+                               "",
+                               "",
+                               ""},
+                      cors_row{"a skipped prefix covers the paths under it", "GET",
+                               "/internal/keys", {{"Origin", app_origin}}, 200, "", "", ""},
+                      cors_row{"a skipped path is not a prefix of another", "GET",
+                               "/metrics/more", {{"Origin", app_origin}}, 200,
+                               "https://app.example.com", "", ""}));
 
 struct preflight_row {
   const char* rule;

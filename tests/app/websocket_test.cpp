@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -70,6 +72,7 @@ class upgrading_host final : public waypoint::beast::exchange_host {
     taken_.emplace(std::move(up));
     return true;
   }
+  bool can_upgrade() const noexcept override { return true; }
 
  private:
   boost::asio::io_context io_{1};
@@ -315,6 +318,25 @@ TEST(WebSocketRoutes, RespondCannotUpgradeAndSays501) {
   response res = app.respond(upgrade("/ws"));
   EXPECT_EQ(res.result_int(), 501u);
   EXPECT_EQ(app.respond(make_request("GET", "/ws")).result_int(), 426u);
+}
+
+// The 501 is decided inside the chain, so a log or metrics layer records what the client
+// got, never a 101 that did not happen.
+TEST(WebSocketRoutes, LayersSeeThe501OfAConnectionThatCannotUpgrade) {
+  application app({.logger = [](std::string_view) {}});
+  std::vector<int> seen;
+  app.use(layer_hooks{{}, [&](context& ctx, std::exception_ptr&) {
+                        seen.push_back(ctx.response().status());
+                      }});
+  app.websocket("/ws", echo);
+  EXPECT_EQ(app.respond(upgrade("/ws")).result_int(), 501u);
+  boost::asio::io_context io;
+  request req = upgrade("/ws");  // the coroutine holds a reference to it
+  response res{http::status::ok, 11};
+  boost::asio::co_spawn(io, app.async_handle(req, res), boost::asio::detached);
+  io.run();
+  EXPECT_EQ(res.result_int(), 501u);
+  EXPECT_EQ(seen, (std::vector<int>{501, 501}));
 }
 
 TEST(WebSocketRoutes, OpenApiDocumentsTheRouteAsAGetWith101) {

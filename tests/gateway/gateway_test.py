@@ -479,6 +479,22 @@ def check_event_interval_below_the_minimum_is_400_problem(binary):
         g.stop()
 
 
+def check_cors_leaves_the_operational_endpoints_alone(binary):
+    g = Gateway(binary)
+    try:
+        origin = "https://elsewhere.example"
+        for path in ("/healthz", "/readyz", "/metrics"):
+            r = get(g.base + path, "-H", "Origin: " + origin)
+            expect(r.status == 200 and r.header("Access-Control-Allow-Origin") is None,
+                   "%s from another origin: 200 without Access-Control-Allow-Origin, got %r"
+                   % (path, r))
+        r = get(g.base + "/v1/health", "-H", "Origin: " + origin)
+        expect(r.header("Access-Control-Allow-Origin") == "*",
+               "an API route from another origin: Access-Control-Allow-Origin *, got %r" % r)
+    finally:
+        g.stop()
+
+
 def check_sigterm_stops_the_gateway_with_exit_0(binary):
     g = Gateway(binary)
     get(g.base + "/v1/health")
@@ -659,6 +675,7 @@ CHECKS = [
     check_proxy_to_a_silent_upstream_is_504_after_the_timeout,
     check_proxy_loop_through_itself_is_508,
     check_event_interval_below_the_minimum_is_400_problem,
+    check_cors_leaves_the_operational_endpoints_alone,
     check_sigterm_stops_the_gateway_with_exit_0,
     check_readiness_says_503_from_sigterm_until_the_listeners_close,
     check_access_log_and_metrics_count_the_requests_sent,

@@ -101,6 +101,11 @@ struct cors_options {
   // Access-Control-Allow-Credentials: true. The allowed origin is then echoed, never "*".
   bool credentials = false;
   std::chrono::seconds max_age{600};
+  // Paths the policy never answers for, so no other origin's script reads them: the
+  // operational endpoints (/metrics, /healthz) a browser has no business with. An entry
+  // ending in '/' is a prefix ("/internal/"), any other the whole path; compared with the
+  // escaped path routed on. Their preflights go on as plain OPTIONS and fail in the browser.
+  std::vector<std::string> skip_paths{};
 };
 
 // CORS (the Fetch standard's protocol). A preflight (OPTIONS with Origin and

@@ -223,6 +223,10 @@ class exchange_host {
     (void)upgrade;
     return false;
   }
+  // Whether upgrade() can take a valid upgrade request at all (the server's connections
+  // can; a connection in memory cannot). Asked before a handler answers 101, so that a
+  // host that cannot is answered 501 while the layers can still see and log it.
+  virtual bool can_upgrade() const noexcept { return false; }
 
   // A streamed request body (body_plan::streamed): true while this request's body is the
   // dispatch's to read.
