@@ -63,6 +63,7 @@ struct options {
   std::string tls_cert, tls_key;  // both or neither: a TLS listener on tls_port
   std::uint16_t tls_port = 8443;
   bool swagger_ui_cdn = false;  // the docs page loads Swagger UI from jsDelivr even when built in
+  wa::contract_check contracts = wa::contract_check::enforce;  // requests' and answers'
 };
 
 constexpr std::string_view usage = R"(usage: waypoint-gateway [options]
@@ -89,6 +90,9 @@ PUT and PATCH patterns decode and answer JSON records.
                    also serve HTTPS with this certificate chain and key (PEM);
                    SIGHUP reads them again
   --tls-port N     the HTTPS port, default 8443
+  --contracts MODE typed routes check bodies and answers against the document:
+                   enforce (default: 422 and 500), log (a line each, let through)
+                   or off (unchecked: to measure what checking costs)
   --swagger-ui-cdn the documentation page (/docs/) loads Swagger UI from jsDelivr
                    (pinned, with integrity hashes) even when this build holds its files
   --print-routes   print the built-in table and exit
@@ -138,6 +142,12 @@ options parse_arguments(int argc, char** argv) {
     } else if (arg == "--upstream-timeout") {
       o.upstream_timeout_ms = static_cast<unsigned>(parse_number(arg, value(), 600'000));
       if (o.upstream_timeout_ms == 0) fail("--upstream-timeout must be positive");
+    } else if (arg == "--contracts") {
+      std::string mode = value();
+      if (mode == "enforce") o.contracts = wa::contract_check::enforce;
+      else if (mode == "log") o.contracts = wa::contract_check::log;
+      else if (mode == "off") o.contracts = wa::contract_check::off;
+      else fail("--contracts is enforce, log or off, not \"" + mode + "\"");
     } else if (arg == "--swagger-ui-cdn") {
       o.swagger_ui_cdn = true;
     } else if (arg == "--quiet") {
@@ -260,7 +270,9 @@ std::string base_url(const wb::listen_address& e) {
 
 int main(int argc, char** argv) {
   options o = parse_arguments(argc, argv);
-  wa::application app({.json_body_limit = 64 * 1024});
+  wa::application app({.json_body_limit = 64 * 1024,
+                        .request_contract = o.contracts,
+                        .response_contract = o.contracts});
   // Outermost first: the log sees the final status and the id; CORS answers preflights
   // before any route runs; recover turns exceptions into problem documents inside them.
   auto ops = waypoint::examples::add_operation_layers(

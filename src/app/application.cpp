@@ -108,21 +108,7 @@ void append_log_text(std::string& line, std::string_view text) {
 }
 
 void log_failure(context& ctx, std::string_view what) noexcept {
-  try {
-    std::string line = "waypoint: 500 for ";
-    append_log_text(line, ctx.method());
-    line += ' ';
-    append_log_text(line, ctx.path());
-    line += " (route \"";
-    line.append(ctx.route_pattern().text());
-    line += "\", request id ";
-    line.append(ctx.request_id());
-    line += "): ";
-    append_log_text(line, what);
-    ctx.app().log(line);
-  } catch (...) {
-    ctx.app().log("waypoint: 500, and no memory to describe it");
-  }
+  detail::log_request(ctx, "500 for", what);
 }
 
 // Whether a chain (its layers, then `endpoint`) holds a coroutine, so that it must run as
@@ -166,6 +152,26 @@ std::string compose_pattern(const group_node& group, std::string_view method,
   std::string path = group.path;
   path.append(parts.path);
   return join_pattern(final_method, host, path);
+}
+
+void log_request(context& ctx, std::string_view lead, std::string_view what) noexcept {
+  try {
+    std::string line = "waypoint: ";
+    line.append(lead);
+    line += ' ';
+    append_log_text(line, ctx.method());
+    line += ' ';
+    append_log_text(line, ctx.path());
+    line += " (route \"";
+    line.append(ctx.route_pattern().text());
+    line += "\", request id ";
+    line.append(ctx.request_id());
+    line += "): ";
+    append_log_text(line, what);
+    ctx.app().log(line);
+  } catch (...) {
+    ctx.app().log("waypoint: a request's log line, and no memory to write it");
+  }
 }
 
 }  // namespace detail
@@ -332,6 +338,7 @@ void application::not_found(handler fn) {
 void application::freeze() {
   std::lock_guard lock(freeze_mutex_);
   if (frozen_.load(std::memory_order_relaxed)) return;
+  detail::build_contracts(endpoints_, options_.unknown_json_members == unknown_members::refuse);
   auto chain_of = [](const detail::group_node* node) {
     std::vector<const detail::group_node*> path;
     for (; node; node = node->parent) path.push_back(node);
@@ -498,9 +505,10 @@ void answer_current_exception(context& ctx) noexcept {
         ctx.response().problem(500, generic_500);
         return;
       }
-      std::optional<std::string_view> pointer;
+      std::optional<std::string_view> pointer, keyword;
       if (e.pointer()) pointer = *e.pointer();
-      ctx.response().problem(e.status(), e.detail(), pointer);
+      if (e.keyword()) keyword = *e.keyword();
+      ctx.response().problem(e.status(), e.detail(), pointer, keyword);
     } catch (const std::exception& e) {
       log_failure(ctx, e.what());
       ctx.response().problem(500, generic_500);

@@ -32,8 +32,10 @@ bool is_media_type_of(std::string_view content_type, std::string_view format) no
 }
 
 // The weight (RFC 9110 12.4.2) `accept` gives application/<subtype>: that of the most
-// specific range matching it (application/<subtype>, application/*, */*), 0 when none does.
-double accept_weight(std::string_view accept, std::string_view subtype) noexcept {
+// specific range matching it (application/<subtype>, application/*, */*), 0 when none does
+// or when its weight cannot be read; then `*unreadable` is set, when given.
+double accept_weight(std::string_view accept, std::string_view subtype,
+                     bool* unreadable = nullptr) noexcept {
   int best_specificity = -1;
   double weight = 0;
   for_each_list_element(accept, [&](std::string_view range) {
@@ -52,7 +54,9 @@ double accept_weight(std::string_view accept, std::string_view subtype) noexcept
         auto value = parameter.substr(2);
         double parsed = 0;
         auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-        q = error == std::errc() && end == value.data() + value.size() ? parsed : 0;
+        bool read = error == std::errc() && end == value.data() + value.size();
+        if (!read && unreadable) *unreadable = true;
+        q = read ? parsed : 0;
       }
     }
     best_specificity = specificity;
@@ -99,6 +103,17 @@ body_format check_json_request(context& ctx) {
   if (is_media_type_of(content_type, "cbor")) return body_format::cbor;
   throw http_error(415, "Content-Type \"" + std::string(content_type) +
                             "\" is not JSON; send application/json (or application/cbor)");
+}
+
+void check_acceptable(const context& ctx) {
+  std::string_view accept = ctx.header(http::field::accept);
+  // An Accept whose weights cannot be read says nothing certain: answered as without one.
+  bool unreadable = false;
+  if (accept.empty() || accept_weight(accept, "json", &unreadable) > 0 ||
+      accept_weight(accept, "cbor", &unreadable) > 0 || unreadable)
+    return;
+  throw http_error(406, "this route answers application/json or application/cbor; Accept \"" +
+                            std::string(accept) + "\" takes neither");
 }
 
 bool answers_cbor(const context& ctx) noexcept {

@@ -2,6 +2,7 @@
 // dump_ordered), written once and compiled twice: by json_codec.cpp for callers built
 // without JSON_DIAGNOSTICS and by json_codec_diagnostics.cpp for those built with it.
 // Included by those two files only.
+#include "contract.hpp"
 #include "waypoint/app/json.hpp"
 
 #include <cstdint>
@@ -93,6 +94,36 @@ void parse_cbor(std::string_view bytes, Json& out) {
 // out_of_range.406 (a number beyond any double: 1e400, a 10,000-digit integer); the other
 // classes (type_error, invalid_iterator, other_error) are caught alike should a later
 // version raise them here.
+// "/quantity is 0; the minimum is 1": the violation as a problem's detail or a log line.
+std::string described(const schema_violation& broken) {
+  return (broken.pointer.empty() ? std::string("the value") : broken.pointer) + ' ' +
+         broken.message;
+}
+
+// The answer against the route's contract: its status, then its body. False when the
+// answer broke it and application_options::response_contract enforces: a 500 replaces it.
+bool keeps_contract(context& ctx, const nlohmann::ordered_json& value) {
+  contract_check mode = application_access::options(ctx.app()).response_contract;
+  const route_contract* contract =
+      mode == contract_check::off ? nullptr : application_access::contract_of(ctx);
+  if (!contract) return true;
+  std::string broken;
+  if (int status = ctx.response().status(); status != contract->success_status()) {
+    broken = "status " + std::to_string(status) + " is not the route's " +
+             std::to_string(contract->success_status());
+  } else if (const auto* schema = contract->response<nlohmann::ordered_json>();
+             schema && !schema->valid(value)) {
+    if (std::optional<schema_violation> v = schema->check(value))
+      broken = described(*v) + " (keyword \"" + v->keyword + "\")";
+  }
+  if (broken.empty()) return true;
+  log_request(ctx, mode == contract_check::enforce ? "500 for" : "sent anyway,",
+              "the response broke the route's contract: " + broken);
+  if (mode == contract_check::log) return true;
+  ctx.response().problem(500, "the response broke the route's contract");
+  return false;
+}
+
 }  // namespace
 
 void parse_json_body(context& ctx, nlohmann::json& out) {
@@ -107,7 +138,26 @@ void parse_json_body(context& ctx, nlohmann::json& out) {
   }
 }
 
+void check_request_contract(context& ctx, const nlohmann::json& document) {
+  contract_check mode = application_access::options(ctx.app()).request_contract;
+  const route_contract* contract =
+      mode == contract_check::off ? nullptr : application_access::contract_of(ctx);
+  const schema_validator<nlohmann::json>* schema = contract ? contract->request<nlohmann::json>()
+                                                            : nullptr;
+  if (!schema || schema->valid(document)) return;
+  std::optional<schema_violation> broken = schema->check(document);
+  if (!broken) return;  // valid() and check() judge alike; this is not reached
+  if (mode == contract_check::log) {
+    log_request(ctx, "let through,",
+                "the request broke the route's contract: " + described(*broken) +
+                    " (keyword \"" + broken->keyword + "\")");
+    return;
+  }
+  throw validation_error(described(*broken), broken->pointer, broken->keyword);
+}
+
 void write_typed(context& ctx, const nlohmann::ordered_json& value) {
+  if (!keeps_contract(ctx, value)) return;
   if (answers_cbor(ctx)) {
     std::vector<std::uint8_t> bytes = nlohmann::ordered_json::to_cbor(value);
     write_typed_body(ctx, std::string(bytes.begin(), bytes.end()), true);

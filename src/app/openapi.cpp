@@ -101,11 +101,12 @@ constexpr problem_response problem_responses[] = {
     {400, "BadRequest", "The body is not JSON, or a path value does not convert."},
     {404, "NotFound", "No route serves the path."},
     {405, "MethodNotAllowed", "Routes serve the path, but not with this method."},
+    {406, "NotAcceptable", "Accept takes neither application/json nor application/cbor."},
     {413, "ContentTooLarge", "The body is longer than the application accepts."},
     {415, "UnsupportedMediaType", "The body is neither application/json nor application/cbor."},
     {422, "UnprocessableContent",
-     "The body is JSON of the wrong shape, or the validation hook refused it; \"pointer\" "
-     "names the value."},
+     "The body is JSON of the wrong shape, breaks the route's schema, or the validation hook "
+     "refused it; \"pointer\" names the value, \"keyword\" the schema keyword it broke."},
     {500, "InternalServerError", "The handler failed; the cause is logged, not sent."},
 };
 
@@ -122,7 +123,7 @@ json problem_ref(int status) {
   return json::object();
 }
 
-// RFC 9457's members, and the "pointer" extension waypoint adds to a 422.
+// RFC 9457's members, and the "pointer" and "keyword" extensions waypoint adds to a 422.
 json problem_schema() {
   return json::parse(R"({
     "type": "object",
@@ -134,7 +135,9 @@ json problem_schema() {
       "detail": {"type": "string"},
       "instance": {"type": "string", "format": "uri-reference"},
       "pointer": {"type": "string",
-                  "description": "A JSON Pointer (RFC 6901) to the value at fault in the body."}
+                  "description": "A JSON Pointer (RFC 6901) to the value at fault in the body."},
+      "keyword": {"type": "string",
+                  "description": "The JSON Schema keyword the value broke (\"maximum\")."}
     },
     "required": ["type", "title", "status"]
   })");
@@ -218,6 +221,7 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
                            {"content", typed_content(json::parse(doc.request_schema(sink)))}};
     }
     if (doc.request_schema || typed_path_values) responses["400"] = problem_ref(400);
+    if (doc.response_schema) responses["406"] = problem_ref(406);
     if (doc.request_schema) {
       responses["413"] = problem_ref(413);
       responses["415"] = problem_ref(415);

@@ -89,7 +89,8 @@ response_builder& response_builder::redirect(int code, std::string_view location
 }
 
 response_builder& response_builder::problem(int code, std::string_view text,
-                                            std::optional<std::string_view> pointer) {
+                                            std::optional<std::string_view> pointer,
+                                            std::optional<std::string_view> keyword) {
   status(code);
   // The fields that described a body the handler may have started are not this body's.
   message_->erase(http::field::content_encoding);
@@ -102,7 +103,8 @@ response_builder& response_builder::problem(int code, std::string_view text,
   // Written by hand: one string, sized once, instead of a JSON object per error.
   std::string& out = message_->body();
   out.clear();
-  out.reserve(96 + text.size() + (pointer ? pointer->size() : 0));
+  out.reserve(96 + text.size() + (pointer ? pointer->size() : 0) +
+              (keyword ? 13 + keyword->size() : 0));
   out += R"({"type":"about:blank","title":)";
   waypoint::append_json_string(out, title_of(code));
   out += R"(,"status":)";
@@ -112,6 +114,10 @@ response_builder& response_builder::problem(int code, std::string_view text,
   if (pointer) {
     out += R"(,"pointer":)";
     waypoint::append_json_string(out, *pointer);
+  }
+  if (keyword) {
+    out += R"(,"keyword":)";
+    waypoint::append_json_string(out, *keyword);
   }
   out += '}';
   return *this;

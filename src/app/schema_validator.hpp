@@ -11,7 +11,8 @@
 //   items prefixItems minItems maxItems uniqueItems properties required additionalProperties
 //   allOf anyOf oneOf not $ref ("#" + a JSON Pointer, percent-encoded or not) true false
 // Annotations accepted and ignored: title description default examples readOnly writeOnly
-// deprecated $schema $comment, and $defs as a container. Any other keyword makes compile()
+// deprecated $schema $comment contentMediaType contentEncoding, OpenAPI 3.1's example xml
+// externalDocs discriminator, and $defs as a container. Any other keyword makes compile()
 // throw, naming it and its schema pointer: a schema never silently passes a constraint that
 // is not enforced.
 //
@@ -1108,9 +1109,14 @@ class schema_validator {
     }
 
     static bool is_annotation(const string_t& name) {
-      static constexpr std::array<std::string_view, 10> names = {
+      static constexpr std::array<std::string_view, 16> names = {
           "title", "description", "default", "examples", "readOnly", "writeOnly", "deprecated",
-          "$schema", "$comment", "$defs"};
+          "$schema", "$comment", "$defs",
+          // 2020-12's content vocabulary is an annotation unless asked for; OpenAPI 3.1's own
+          // keywords describe (example, xml, externalDocs) or hint (discriminator: the oneOf
+          // it names is enforced by itself).
+          "contentMediaType", "contentEncoding", "example", "xml", "externalDocs",
+          "discriminator"};
       return std::find(names.begin(), names.end(), std::string_view(name)) != names.end();
     }
 

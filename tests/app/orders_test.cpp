@@ -25,6 +25,7 @@ struct orders_row {
   int status;
   std::optional<std::string> pointer;
   const char* detail = nullptr;  // a substring of "detail", when given
+  const char* keyword = nullptr;  // "keyword": the schema keyword broken, when given
 };
 
 class Orders : public ::testing::TestWithParam<orders_row> {};
@@ -53,6 +54,9 @@ TEST_P(Orders, AnswersAsDocumented) {
   if (row.detail) {
     EXPECT_NE(doc.value("detail", "").find(row.detail), std::string::npos)
         << row.rule << ": " << doc.dump();
+  }
+  if (doc.is_object()) {
+    EXPECT_EQ(doc.value("keyword", ""), row.keyword ? row.keyword : "") << row.rule;
   }
 }
 
@@ -84,10 +88,11 @@ INSTANTIATE_TEST_SUITE_P(
         orders_row{"missing sku", "POST", R"({"quantity":2})", "application/json", 422, "/sku"},
         orders_row{"quantity as a string", "POST", R"({"sku":"KB-101","quantity":"2"})",
                    "application/json", 422, "/quantity"},
-        orders_row{"quantity below 1", "POST", R"({"sku":"KB-101","quantity":0})",
-                   "application/json", 422, "/quantity"},
-        orders_row{"empty sku", "POST", R"({"sku":"","quantity":1})", "application/json", 422,
-                   "/sku"},
+        orders_row{"quantity below the schema's minimum", "POST",
+                   R"({"sku":"KB-101","quantity":0})", "application/json", 422, "/quantity",
+                   "/quantity is 0; the minimum is 1", "minimum"},
+        orders_row{"sku shorter than the schema's minLength", "POST", R"({"sku":"","quantity":1})",
+                   "application/json", 422, "/sku", "the minimum is 1", "minLength"},
         orders_row{"not JSON", "POST", "x", "text/plain", 415, std::nullopt},
         orders_row{"too large", "POST", std::string(64 * 1024 + 1, ' '), "application/json", 413,
                    std::nullopt},

@@ -53,6 +53,14 @@ enum class unknown_members : std::uint8_t {
   refuse,  // a 422 naming them: a typo ("quantiy") is caught instead of defaulted
 };
 
+// What typed routes do with a request body their schema refuses, or an answer that breaks
+// their contract (a body their response schema refuses, a status they do not declare).
+enum class contract_check : std::uint8_t {
+  off,      // unchecked
+  log,      // let through; a line names the route and what broke (to try a new constraint)
+  enforce,  // refused (a request: 422; an answer: 500), and for an answer the line
+};
+
 struct application_options {
   // Typed routes answer 413 to a body longer than this. 1 MiB, like the server's default
   // body limit, so the app's answer is what a client of the server sees.
@@ -63,6 +71,15 @@ struct application_options {
   // For every WAYPOINT_JSON_OBJECT type of every typed route (WAYPOINT_JSON_STRICT_OBJECT
   // types refuse whatever this says).
   unknown_members unknown_json_members = unknown_members::ignore;
+  // Typed routes' request bodies checked against the document (docs/framework.md,
+  // "Contracts"). `off` is for measuring what the check costs.
+  contract_check request_contract = contract_check::enforce;
+  // Typed routes' answers checked against the document.
+  // enforce: the document is what clients generate code from, so an answer it does not
+  // allow is the server's bug, answered and logged as one (FastAPI's response_model does
+  // the same), rather than a surprise in a client. The check costs a schema walk per answer
+  // (BENCHMARKS.md); `log` keeps the line and sends the answer, `off` skips the walk.
+  contract_check response_contract = contract_check::enforce;
 };
 
 class application;
@@ -73,6 +90,7 @@ class websocket_handler;     // waypoint/app/websocket.hpp
 namespace detail {
 
 struct websocket_route;  // waypoint/app/websocket.hpp
+class route_contract;    // src/app/contract.hpp
 struct websocket_owner;  // src/app/websocket.cpp
 
 // A group's composed prefix and its own middleware. Node 0 is the application's root:
@@ -100,6 +118,8 @@ struct endpoint {
   bool stream_body = false;      // the handler reads the body (context::read_some)
   // A WebSocket route (route_scope::websocket): `fn` sends its upgrade requests here.
   std::shared_ptr<websocket_route> websocket;
+  // A typed route's schemas, compiled by freeze(); null for other routes.
+  std::shared_ptr<const route_contract> contract;
 };
 
 // A typed route: fn's input In (void: none) read from the body, its result written as
@@ -112,6 +132,12 @@ class typed_route;
 struct deduced_output {};
 
 struct application_access;  // below
+
+// Gives every typed route of `endpoints` its contract (src/app/contract.cpp; freeze() calls
+// it first, so that a refusal leaves the application as it was). Throws
+// std::invalid_argument naming the route and its registration site when a schema holds
+// what the validator cannot enforce.
+void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_members);
 
 // The handler of a WebSocket route's endpoint: upgrade requests to the route, others to
 // its plain GET handler or a 426 (src/app/websocket.cpp).
@@ -388,8 +414,16 @@ struct application_access {
   static std::string openapi_text(const application& app, const openapi_info& info) {
     return app.openapi_text(info);
   }
+  // The contract of the route that matched `ctx`, null when it has none.
+  static const route_contract* contract_of(const context& ctx) noexcept;
 };
 
+}  // namespace detail
+
+namespace detail {
+// One line to the application's log about a request: "waypoint: <lead> METHOD path (route
+// "...", request id ...): <what>", the client's text clipped and escaped (src/app).
+void log_request(context& ctx, std::string_view lead, std::string_view what) noexcept;
 }  // namespace detail
 
 // Inside a catch block: answers the exception being handled as recover() does (an

@@ -18,14 +18,21 @@ namespace waypoint {
 // An error answered with `status` (4xx or 5xx; anything else is answered as 500) and a
 // problem document whose "detail" is `detail`. `pointer`, when set, is a JSON Pointer
 // (RFC 6901) into the request body naming the value at fault; it becomes "pointer".
+// `keyword`, when set, is the JSON Schema keyword the value broke ("maximum"); it becomes
+// "keyword".
 class http_error : public std::runtime_error {
  public:
-  http_error(int status, std::string detail, std::optional<std::string> pointer = std::nullopt)
-      : std::runtime_error(detail), status_(status), pointer_(std::move(pointer)) {}
+  http_error(int status, std::string detail, std::optional<std::string> pointer = std::nullopt,
+             std::optional<std::string> keyword = std::nullopt)
+      : std::runtime_error(detail),
+        status_(status),
+        pointer_(std::move(pointer)),
+        keyword_(std::move(keyword)) {}
 
   int status() const noexcept { return status_; }
   std::string_view detail() const noexcept { return what(); }
   const std::optional<std::string>& pointer() const noexcept { return pointer_; }
+  const std::optional<std::string>& keyword() const noexcept { return keyword_; }
 
  protected:
   // Decoders name a nested value by prefixing the pointer of each enclosing member on the
@@ -37,6 +44,7 @@ class http_error : public std::runtime_error {
  private:
   int status_;
   std::optional<std::string> pointer_;
+  std::optional<std::string> keyword_;
 };
 
 namespace app {
@@ -47,8 +55,9 @@ namespace app {
 // decoded; typed routes report it relative to the whole body.
 class validation_error : public http_error {
  public:
-  explicit validation_error(std::string detail, std::optional<std::string> pointer = std::nullopt)
-      : http_error(422, std::move(detail), std::move(pointer)) {}
+  explicit validation_error(std::string detail, std::optional<std::string> pointer = std::nullopt,
+                            std::optional<std::string> keyword = std::nullopt)
+      : http_error(422, std::move(detail), std::move(pointer), std::move(keyword)) {}
 
   using http_error::prefix_pointer;
 };

@@ -92,6 +92,9 @@ body_format check_json_request(context& ctx);
 // application/json (RFC 9110 12.5.1: the most specific range gives each its weight). JSON
 // when both rank the same, and when there is no Accept.
 bool answers_cbor(const context& ctx) noexcept;
+// The 406 for a request whose Accept takes neither application/json nor application/cbor
+// (typed routes that answer with content).
+void check_acceptable(const context& ctx);
 // The body of a typed answer (`cbor` false: JSON text), with Content-Type and Vary: Accept.
 void write_typed_body(context& ctx, std::string body, bool cbor);
 // The 400 for a body nested deeper than max_json_depth. A scan of the bytes, before
@@ -143,6 +146,12 @@ std::string pointer_token(std::string_view name);
 // the CBOR reader and the serializers are then instantiated in the library, not in every
 // translation unit that registers a typed route (bench/compile/run measures that).
 void parse_json_body(context& ctx, nlohmann::json& out);
+// The route's contract on the way in (docs/framework.md, "Contracts"): `document`, which has
+// converted, against the request schema the document shows; a 422 naming the value's
+// pointer and the keyword it broke. Nothing for a route without a contract.
+void check_request_contract(context& ctx, const nlohmann::json& document);
+// The answer, checked against the route's contract as application_options::response_contract
+// says, then encoded.
 void write_typed(context& ctx, const nlohmann::ordered_json& value);
 // Schema text (schema.hpp) read and written: the same parser and serializer, compiled once.
 // An out parameter: a return type is not part of a function's mangled name, the parameter's
@@ -511,6 +520,7 @@ class typed_route {
   int default_status() const noexcept { return default_status_; }
 
   std::conditional_t<coroutine, awaitable<void>, void> operator()(context& ctx) {
+    if constexpr (!std::is_void_v<output>) check_acceptable(ctx);
     if constexpr (coroutine) {
       return run_coroutine<result>(ctx);
     } else if constexpr (std::is_void_v<In>) {
@@ -582,6 +592,7 @@ T read_json(context& ctx) {
   detail::parse_json_body(ctx, document);
   detail::decoding_scope policy(detail::application_access::options(ctx.app()).unknown_json_members);
   T value = detail::convert_body<T>(document);
+  detail::check_request_contract(ctx, document);
   detail::hook::run_validate(value);
   return value;
 }

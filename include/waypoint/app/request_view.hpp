@@ -40,6 +40,7 @@ struct query_param {
 namespace detail {
 
 struct endpoint;  // a registered route: handler and middleware chain (application.hpp)
+struct application_access;
 
 // The query split into decoded parameters on first use. Decoded text is never longer than
 // the raw query, so one buffer of the query's size holds all of it.
@@ -187,6 +188,8 @@ class request_view {
   }
 
  protected:
+  friend struct detail::application_access;  // the matched endpoint's contract
+
   request_view(const app::request& req, beast::exchange_host& body_source) noexcept
       : request_(&req), body_source_(&body_source) {}
   ~request_view() = default;

@@ -47,12 +47,13 @@ class response_builder {
   }
   // `code` (a 3xx) with Location: `location`.
   response_builder& redirect(int code, std::string_view location);
-  // An RFC 9457 problem document: {"type","title","status","detail"[,"pointer"]} with
-  // Content-Type: application/problem+json. Other headers already set are kept, so a
+  // An RFC 9457 problem document, {"type","title","status","detail"[,"pointer"][,"keyword"]},
+  // with Content-Type: application/problem+json. Other headers already set are kept, so a
   // request id or CORS fields survive an error. A detail longer than max_client_text_bytes
   // is cut (detail::clip_client_text), as it may quote the client.
   response_builder& problem(int code, std::string_view detail,
-                            std::optional<std::string_view> pointer = std::nullopt);
+                            std::optional<std::string_view> pointer = std::nullopt,
+                            std::optional<std::string_view> keyword = std::nullopt);
 
   app::response& message() noexcept { return *message_; }
   const app::response& message() const noexcept { return *message_; }
