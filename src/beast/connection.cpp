@@ -366,8 +366,9 @@ void connection::on_file_writable(error_code ec) {
 void connection::watch() {
   if (!stream_writing_) {
     phase_ = phase::waiting;
-    // A body read waits for the client, whose time is limited; the handler's is not.
-    deadline_ = session_.body_read_pending() ? clock::now() + owner_.options().body_timeout
+    // A body read waits for the client, whose time is limited (the body's stall and rate
+    // rules); the handler's is not.
+    deadline_ = session_.body_read_pending() ? session_.body_read_deadline()
                                              : clock::time_point::max();
   }
   if (read_pending_ || session_.input_size() >= read_chunk) return;

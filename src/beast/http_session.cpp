@@ -174,6 +174,7 @@ bool http_session::plan_body() {
   parser_->body_limit(plan.max_bytes);
   parser_->eager(true);
   body_start_ = clock::now();
+  body_waited_ = {};
   note_body_progress(0);
   if (!plan.streamed) {
     send_continue();
@@ -335,7 +336,9 @@ bool http_session::check_expectation(const request& req) {
 void http_session::note_body_progress(std::size_t bytes) {
   const server_options& o = env_.options;
   body_bytes_ += bytes;
-  clock::time_point stall = clock::now() + o.body_timeout;
+  clock::time_point now = clock::now();
+  if (bytes > 0) body_progress_at_ = now;
+  clock::time_point stall = now + o.body_timeout;
   if (o.min_body_rate == 0) {
     deadline_ = stall;
     return;
@@ -485,9 +488,19 @@ http_session::body_read http_session::read_body(boost::asio::mutable_buffer into
     return {true, boost::asio::error::invalid_argument, 0};
   send_continue();
   body_reading_ = true;
+  body_wait_start_ = clock::now();
   body_into_ = into;
   body_filled_ = 0;
   return poll_body();
+}
+
+clock::time_point http_session::body_read_deadline() const noexcept {
+  const server_options& o = env_.options;
+  clock::time_point stall = std::max(body_wait_start_, body_progress_at_) + o.body_timeout;
+  if (o.min_body_rate == 0) return stall;
+  auto earned = std::chrono::microseconds(body_bytes_ * 1'000'000 / o.min_body_rate);
+  clock::duration allowed = o.body_timeout + earned - body_waited_;  // may be spent already
+  return std::min(stall, body_wait_start_ + allowed);
 }
 
 // Parses as much of the body as the input holds and the buffer has room for. Bytes go
@@ -499,6 +512,7 @@ http_session::body_read http_session::poll_body() {
   for (;;) {
     body_read done{true, body_fault_, body_filled_};
     if (body_fault_ || body_filled_ > 0 || parser_->is_done()) {
+      body_waited_ += clock::now() - body_wait_start_;  // the client's time ends here
       body_reading_ = false;
       body_into_ = {};
       if (body_fault_) done.bytes = 0;

@@ -109,6 +109,11 @@ class http_session {
   body_read read_body(boost::asio::mutable_buffer into);
   body_read poll_body();
   bool body_read_pending() const noexcept { return body_reading_; }
+  // While body_read_pending(): when the read fails with timed_out for want of the client's
+  // bytes. The buffered body's rules (no wait over body_timeout; past body_timeout, an
+  // average of min_body_rate), counted over the time reads have waited for the client
+  // only: a handler slow to read (the server's own backpressure) costs the client nothing.
+  clock::time_point body_read_deadline() const noexcept;
   // The pending body read fails: the client is gone, or the body stalled (timed_out).
   body_read fail_body_read(boost::system::error_code ec);
 
@@ -187,6 +192,11 @@ class http_session {
   std::uint64_t body_bytes_ = 0;   // bytes of this request's body (with chunk framing) taken
   std::size_t chunk_scan_ = 0;     // where the search for the trailer section's end resumes
   clock::time_point body_start_;   // when this request's header ended
+  clock::time_point body_progress_at_;  // when body bytes were last parsed
+  // A streamed body: when the pending read began waiting (valid while body_reading_), and
+  // the time earlier reads of this body spent waiting for the client.
+  clock::time_point body_wait_start_;
+  clock::duration body_waited_{};
   clock::time_point deadline_;
   response_framing framing_{};     // of the request being answered
   bool in_request_ = false;

@@ -10,6 +10,9 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 #include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
@@ -22,6 +25,8 @@
 #include <random>
 #include <string>
 #include <thread>
+
+#include <sys/socket.h>
 
 namespace {
 
@@ -81,6 +86,18 @@ struct streaming_server {
            co_return;
          }
          co_await digest_body(ctx, 4096);
+       }).stream_body();
+    // Reads 20 bytes every 50 ms: 400 bytes per second, whatever the client sends.
+    app.post("/slow-reader", [](wa::context& ctx) -> wa::awaitable<void> {
+         std::string buffer(20, '\0');
+         std::size_t total = 0;
+         asio::steady_timer pause(co_await asio::this_coro::executor);
+         while (std::size_t n = co_await ctx.read_some(buffer)) {
+           total += n;
+           pause.expires_after(50ms);
+           co_await pause.async_wait(asio::use_awaitable);
+         }
+         ctx.response().body(std::to_string(total));
        }).stream_body();
     app.post("/buffered-large", [](wa::context& ctx) {
          ctx.response().body(std::to_string(ctx.body().size()) + " " + fnv_text(ctx.body()));
@@ -171,10 +188,30 @@ class raw_client {
   }
   std::string read_to_end() { return read_until(std::string_view("\0never\0", 7)); }
   void close() { socket_.close(); }
+  // Sends `bytes` one at a time, `gap` apart, from another thread, until all are sent, the
+  // server closes or stop_trickle(); the reads above go on meanwhile.
+  void trickle(std::string bytes, std::chrono::milliseconds gap) {
+    trickler_ = std::thread([this, bytes = std::move(bytes), gap] {
+      for (char c : bytes) {
+        if (stop_ || ::send(socket_.native_handle(), &c, 1, MSG_NOSIGNAL) != 1) return;
+        ++trickled_;
+        std::this_thread::sleep_for(gap);
+      }
+    });
+  }
+  std::size_t stop_trickle() {
+    stop_ = true;
+    if (trickler_.joinable()) trickler_.join();
+    return trickled_;
+  }
+  ~raw_client() { stop_trickle(); }
 
  private:
   asio::io_context io_;
   asio::ip::tcp::socket socket_;
+  std::thread trickler_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> trickled_{0};
 };
 
 std::string run(const std::string& command) {
@@ -396,6 +433,51 @@ TEST(Streaming, ReaderThatStopsIsCutByTheWriteTimeout) {
   for (int i = 0; i < 500 && !s.writer_saw_failure; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_TRUE(s.writer_saw_failure);
   EXPECT_EQ(s.server->stats().timeouts.write, 1u);
+}
+
+}  // namespace
+
+namespace {
+
+wb::server_options quick_body_rules() {
+  wb::server_options options = loopback_options();
+  options.body_timeout = 300ms;
+  options.min_body_rate = 1024;
+  return options;
+}
+
+// A streamed upload obeys the body rules of a buffered one: a client that trickles 20 bytes
+// a second, never pausing as long as body_timeout, falls under min_body_rate once
+// body_timeout has passed, and the handler's read fails with timed_out, answered 408
+// (before: every read found a byte in time, and the upload stayed open for as long as the
+// client kept trickling; this one would have finished, answered 200).
+TEST(Streaming, StreamedUploadUnderTheMinimumRateGets408) {
+  streaming_server s(quick_body_rules());
+  raw_client c(s.port());
+  std::string body(60, 'x');
+  c.send("POST /digest/4096 HTTP/1.1\r\nHost: t\r\nContent-Length: 60\r\nConnection: close\r\n\r\n");
+  c.trickle(body, 50ms);
+  std::string answer = c.read_to_end();
+  std::size_t sent = c.stop_trickle();
+  EXPECT_EQ(answer.rfind("HTTP/1.1 408 ", 0), 0u) << "after " << sent << " bytes\n" << answer;
+  EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer;
+  EXPECT_LT(sent, body.size());
+  EXPECT_EQ(s.server->stats().timeouts.body, 1u);
+  EXPECT_EQ(s.failures_logged, 0);
+}
+
+// Only the client's time counts: a body sent at once to a handler that reads it at 400
+// bytes a second (under min_body_rate, and for longer than body_timeout plus what the bytes
+// earn) is the server's backpressure, not a slow client, and is read to its end.
+TEST(Streaming, HandlerThatReadsSlowlyIsNotTheClientsDelay) {
+  streaming_server s(quick_body_rules());
+  raw_client c(s.port());
+  c.send("POST /slow-reader HTTP/1.1\r\nHost: t\r\nContent-Length: 400\r\nConnection: close\r\n\r\n" +
+         std::string(400, 'y'));
+  std::string answer = c.read_to_end();
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK", 0), 0u) << answer;
+  EXPECT_EQ(answer.substr(answer.size() - 3), "400") << answer;
+  EXPECT_EQ(s.server->stats().timeouts.body, 0u);
 }
 
 }  // namespace
