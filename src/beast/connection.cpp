@@ -8,7 +8,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -37,6 +39,20 @@ constexpr std::size_t tls_file_chunk_bytes = 64 * 1024;
 
 // The first byte of every TLS connection: a handshake record's content type.
 constexpr unsigned char tls_handshake_record = 0x16;
+
+// A TLS record's header: content type, version (2 bytes), length (2 bytes).
+constexpr std::size_t tls_record_header_bytes = 5;
+
+// The longest record a client may send (RFC 8446 §5.2: 2^14 plus expansion). A header that
+// announces more is handed to OpenSSL at once, which refuses it.
+constexpr std::size_t max_tls_record_bytes = 16384 + 2048;
+
+// Whether the peer has closed its side: no more bytes will come, and no edge will wake a
+// wait for them.
+bool peer_finished_sending(int fd) noexcept {
+  pollfd p{fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
 
 // sendfile has no MSG_NOSIGNAL: writing to a connection its client has closed raises
 // SIGPIPE, whose default action kills the process. So before the first file is sent the
@@ -111,7 +127,10 @@ void connection::close_if_idle() noexcept {
 }
 
 // Over TLS the connection first waits for the client's first byte, which tells a TLS hello
-// from a plaintext request, then handshakes; both under tls_handshake_timeout.
+// from a plaintext request, then for the hello's whole first record, then makes its TLS
+// state and handshakes; all under tls_handshake_timeout. Until the record is there the
+// bytes wait in the kernel's buffer, so a client that sends nothing, or part of a hello,
+// costs the connection object alone (tls_memory_test).
 void connection::do_handshake() {
   phase_ = phase::handshaking;
   deadline_ = clock::now() + owner_.options().tls_handshake_timeout;
@@ -120,15 +139,27 @@ void connection::do_handshake() {
 
 void connection::on_hello(error_code ec) {
   if (ec) return destroy();
-  unsigned char first = 0;
-  ssize_t n = ::recv(transport_->socket().native_handle(), &first, 1, MSG_PEEK);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-    transport_->socket().async_wait(tcp::socket::wait_read, [this](error_code e) { on_hello(e); });
-    return;
-  }
+  int fd = transport_->socket().native_handle();
+  unsigned char header[tls_record_header_bytes] = {};
+  ssize_t n = ::recv(fd, header, sizeof header, MSG_PEEK);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return wait_for_hello();
   if (n <= 0) return destroy();
-  if (first != tls_handshake_record) return refuse_plaintext();
+  if (header[0] != tls_handshake_record) return refuse_plaintext();
+  if (static_cast<std::size_t>(n) < sizeof header) return wait_for_hello();
+  std::size_t record = tls_record_header_bytes + (std::size_t{header[3]} << 8 | header[4]);
+  int queued = 0;
+  if (record <= max_tls_record_bytes && ::ioctl(fd, FIONREAD, &queued) == 0 &&
+      static_cast<std::size_t>(queued) < record && !peer_finished_sending(fd))
+    return wait_for_hello();
+  // The record is here (or is all there will be: OpenSSL fails the handshake, counted).
+  transport_->start_tls();
   transport_->async_handshake([this](error_code e) { on_handshake(e); });
+}
+
+// More of the hello is to come. Asio's reactor is edge-triggered: the wait completes when
+// new bytes arrive, not for those already queued.
+void connection::wait_for_hello() {
+  transport_->socket().async_wait(tcp::socket::wait_read, [this](error_code e) { on_hello(e); });
 }
 
 void connection::on_handshake(error_code ec) {

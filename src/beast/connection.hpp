@@ -56,6 +56,7 @@ class connection final : public exchange_host {
 
   void do_handshake();
   void on_hello(error_code ec);
+  void wait_for_hello();
   void on_handshake(error_code ec);
   void refuse_plaintext();
   bool send_file_over_tls();
