@@ -122,8 +122,21 @@ void connection::on_deadline(clock::time_point now) noexcept {
   close();
 }
 
-void connection::close_if_idle() noexcept {
-  if (phase_ == phase::idle || phase_ == phase::handshaking) close();
+void connection::drain() noexcept {
+  if (phase_ == phase::idle || phase_ == phase::handshaking) return close();
+  end_stream();
+}
+
+// A response being streamed would hold the drain until drain_timeout and then be cut
+// without its last chunk, which a client cannot tell from an error. So its writer is told
+// to end: the cancellation stops a wait between writes (or the next co_await), later writes
+// fail with server_stopping, and its deferred send writes the last chunk. Once per response;
+// for one whose head goes out during the drain, at that write's completion.
+void connection::end_stream() noexcept {
+  if (stream_ended_ || gone_ || !session_.awaiting_response() || !session_.response_streaming())
+    return;
+  stream_ended_ = true;
+  cancel_.emit(asio::cancellation_type::terminal);
 }
 
 // Over TLS the connection first waits for the client's first byte, which tells a TLS hello
@@ -505,7 +518,8 @@ void connection::write_chunk(std::string_view data, chunk_write_handler done) {
   }
   error_code why = gone_ ? error_code(asio::error::connection_aborted)
                   : chunk_done_ ? error_code(asio::error::in_progress)
-                                : session_.write_chunk(data);
+                  : stream_ended_ ? error_code(exchange_error::server_stopping)
+                                  : session_.write_chunk(data);
   if (why) {
     if (why == exchange_error::body_not_allowed) flush_while_waiting();  // the head
     asio::post(transport_->get_executor(), [done = std::move(done), why] { done(why); });
@@ -532,6 +546,7 @@ void connection::on_stream_write(error_code ec, std::size_t n) {
   stream_writing_ = false;
   server_counters::add(owner_.counters().bytes_sent, n);
   if (!ec) session_.output().clear();
+  if (!ec && owner_.stopping()) end_stream();  // a head that went out during the drain
   if (chunk_done_) {
     asio::post(transport_->get_executor(), [done = std::move(chunk_done_), ec] { done(ec); });
     chunk_done_ = nullptr;
@@ -565,6 +580,7 @@ void connection::deferred_done() noexcept {
 
 void connection::on_deferred_done() noexcept {
   session_.deferred_done();
+  stream_ended_ = false;
   if (session_.dispatching()) return;  // the session sends it once the dispatch returns
   if (gone_) {
     if (!read_pending_) destroy();  // else the watch read's completion destroys

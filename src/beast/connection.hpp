@@ -34,7 +34,8 @@ class connection final : public exchange_host {
 
   // For the worker's sweep and shutdown, on the connection's thread.
   void on_deadline(clock::time_point now) noexcept;
-  void close_if_idle() noexcept;
+  // The drain has begun: an idle connection closes, a streamed response is told to end.
+  void drain() noexcept;
   void close() noexcept;
 
   // exchange_host
@@ -76,6 +77,7 @@ class connection final : public exchange_host {
   void flush_while_waiting();
   void on_stream_write(error_code ec, std::size_t n);
   void fail_streams() noexcept;
+  void end_stream() noexcept;
   void abandon() noexcept;
   void do_linger();
   void on_linger(error_code ec);
@@ -98,6 +100,7 @@ class connection final : public exchange_host {
   // While a response is deferred, output (a chunk, a 100 Continue) is written beside the
   // watch read; its completion, not the phase, says when the next may start.
   bool stream_writing_ = false;
+  bool stream_ended_ = false;  // the drain told the streamed response to end
   body_read_handler body_done_;    // the dispatch's pending body read
   chunk_write_handler chunk_done_; // the dispatch's pending chunk write
   // A streamed body is parsed while the watch read is pending, and parsing may reset the

@@ -122,6 +122,8 @@ class http_session {
   // nothing appended, unless a deferred response is in flight; body_not_allowed (the head
   // appended, `data` not) when the response carries no body.
   boost::system::error_code write_chunk(std::string_view data);
+  // The deferred response's head has gone out: its body follows in chunks.
+  bool response_streaming() const noexcept { return streaming_; }
   void set_trailers(const http::fields& trailers);
 
   std::string_view input() const noexcept {

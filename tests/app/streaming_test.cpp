@@ -25,8 +25,16 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
 
 namespace {
 
@@ -478,6 +486,90 @@ TEST(Streaming, HandlerThatReadsSlowlyIsNotTheClientsDelay) {
   EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK", 0), 0u) << answer;
   EXPECT_EQ(answer.substr(answer.size() - 3), "400") << answer;
   EXPECT_EQ(s.server->stats().timeouts.body, 0u);
+}
+
+}  // namespace
+
+namespace {
+
+// A program run with its output to a file, waited for (or killed) by its PID.
+class child_process {
+ public:
+  child_process(std::vector<std::string> argv, const std::filesystem::path& output) {
+    posix_spawn_file_actions_t files;
+    ::posix_spawn_file_actions_init(&files);
+    ::posix_spawn_file_actions_addopen(&files, 1, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<char*> args;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    if (::posix_spawnp(&pid_, args[0], &files, nullptr, args.data(), environ) != 0) pid_ = -1;
+    ::posix_spawn_file_actions_destroy(&files);
+  }
+  ~child_process() {
+    if (pid_ > 0 && !exited_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  bool started() const { return pid_ > 0; }
+  // The exit status, or -1 if it is still running after `patience`.
+  int wait_for_exit(std::chrono::milliseconds patience) {
+    auto end = std::chrono::steady_clock::now() + patience;
+    while (std::chrono::steady_clock::now() < end) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool exited_ = false;
+};
+
+std::string file_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// At a drain, an open event stream is told to end: the handler's wait ends, the response
+// ends with its last chunk (a clean end: curl exits 0, a raw client reads "0\r\n\r\n"),
+// and the connection closes, long before drain_timeout. (Before: the stream went on for the
+// whole drain and was then cut without its last chunk; curl exited 18, "transfer closed
+// with outstanding read data remaining".)
+TEST(Streaming, DrainEndsAnEventStreamWithItsLastChunk) {
+  wb::server_options options = loopback_options();
+  options.drain_timeout = 5s;
+  streaming_server s(options);
+  std::filesystem::path out = std::filesystem::temp_directory_path() /
+                              ("waypoint-drain-events-" + std::to_string(::getpid()));
+  child_process curl({"curl", "-sS", "--no-buffer", "--max-time", "30", s.url("/events")}, out);
+  ASSERT_TRUE(curl.started());
+  raw_client raw(s.port());
+  raw.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n");
+  std::string seen = raw.read_until("id: 2\n");
+  for (int i = 0; i < 500 && file_text(out).find("id: 2\n") == std::string::npos; ++i)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_NE(file_text(out).find("id: 2\n"), std::string::npos) << file_text(out);
+
+  auto drain_start = std::chrono::steady_clock::now();
+  s.server->stop();
+  std::string rest = raw.read_to_end();
+  int curl_status = curl.wait_for_exit(15s);
+  auto drained = std::chrono::steady_clock::now() - drain_start;
+  std::printf("the event streams ended %lld ms into the drain (drain_timeout %lld ms)\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(drained).count()),
+              static_cast<long long>(options.drain_timeout.count()));
+  EXPECT_EQ(curl_status, 0) << file_text(out);
+  ASSERT_GE(rest.size(), 5u) << rest;
+  EXPECT_EQ(rest.substr(rest.size() - 5), "0\r\n\r\n") << rest;
+  EXPECT_TRUE(s.events_saw_disconnect);
+  EXPECT_EQ(s.failures_logged, 0);
+  std::filesystem::remove(out);
 }
 
 }  // namespace
