@@ -295,10 +295,33 @@ void connection::answer() {
     if (!session_.output().empty() && !write_now()) return;
     if (file && !send_file_now()) return;
   }
+  release_held_calls();
   if (session_.upgraded()) return hand_over();
   if (session_.closing()) return do_linger();
   if (session_.awaiting_response()) return watch();
   do_read();
+}
+
+// The output is written: a body read or chunk write that waited for it is made now, or,
+// when the deferred response has ended meanwhile, refused.
+void connection::release_held_calls() {
+  if (held_read_done_) {
+    body_read_handler done = std::move(held_read_done_);
+    held_read_done_ = nullptr;
+    read_body(held_read_, std::move(done));
+  }
+  if (held_chunk_done_) {
+    chunk_write_handler done = std::move(held_chunk_done_);
+    held_chunk_done_ = nullptr;
+    write_chunk(held_chunk_, std::move(done));
+  }
+}
+
+// Earlier responses of the connection are still being written, from the session's output:
+// a 100 Continue or a chunk appended now would be cleared with them (and could move the
+// bytes under the write), so a streaming call waits for that write (answer() makes it).
+bool connection::output_busy() const noexcept {
+  return life_ == life::open && (writing_ == write_op::batch || writing_ == write_op::file);
 }
 
 // The request upgraded and every earlier response is written: the socket becomes a
@@ -495,6 +518,16 @@ void connection::fail_streams() noexcept {
                  [done = std::move(chunk_done_)] { done(asio::error::connection_aborted); });
       chunk_done_ = nullptr;
     }
+    if (held_read_done_) {
+      asio::post(transport_->get_executor(),
+                 [done = std::move(held_read_done_)] { done(asio::error::connection_aborted, 0); });
+      held_read_done_ = nullptr;
+    }
+    if (held_chunk_done_) {
+      asio::post(transport_->get_executor(),
+                 [done = std::move(held_chunk_done_)] { done(asio::error::connection_aborted); });
+      held_chunk_done_ = nullptr;
+    }
   } catch (...) {
   }
 }
@@ -510,7 +543,12 @@ void connection::read_body(asio::mutable_buffer into, body_read_handler done) {
                [this, into, done = std::move(done)]() mutable { read_body(into, std::move(done)); });
     return;
   }
-  if (life_ == life::closed || body_done_) {
+  if (output_busy() && !body_done_ && !held_read_done_) {
+    held_read_ = into;
+    held_read_done_ = std::move(done);
+    return;
+  }
+  if (life_ == life::closed || body_done_ || held_read_done_) {
     auto why = life_ == life::closed ? asio::error::connection_aborted : asio::error::in_progress;
     asio::post(transport_->get_executor(), [done = std::move(done), why] { done(why, 0); });
     return;
@@ -539,8 +577,13 @@ void connection::write_chunk(std::string_view data, chunk_write_handler done) {
     });
     return;
   }
+  if (output_busy() && !chunk_done_ && !held_chunk_done_) {
+    held_chunk_ = data;
+    held_chunk_done_ = std::move(done);
+    return;
+  }
   error_code why = life_ == life::closed ? error_code(asio::error::connection_aborted)
-                  : chunk_done_ ? error_code(asio::error::in_progress)
+                  : chunk_done_ || held_chunk_done_ ? error_code(asio::error::in_progress)
                   : stream_ended_ ? error_code(exchange_error::server_stopping)
                                   : session_.write_chunk(data);
   if (why) {

@@ -93,6 +93,8 @@ class connection final : public exchange_host {
   void do_read();
   void on_read(error_code ec, std::size_t n);
   void answer();
+  void release_held_calls();
+  bool output_busy() const noexcept;
   bool write_now();
   void do_write();
   void on_write(error_code ec);
@@ -130,6 +132,12 @@ class connection final : public exchange_host {
   bool stream_ended_ = false;
   body_read_handler body_done_;    // the dispatch's pending body read
   chunk_write_handler chunk_done_; // the dispatch's pending chunk write
+  // A body read and a chunk write the dispatch made while earlier responses were still
+  // being written (output_busy()): held until answer() has written them.
+  asio::mutable_buffer held_read_;
+  body_read_handler held_read_done_;
+  std::string_view held_chunk_;  // valid until its handler runs (write_chunk's contract)
+  chunk_write_handler held_chunk_done_;
   // A streamed body is parsed while the watch read is pending, and parsing may reset the
   // input's buffer under a read into it; so that read goes here, and is copied in.
   std::unique_ptr<char[]> watch_buffer_;
