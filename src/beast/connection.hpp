@@ -122,7 +122,9 @@ class connection final : public exchange_host {
   std::list<connection>::iterator self_;
   http_session session_;
   clock::time_point deadline_;
-  asio::cancellation_signal cancel_;  // emitted when the socket closes under a deferred response
+  // Emitted when the socket closes under a deferred response, and when the drain tells a
+  // streamed one to end (end_stream()).
+  asio::cancellation_signal cancel_;
   std::optional<connection_endpoints> endpoints_;  // asked for once, then kept
   phase phase_ = phase::idle;
   read_op reading_ = read_op::none;
