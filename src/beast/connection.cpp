@@ -8,12 +8,15 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 
@@ -37,6 +40,20 @@ constexpr std::size_t tls_file_chunk_bytes = 64 * 1024;
 
 // The first byte of every TLS connection: a handshake record's content type.
 constexpr unsigned char tls_handshake_record = 0x16;
+
+// A TLS record's header: content type, version (2 bytes), length (2 bytes).
+constexpr std::size_t tls_record_header_bytes = 5;
+
+// The longest record a client may send (RFC 8446 §5.2: 2^14 plus expansion). A header that
+// announces more is handed to OpenSSL at once, which refuses it.
+constexpr std::size_t max_tls_record_bytes = 16384 + 2048;
+
+// Whether the peer has closed its side: no more bytes will come, and no edge will wake a
+// wait for them.
+bool peer_finished_sending(int fd) noexcept {
+  pollfd p{fd, POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
+}
 
 // sendfile has no MSG_NOSIGNAL: writing to a connection its client has closed raises
 // SIGPIPE, whose default action kills the process. So before the first file is sent the
@@ -79,11 +96,12 @@ void connection::refuse(std::list<connection>::iterator self) {
   answer();
 }
 
+// Invariant, between completions: an open connection has an operation pending or a
+// deferred response in flight, so something is left to settle() it. Hence close() never
+// destroys at once (the worker calls it while walking its list).
 void connection::close() noexcept {
-  error_code ignored;
-  transport_->close(ignored);
-  // A pending watch read completes with an error and abandons; without one, abandon now.
-  if (phase_ == phase::waiting && !read_pending_) abandon();
+  assert(reading_ != read_op::none || writing_ != write_op::none || session_.awaiting_response());
+  shut();
 }
 
 // A request being read gets its 408: the read is cancelled and its completion answers.
@@ -94,8 +112,8 @@ void connection::on_deadline(clock::time_point now) noexcept {
     deadline_ = clock::time_point::max();
     return deliver_body(session_.fail_body_read(asio::error::timed_out));
   }
-  if (phase_ == phase::reading && !expired_) {
-    expired_ = true;  // counted by the session's expire(), which knows header from body
+  if (phase_ == phase::reading) {
+    phase_ = phase::expired;  // counted by the session's expire(), which knows header from body
     error_code ignored;
     transport_->cancel(ignored);
     return;
@@ -106,32 +124,66 @@ void connection::on_deadline(clock::time_point now) noexcept {
   close();
 }
 
-void connection::close_if_idle() noexcept {
-  if (phase_ == phase::idle || phase_ == phase::handshaking) close();
+void connection::drain() noexcept {
+  if (phase_ == phase::idle || phase_ == phase::handshaking) return close();
+  end_stream();
+}
+
+// A response being streamed would hold the drain until drain_timeout and then be cut
+// without its last chunk, which a client cannot tell from an error. So its writer is told
+// to end: the cancellation stops a wait between writes (or the next co_await), later writes
+// fail with server_stopping, and its deferred send writes the last chunk. Once per response;
+// for one whose head goes out during the drain, at that write's completion.
+void connection::end_stream() noexcept {
+  if (stream_ended_ || life_ == life::closed || !session_.awaiting_response() ||
+      !session_.response_streaming())
+    return;
+  stream_ended_ = true;
+  cancel_.emit(asio::cancellation_type::terminal);
 }
 
 // Over TLS the connection first waits for the client's first byte, which tells a TLS hello
-// from a plaintext request, then handshakes; both under tls_handshake_timeout.
+// from a plaintext request, then for the hello's whole first record, then makes its TLS
+// state and handshakes; all under tls_handshake_timeout. Until the record is there the
+// bytes wait in the kernel's buffer, so a client that sends nothing, or part of a hello,
+// costs the connection object alone (tls_memory_test).
 void connection::do_handshake() {
   phase_ = phase::handshaking;
   deadline_ = clock::now() + owner_.options().tls_handshake_timeout;
-  transport_->socket().async_wait(tcp::socket::wait_read, [this](error_code ec) { on_hello(ec); });
+  wait_for_hello();
 }
 
 void connection::on_hello(error_code ec) {
-  if (ec) return destroy();
-  unsigned char first = 0;
-  ssize_t n = ::recv(transport_->socket().native_handle(), &first, 1, MSG_PEEK);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-    transport_->socket().async_wait(tcp::socket::wait_read, [this](error_code e) { on_hello(e); });
-    return;
-  }
+  reading_ = read_op::none;
+  if (ec || life_ == life::closed) return destroy();
+  int fd = transport_->socket().native_handle();
+  unsigned char header[tls_record_header_bytes] = {};
+  ssize_t n = ::recv(fd, header, sizeof header, MSG_PEEK);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return wait_for_hello();
   if (n <= 0) return destroy();
-  if (first != tls_handshake_record) return refuse_plaintext();
+  if (header[0] != tls_handshake_record) return refuse_plaintext();
+  if (static_cast<std::size_t>(n) < sizeof header) return wait_for_hello();
+  std::size_t record = tls_record_header_bytes + (std::size_t{header[3]} << 8 | header[4]);
+  int queued = 0;
+  if (record <= max_tls_record_bytes && ::ioctl(fd, FIONREAD, &queued) == 0 &&
+      static_cast<std::size_t>(queued) < record && !peer_finished_sending(fd))
+    return wait_for_hello();
+  // The record is here (or is all there will be: OpenSSL fails the handshake, counted).
+  transport_->start_tls();
+  reading_ = read_op::handshake;
   transport_->async_handshake([this](error_code e) { on_handshake(e); });
 }
 
+// More of the hello is to come. Asio's reactor is edge-triggered: the wait completes when
+// new bytes arrive, not for those already queued.
+void connection::wait_for_hello() {
+  reading_ = read_op::hello;
+  transport_->socket().async_wait(tcp::socket::wait_read, [this](error_code e) { on_hello(e); });
+}
+
 void connection::on_handshake(error_code ec) {
+  reading_ = read_op::none;
+  if (life_ == life::closed) return settle();
   if (ec) {
     // Closed during the sweep's cut: counted as a timeout there.
     if (ec != asio::error::operation_aborted && ec != asio::error::bad_descriptor) {
@@ -173,15 +225,33 @@ void connection::note_first_bytes() {
   }
 }
 
-// The completion of the pending operation, after the socket closed, lands here; while a
-// deferred response is in flight, its completion does.
+// Ends the connection: shut(), then settle().
 void connection::destroy() noexcept {
-  if (session_.awaiting_response()) return abandon();
+  shut();
+  settle();
+}
+
+// Closes the socket, once. A deferred response in flight (the client left, or the drain
+// ran out) is told: its exchange's cancellation fires, and a pending body read or chunk
+// write not on the socket fails; the response still ends through deferred_done(), since
+// its request and response live here.
+void connection::shut() noexcept {
+  if (life_ == life::closed) return;
+  life_ = life::closed;
   error_code ignored;
   transport_->close(ignored);
-  // A streaming response's write and its watch read may both be pending: the second
-  // completion destroys.
-  if (stream_writing_ || read_pending_) return;
+  if (!session_.awaiting_response()) return;
+  fail_streams();
+  cancel_.emit(asio::cancellation_type::terminal);
+}
+
+// The one place that decides whether the connection lives: once its socket is closed,
+// the last to finish of its pending read, its pending write and its deferred response
+// destroys it. Every completion that finds the connection closed comes here.
+void connection::settle() noexcept {
+  if (life_ == life::open || reading_ != read_op::none || writing_ != write_op::none ||
+      session_.awaiting_response())
+    return;
   owner_.remove(self_);  // deletes *this: nothing may follow
 }
 
@@ -190,17 +260,21 @@ void connection::do_read() {
   phase_ = session_.in_request() ? phase::reading : phase::idle;
   deadline_ = session_.in_request() ? session_.deadline()
                                     : clock::now() + owner_.options().idle_timeout;
+  reading_ = read_op::request;
   transport_->async_read_some(session_.prepare(),
                              [this](error_code ec, std::size_t n) { on_read(ec, n); });
 }
 
 void connection::on_read(error_code ec, std::size_t n) {
-  if (ec && !expired_) return destroy();  // end of stream, reset, or closed by the sweep
+  reading_ = read_op::none;
+  bool expired = phase_ == phase::expired;
+  // End of stream, reset, or closed by the sweep.
+  if ((ec && !expired) || life_ == life::closed) return destroy();
   if (!ec) session_.commit(n);
   server_counters::add(owner_.counters().bytes_received, n);
   if (first_read_) note_first_bytes();
   try {
-    if (expired_) {
+    if (expired) {
       session_.process();  // what did arrive in time is still answered
       session_.expire();
     }
@@ -221,10 +295,33 @@ void connection::answer() {
     if (!session_.output().empty() && !write_now()) return;
     if (file && !send_file_now()) return;
   }
+  release_held_calls();
   if (session_.upgraded()) return hand_over();
   if (session_.closing()) return do_linger();
   if (session_.awaiting_response()) return watch();
   do_read();
+}
+
+// The output is written: a body read or chunk write that waited for it is made now, or,
+// when the deferred response has ended meanwhile, refused.
+void connection::release_held_calls() {
+  if (held_read_done_) {
+    body_read_handler done = std::move(held_read_done_);
+    held_read_done_ = nullptr;
+    read_body(held_read_, std::move(done));
+  }
+  if (held_chunk_done_) {
+    chunk_write_handler done = std::move(held_chunk_done_);
+    held_chunk_done_ = nullptr;
+    write_chunk(held_chunk_, std::move(done));
+  }
+}
+
+// Earlier responses of the connection are still being written, from the session's output:
+// a 100 Continue or a chunk appended now would be cleared with them (and could move the
+// bytes under the write), so a streaming call waits for that write (answer() makes it).
+bool connection::output_busy() const noexcept {
+  return life_ == life::open && (writing_ == write_op::batch || writing_ == write_op::file);
 }
 
 // The request upgraded and every earlier response is written: the socket becomes a
@@ -266,6 +363,7 @@ bool connection::write_now() {
 void connection::do_write() {
   phase_ = phase::writing;
   deadline_ = clock::now() + owner_.options().write_timeout;
+  writing_ = write_op::batch;
   asio::async_write(*transport_, asio::buffer(session_.output()),
                     [this](error_code ec, std::size_t n) {
                       server_counters::add(owner_.counters().bytes_sent, n);
@@ -274,7 +372,8 @@ void connection::do_write() {
 }
 
 void connection::on_write(error_code ec) {
-  if (ec) return destroy();
+  writing_ = write_op::none;
+  if (ec || life_ == life::closed) return destroy();
   session_.output().clear();
   try {
     answer();
@@ -314,6 +413,7 @@ bool connection::send_file_now() {
   }
   phase_ = phase::writing;
   deadline_ = clock::now() + owner_.options().write_timeout;
+  writing_ = write_op::file;
   transport_->socket().async_wait(tcp::socket::wait_write,
                                  [this](error_code ec) { on_file_writable(ec); });
   return false;
@@ -342,6 +442,7 @@ bool connection::send_file_over_tls() {
   }
   phase_ = phase::writing;
   deadline_ = clock::now() + owner_.options().write_timeout;
+  writing_ = write_op::file;
   asio::async_write(*transport_, asio::buffer(file_chunk_.get(), static_cast<std::size_t>(n)),
                     [this](error_code ec, std::size_t written) {
                       server_counters::add(owner_.counters().bytes_sent, written);
@@ -352,7 +453,8 @@ bool connection::send_file_over_tls() {
 }
 
 void connection::on_file_writable(error_code ec) {
-  if (ec) return destroy();
+  writing_ = write_op::none;
+  if (ec || life_ == life::closed) return destroy();
   try {
     answer();
   } catch (const std::exception&) {
@@ -364,14 +466,15 @@ void connection::on_file_writable(error_code ec) {
 // that notices the client going away and keeps what it pipelines meanwhile, up to one
 // read's worth, so the input stays within its bound.
 void connection::watch() {
-  if (!stream_writing_) {
+  if (writing_ == write_op::none) {
     phase_ = phase::waiting;
-    // A body read waits for the client, whose time is limited; the handler's is not.
-    deadline_ = session_.body_read_pending() ? clock::now() + owner_.options().body_timeout
+    // A body read waits for the client, whose time is limited (the body's stall and rate
+    // rules); the handler's is not.
+    deadline_ = session_.body_read_pending() ? session_.body_read_deadline()
                                              : clock::time_point::max();
   }
-  if (read_pending_ || session_.input_size() >= read_chunk) return;
-  read_pending_ = true;
+  if (reading_ != read_op::none || session_.input_size() >= read_chunk) return;
+  reading_ = read_op::watch;
   if (session_.body_streamed()) {
     if (!watch_buffer_) watch_buffer_ = std::make_unique<char[]>(read_chunk);
     transport_->async_read_some(asio::buffer(watch_buffer_.get(), read_chunk),
@@ -383,22 +486,22 @@ void connection::watch() {
 }
 
 void connection::on_watch(error_code ec, std::size_t n, bool aside) {
-  read_pending_ = false;
+  reading_ = read_op::none;
   if (!ec && aside) {
     asio::mutable_buffer room = session_.prepare();
     std::memcpy(room.data(), watch_buffer_.get(), n);
   }
   if (!ec) session_.commit(n);
   server_counters::add(owner_.counters().bytes_received, n);
-  if (gone_) return destroy();
+  if (life_ == life::closed) return settle();
   if (session_.awaiting_response()) {
-    if (ec) return abandon();  // end of stream or reset: nobody will read the answer
+    if (ec) return destroy();  // end of stream or reset: nobody will read the answer
     if (session_.body_read_pending()) deliver_body(session_.poll_body());
     return watch();
   }
   // The response is done (on_deferred_done cancelled this read, or data came first).
   if (ec && ec != asio::error::operation_aborted) return destroy();
-  if (stream_writing_) return;  // on_stream_write goes on
+  if (writing_ != write_op::none) return;  // on_stream_write goes on
   try {
     answer();
   } catch (const std::exception&) {
@@ -406,26 +509,24 @@ void connection::on_watch(error_code ec, std::size_t n, bool aside) {
   }
 }
 
-// The client is gone (or the drain is over) while a response is deferred: the socket
-// closes, whatever answers is told to stop, and the connection waits for it to finish.
-void connection::abandon() noexcept {
-  if (!gone_) {
-    gone_ = true;
-    error_code ignored;
-    transport_->close(ignored);
-    fail_streams();
-    cancel_.emit(asio::cancellation_type::terminal);
-  }
-}
-
 // The dispatch's pending read (and a write not yet in flight) learn the client is gone.
 void connection::fail_streams() noexcept {
   try {
     if (body_done_) deliver_body(session_.fail_body_read(asio::error::connection_aborted));
-    if (chunk_done_ && !stream_writing_) {
+    if (chunk_done_ && writing_ != write_op::stream) {
       asio::post(transport_->get_executor(),
                  [done = std::move(chunk_done_)] { done(asio::error::connection_aborted); });
       chunk_done_ = nullptr;
+    }
+    if (held_read_done_) {
+      asio::post(transport_->get_executor(),
+                 [done = std::move(held_read_done_)] { done(asio::error::connection_aborted, 0); });
+      held_read_done_ = nullptr;
+    }
+    if (held_chunk_done_) {
+      asio::post(transport_->get_executor(),
+                 [done = std::move(held_chunk_done_)] { done(asio::error::connection_aborted); });
+      held_chunk_done_ = nullptr;
     }
   } catch (...) {
   }
@@ -442,14 +543,19 @@ void connection::read_body(asio::mutable_buffer into, body_read_handler done) {
                [this, into, done = std::move(done)]() mutable { read_body(into, std::move(done)); });
     return;
   }
-  if (gone_ || body_done_) {
-    auto why = gone_ ? asio::error::connection_aborted : asio::error::in_progress;
+  if (output_busy() && !body_done_ && !held_read_done_) {
+    held_read_ = into;
+    held_read_done_ = std::move(done);
+    return;
+  }
+  if (life_ == life::closed || body_done_ || held_read_done_) {
+    auto why = life_ == life::closed ? asio::error::connection_aborted : asio::error::in_progress;
     asio::post(transport_->get_executor(), [done = std::move(done), why] { done(why, 0); });
     return;
   }
   body_done_ = std::move(done);
   deliver_body(session_.read_body(into));
-  if (gone_) return;
+  if (life_ == life::closed) return;
   flush_while_waiting();  // a 100 Continue the first read sent
   watch();
 }
@@ -461,7 +567,7 @@ void connection::deliver_body(http_session::body_read outcome) {
   asio::post(transport_->get_executor(),
              [done = std::move(body_done_), outcome] { done(outcome.ec, outcome.bytes); });
   body_done_ = nullptr;
-  if (!gone_ && !read_pending_ && session_.awaiting_response()) watch();
+  if (life_ == life::open && reading_ == read_op::none && session_.awaiting_response()) watch();
 }
 
 void connection::write_chunk(std::string_view data, chunk_write_handler done) {
@@ -471,9 +577,15 @@ void connection::write_chunk(std::string_view data, chunk_write_handler done) {
     });
     return;
   }
-  error_code why = gone_ ? error_code(asio::error::connection_aborted)
-                  : chunk_done_ ? error_code(asio::error::in_progress)
-                                : session_.write_chunk(data);
+  if (output_busy() && !chunk_done_ && !held_chunk_done_) {
+    held_chunk_ = data;
+    held_chunk_done_ = std::move(done);
+    return;
+  }
+  error_code why = life_ == life::closed ? error_code(asio::error::connection_aborted)
+                  : chunk_done_ || held_chunk_done_ ? error_code(asio::error::in_progress)
+                  : stream_ended_ ? error_code(exchange_error::server_stopping)
+                                  : session_.write_chunk(data);
   if (why) {
     if (why == exchange_error::body_not_allowed) flush_while_waiting();  // the head
     asio::post(transport_->get_executor(), [done = std::move(done), why] { done(why); });
@@ -481,15 +593,15 @@ void connection::write_chunk(std::string_view data, chunk_write_handler done) {
   }
   chunk_done_ = std::move(done);
   flush_while_waiting();
-  if (!stream_writing_) {  // nothing to write (an empty chunk): done at once
+  if (writing_ != write_op::stream) {  // nothing to write (an empty chunk): done at once
     asio::post(transport_->get_executor(), [done = std::move(chunk_done_)] { done({}); });
     chunk_done_ = nullptr;
   }
 }
 
 void connection::flush_while_waiting() {
-  if (stream_writing_ || session_.output().empty()) return;
-  stream_writing_ = true;
+  if (writing_ != write_op::none || session_.output().empty()) return;
+  writing_ = write_op::stream;
   phase_ = phase::writing;
   deadline_ = clock::now() + owner_.options().write_timeout;
   asio::async_write(*transport_, asio::buffer(session_.output()),
@@ -497,24 +609,22 @@ void connection::flush_while_waiting() {
 }
 
 void connection::on_stream_write(error_code ec, std::size_t n) {
-  stream_writing_ = false;
+  writing_ = write_op::none;
   server_counters::add(owner_.counters().bytes_sent, n);
   if (!ec) session_.output().clear();
+  if (!ec && owner_.stopping()) end_stream();  // a head that went out during the drain
   if (chunk_done_) {
     asio::post(transport_->get_executor(), [done = std::move(chunk_done_), ec] { done(ec); });
     chunk_done_ = nullptr;
   }
   if (ec) return destroy();
-  if (gone_) {
-    if (!read_pending_ && !session_.awaiting_response()) destroy();
-    return;
-  }
+  if (life_ == life::closed) return settle();
   if (session_.awaiting_response()) {
     if (!session_.output().empty()) return flush_while_waiting();
     return watch();
   }
   // The response was done during the write: the watch read's completion goes on.
-  if (read_pending_) {
+  if (reading_ == read_op::watch) {
     error_code ignored;
     transport_->cancel(ignored);
     return;
@@ -533,13 +643,11 @@ void connection::deferred_done() noexcept {
 
 void connection::on_deferred_done() noexcept {
   session_.deferred_done();
+  stream_ended_ = false;
   if (session_.dispatching()) return;  // the session sends it once the dispatch returns
-  if (gone_) {
-    if (!read_pending_) destroy();  // else the watch read's completion destroys
-    return;
-  }
-  if (phase_ == phase::writing) return;  // on_write (or on_stream_write) goes on
-  if (read_pending_) {
+  if (life_ == life::closed) return settle();
+  if (writing_ != write_op::none) return;  // on_write, on_file_writable or on_stream_write goes on
+  if (reading_ == read_op::watch) {
     error_code ignored;
     transport_->cancel(ignored);  // on_watch goes on with answer()
     return;
@@ -577,7 +685,11 @@ void connection::do_linger() {
   if (transport_->is_tls()) {
     phase_ = phase::lingering;
     deadline_ = clock::now() + linger_timeout;
-    transport_->async_shutdown([this](error_code) { destroy(); });
+    reading_ = read_op::linger;
+    transport_->async_shutdown([this](error_code) {
+      reading_ = read_op::none;
+      destroy();
+    });
     return;
   }
   if (phase_ != phase::lingering) {
@@ -586,12 +698,14 @@ void connection::do_linger() {
     error_code ignored;
     transport_->socket().shutdown(tcp::socket::shutdown_send, ignored);
   }
+  reading_ = read_op::linger;
   transport_->async_read_some(session_.discard_and_prepare(),
                              [this](error_code ec, std::size_t) { on_linger(ec); });
 }
 
 void connection::on_linger(error_code ec) {
-  if (ec) return destroy();
+  reading_ = read_op::none;
+  if (ec || life_ == life::closed) return destroy();
   do_linger();
 }
 

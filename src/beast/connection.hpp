@@ -17,13 +17,13 @@ namespace waypoint::beast::detail {
 class worker;
 class tls_state;
 
-// One accepted socket and its session. At most one operation on the socket is pending (a
-// read, a write or a lingering read), so whoever closes the socket knows that the
-// operation's completion will destroy the connection; a deferred response in flight holds
-// the connection too, until it is done, since its request and response live here. The one
-// exception: a deferred response that streams writes beside its watch read; it cannot be
-// done while its write is in flight (the writer waits for it), so the last completion is
-// still the one that destroys.
+// One accepted socket and its session. Its state is three small enums: the read pending on
+// the socket (read_op), the write pending (write_op), and whether the socket is still open
+// (life); plus what its deadline guards (phase). At most one read and one write are
+// pending; both only while a response is deferred (a chunk or a 100 Continue written beside
+// the watch read). Every completion clears its operation first; once the socket is closed,
+// settle() lets the last completion, or the end of the deferred response (whose request
+// and response live here), destroy the connection.
 class connection final : public exchange_host {
  public:
   // `tls` null: a plaintext connection.
@@ -34,7 +34,8 @@ class connection final : public exchange_host {
 
   // For the worker's sweep and shutdown, on the connection's thread.
   void on_deadline(clock::time_point now) noexcept;
-  void close_if_idle() noexcept;
+  // The drain has begun: an idle connection closes, a streamed response is told to end.
+  void drain() noexcept;
   void close() noexcept;
 
   // exchange_host
@@ -53,10 +54,39 @@ class connection final : public exchange_host {
   bool can_upgrade() const noexcept override { return true; }
 
  private:
-  enum class phase : std::uint8_t { handshaking, idle, reading, writing, waiting, lingering };
+  // What the deadline guards, and so what its passing means (on_deadline).
+  enum class phase : std::uint8_t {
+    handshaking,  // the TLS hello and handshake: closed (tls_handshake_timeout)
+    idle,         // between requests: closed (idle_timeout)
+    reading,      // a request's header or whole body: the read is cancelled, then 408
+    expired,      // ... cancelled: its completion answers what arrived, then 408
+    writing,      // a batch of responses, a file or a chunk: closed (write_timeout)
+    waiting,      // a deferred response: a body read's stall or rate (408), else none
+    lingering,    // draining the input after a close: closed
+  };
+  // The read pending on the socket.
+  enum class read_op : std::uint8_t {
+    none,
+    hello,      // a readiness wait for the TLS hello's first record (on_hello)
+    handshake,  // the TLS handshake (on_handshake)
+    request,    // the next bytes of a request (on_read)
+    watch,      // beside a deferred response: the client leaving, a streamed body (on_watch)
+    linger,     // the input drained after a close, or TLS's close_notify (on_linger)
+  };
+  // The write pending on the socket.
+  enum class write_op : std::uint8_t {
+    none,
+    batch,   // the session's output (on_write)
+    file,    // a file body: sendfile's readiness wait, or a chunk through TLS (on_file_writable)
+    stream,  // beside a deferred response: a chunk or a 100 Continue (on_stream_write)
+  };
+  // Invariant: closed is for ever; an open connection, between completions, has an
+  // operation pending or a deferred response in flight (so something will settle() it).
+  enum class life : std::uint8_t { open, closed };
 
   void do_handshake();
   void on_hello(error_code ec);
+  void wait_for_hello();
   void on_handshake(error_code ec);
   void refuse_plaintext();
   bool send_file_over_tls();
@@ -64,6 +94,8 @@ class connection final : public exchange_host {
   void do_read();
   void on_read(error_code ec, std::size_t n);
   void answer();
+  void release_held_calls();
+  bool output_busy() const noexcept;
   bool write_now();
   void do_write();
   void on_write(error_code ec);
@@ -76,10 +108,12 @@ class connection final : public exchange_host {
   void flush_while_waiting();
   void on_stream_write(error_code ec, std::size_t n);
   void fail_streams() noexcept;
-  void abandon() noexcept;
+  void end_stream() noexcept;
   void do_linger();
   void on_linger(error_code ec);
   void destroy() noexcept;
+  void shut() noexcept;
+  void settle() noexcept;
   void hand_over();
 
   worker& owner_;
@@ -89,17 +123,24 @@ class connection final : public exchange_host {
   std::list<connection>::iterator self_;
   http_session session_;
   clock::time_point deadline_;
-  asio::cancellation_signal cancel_;  // emitted when the socket closes under a deferred response
+  // Emitted when the socket closes under a deferred response, and when the drain tells a
+  // streamed one to end (end_stream()).
+  asio::cancellation_signal cancel_;
   std::optional<connection_endpoints> endpoints_;  // asked for once, then kept
   phase phase_ = phase::idle;
-  bool expired_ = false;       // the read was cancelled because the request ran out of time
-  bool read_pending_ = false;  // the read that watches a deferred response's connection
-  bool gone_ = false;          // closed while a deferred response is in flight
-  // While a response is deferred, output (a chunk, a 100 Continue) is written beside the
-  // watch read; its completion, not the phase, says when the next may start.
-  bool stream_writing_ = false;
+  read_op reading_ = read_op::none;
+  write_op writing_ = write_op::none;
+  life life_ = life::open;
+  // The drain told the streamed response to end (once per response: cleared at its end).
+  bool stream_ended_ = false;
   body_read_handler body_done_;    // the dispatch's pending body read
   chunk_write_handler chunk_done_; // the dispatch's pending chunk write
+  // A body read and a chunk write the dispatch made while earlier responses were still
+  // being written (output_busy()): held until answer() has written them.
+  asio::mutable_buffer held_read_;
+  body_read_handler held_read_done_;
+  std::string_view held_chunk_;  // valid until its handler runs (write_chunk's contract)
+  chunk_write_handler held_chunk_done_;
   // A streamed body is parsed while the watch read is pending, and parsing may reset the
   // input's buffer under a read into it; so that read goes here, and is copied in.
   std::unique_ptr<char[]> watch_buffer_;

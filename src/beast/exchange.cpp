@@ -28,6 +28,8 @@ class exchange_category_impl final : public boost::system::error_category {
     switch (static_cast<exchange_error>(value)) {
       case exchange_error::body_not_allowed:
         return "the response carries no body (HEAD, 1xx, 204 or 304)";
+      case exchange_error::server_stopping:
+        return "the server is stopping: the streamed response is to end";
     }
     return "unknown exchange error";
   }

@@ -74,21 +74,21 @@ http_session::http_session(const session_environment& environment, exchange_host
     : env_(environment), host_(host) {}
 
 void http_session::process() {
-  if (waiting_) {
-    if (!deferred_ready_) return;
+  if (exchange_ == exchange_state::deferred) {
+    if (!response_ready_) return;
     send_response();
   }
-  while (!closing_ && !waiting_ && !pending_file_ && !upgraded_ &&
+  while (!closing() && exchange_ != exchange_state::deferred && !pending_file_ && !upgraded_ &&
          output_.size() < flush_threshold) {
     if (parse_step() == step::need_more) break;
   }
 }
 
 http_session::step http_session::parse_step() {
-  if (!in_request_) skip_empty_lines(input_);
+  if (exchange_ == exchange_state::idle) skip_empty_lines(input_);
   if (input_.size() == 0) return step::need_more;
-  if (!in_request_) {
-    in_request_ = true;
+  if (exchange_ == exchange_state::idle) {
+    exchange_ = exchange_state::reading;
     deadline_ = clock::now() + env_.options.header_timeout;
   }
   if (!parser_) begin_request();
@@ -174,6 +174,7 @@ bool http_session::plan_body() {
   parser_->body_limit(plan.max_bytes);
   parser_->eager(true);
   body_start_ = clock::now();
+  body_waited_ = {};
   note_body_progress(0);
   if (!plan.streamed) {
     send_continue();
@@ -181,7 +182,7 @@ bool http_session::plan_body() {
   }
   // The same parser reads on, into the reader's buffer (poll_body) instead of the request.
   parser_->stream_body();
-  body_streamed_ = true;
+  body_ = body_state::streamed;
   answer_request();
   return true;
 }
@@ -195,7 +196,7 @@ void http_session::send_continue() {
 // A body that cannot be read on: answered now, or, when the dispatch reads it, the
 // reader's error (the dispatch answers; the connection closes after it).
 void http_session::body_fault(http::status status, std::string_view why, error_code ec) {
-  if (!body_streamed_) return answer_error(status, why);
+  if (!body_streamed()) return answer_error(status, why);
   if (!body_fault_) body_fault_ = ec;
 }
 
@@ -217,7 +218,7 @@ http_session::step http_session::finish_put(error_code ec, std::size_t used) {
   } else if (ec) {
     body_fault(http::status::bad_request, "the body is not valid HTTP/1.1 framing", ec);
   } else if (parser_->is_done()) {
-    if (!body_streamed_) answer_request();
+    if (!body_streamed()) answer_request();
   } else {
     return used > 0 ? step::progress : step::need_more;
   }
@@ -335,7 +336,9 @@ bool http_session::check_expectation(const request& req) {
 void http_session::note_body_progress(std::size_t bytes) {
   const server_options& o = env_.options;
   body_bytes_ += bytes;
-  clock::time_point stall = clock::now() + o.body_timeout;
+  clock::time_point now = clock::now();
+  if (bytes > 0) body_progress_at_ = now;
+  clock::time_point stall = now + o.body_timeout;
   if (o.min_body_rate == 0) {
     deadline_ = stall;
     return;
@@ -352,7 +355,7 @@ void http_session::answer_request() {
   response_.version(req.version());
   attached_.reset();
   exchange x(host_, req, response_);
-  dispatching_ = true;
+  exchange_ = exchange_state::dispatching;
   try {
     env_.dispatch(x);
   } catch (...) {
@@ -365,18 +368,17 @@ void http_session::answer_request() {
       attached_.reset();
     }
   }
-  dispatching_ = false;
-  waiting_ = x.deferred();
-  if (!waiting_ || deferred_ready_) send_response();
+  // Not deferred: answered now, and end_request() makes the state idle.
+  exchange_ = x.deferred() ? exchange_state::deferred : exchange_state::reading;
+  if (exchange_ != exchange_state::deferred || response_ready_) send_response();
 }
 
 // The response to the request in parser_, dispatched and (if deferred) done.
 void http_session::send_response() {
-  waiting_ = false;
-  deferred_ready_ = false;
+  response_ready_ = false;
   if (upgrade_) return hand_over_upgrade();
-  if (streaming_) {
-    if (stream_body_ && framing_.version >= 11) {
+  if (writing_ != writing_state::head) {
+    if (writing_ == writing_state::chunks && framing_.version >= 11) {
       output_ += "0\r\n";
       output_ += trailers_;
       output_ += "\r\n";
@@ -391,7 +393,7 @@ void http_session::send_response() {
     attached_.reset();
   }
   // A streamed response's head went out before the body was read to its end.
-  if (!framing_.keep_alive || body_left()) closing_ = true;
+  if (!framing_.keep_alive || body_left()) keep_alive_ = keep_alive::disabled;
   end_request();
 }
 
@@ -410,7 +412,7 @@ bool http_session::head_keeps_alive() const {
 // A streamed request body not read to its end (or unreadable) leaves the next request's
 // start unknown.
 bool http_session::body_left() const noexcept {
-  return body_streamed_ && (body_fault_ || !parser_->is_done());
+  return body_streamed() && (body_fault_ || !parser_->is_done());
 }
 
 // The upgraded request's answer is the WebSocket handshake, written by Beast: the request
@@ -428,7 +430,7 @@ void http_session::hand_over_upgrade() {
 }
 
 bool http_session::accept_upgrade(websocket_upgrade& upgrade) noexcept {
-  if ((!dispatching_ && !waiting_) || !parser_ || upgrade_) return false;
+  if (!answering() || !parser_ || upgrade_) return false;
   if (!is_websocket_upgrade(parser_->get())) return false;
   try {
     upgrade_.emplace(std::move(upgrade));
@@ -460,7 +462,7 @@ void http_session::answer_error(http::status status, std::string_view why) {
   }
   append_response(response_, {11, false, false, env_.date.get(), false, 0}, output_);
   input_.clear();
-  closing_ = true;
+  keep_alive_ = keep_alive::disabled;
   end_request();
 }
 
@@ -470,24 +472,33 @@ void http_session::end_request() noexcept {
   parser_.reset();
   body_fault_ = {};
   trailers_.clear();
-  in_request_ = false;
+  exchange_ = exchange_state::idle;
+  response_ready_ = false;
+  body_ = body_state::whole;
   continue_pending_ = false;
-  body_streamed_ = false;
-  body_reading_ = false;
-  streaming_ = false;
-  stream_body_ = false;
+  writing_ = writing_state::head;
 }
 
 // --- a streamed request body ----------------------------------------------------------
 
 http_session::body_read http_session::read_body(boost::asio::mutable_buffer into) {
-  if (!body_streamed_ || !waiting_ || body_reading_ || into.size() == 0)
+  if (body_ != body_state::streamed || exchange_ != exchange_state::deferred || into.size() == 0)
     return {true, boost::asio::error::invalid_argument, 0};
   send_continue();
-  body_reading_ = true;
+  body_ = body_state::streamed_reading;
+  body_wait_start_ = clock::now();
   body_into_ = into;
   body_filled_ = 0;
   return poll_body();
+}
+
+clock::time_point http_session::body_read_deadline() const noexcept {
+  const server_options& o = env_.options;
+  clock::time_point stall = std::max(body_wait_start_, body_progress_at_) + o.body_timeout;
+  if (o.min_body_rate == 0) return stall;
+  auto earned = std::chrono::microseconds(body_bytes_ * 1'000'000 / o.min_body_rate);
+  clock::duration allowed = o.body_timeout + earned - body_waited_;  // may be spent already
+  return std::min(stall, body_wait_start_ + allowed);
 }
 
 // Parses as much of the body as the input holds and the buffer has room for. Bytes go
@@ -495,11 +506,12 @@ http_session::body_read http_session::read_body(boost::asio::mutable_buffer into
 // reader that stops reading stops the connection's reads too (the connection reads while
 // the input is under read_chunk).
 http_session::body_read http_session::poll_body() {
-  if (!body_reading_) return {};
+  if (body_ != body_state::streamed_reading) return {};
   for (;;) {
     body_read done{true, body_fault_, body_filled_};
     if (body_fault_ || body_filled_ > 0 || parser_->is_done()) {
-      body_reading_ = false;
+      body_waited_ += clock::now() - body_wait_start_;  // the client's time ends here
+      body_ = body_state::streamed;
       body_into_ = {};
       if (body_fault_) done.bytes = 0;
       return done;
@@ -516,7 +528,7 @@ http_session::body_read http_session::poll_body() {
 }
 
 http_session::body_read http_session::fail_body_read(error_code ec) {
-  if (!body_reading_) return {};
+  if (body_ != body_state::streamed_reading) return {};
   if (!body_fault_) body_fault_ = ec;
   if (ec == boost::asio::error::timed_out) env_.counters.timeout(timeout_kind::body);
   return poll_body();
@@ -525,9 +537,10 @@ http_session::body_read http_session::fail_body_read(error_code ec) {
 // --- a streamed response ----------------------------------------------------------------
 
 boost::system::error_code http_session::write_chunk(std::string_view data) {
-  if (!waiting_ || deferred_ready_) return boost::asio::error::in_progress;
-  if (!streaming_) start_stream();
-  if (!stream_body_) return exchange_error::body_not_allowed;
+  if (exchange_ != exchange_state::deferred || response_ready_)
+    return boost::asio::error::in_progress;
+  if (writing_ == writing_state::head) start_stream();
+  if (writing_ == writing_state::head_only) return exchange_error::body_not_allowed;
   if (data.empty()) return {};  // an empty chunk would end the body
   if (framing_.version >= 11) {
     char digits[16];
@@ -543,11 +556,11 @@ boost::system::error_code http_session::write_chunk(std::string_view data) {
 }
 
 void http_session::start_stream() {
-  streaming_ = true;
   framing_.streamed = true;
   framing_.keep_alive = head_keeps_alive();
   framing_.date = env_.date.get();
-  stream_body_ = append_response(response_, framing_, output_);
+  writing_ = append_response(response_, framing_, output_) ? writing_state::chunks
+                                                           : writing_state::head_only;
 }
 
 void http_session::set_trailers(const http::fields& trailers) {
@@ -566,13 +579,15 @@ void http_session::set_trailers(const http::fields& trailers) {
 }
 
 bool http_session::attach_file(file_payload& file) noexcept {
-  if (!dispatching_ && !waiting_) return false;
+  if (!answering()) return false;
   attached_ = std::move(file);
   return true;
 }
 
 void http_session::expire() {
-  if (!in_request_ || closing_ || waiting_) return;  // a handler's time is the handler's
+  // A handler's time is the handler's.
+  if (exchange_ == exchange_state::idle || closing() || exchange_ == exchange_state::deferred)
+    return;
   bool in_body = parser_ && parser_->is_header_done();
   env_.counters.timeout(in_body ? timeout_kind::body : timeout_kind::header);
   answer_error(http::status::request_timeout,
@@ -581,7 +596,7 @@ void http_session::expire() {
 }
 
 void http_session::refuse(http::status status, std::string_view why) {
-  in_request_ = true;
+  exchange_ = exchange_state::reading;
   answer_error(status, why);
 }
 

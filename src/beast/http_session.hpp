@@ -77,10 +77,12 @@ class http_session {
   void process();
   // The host's deferred_done(), on the session's thread: the response goes out at the next
   // process() (during a dispatch, once it returns).
-  void deferred_done() noexcept { deferred_ready_ = true; }
+  void deferred_done() noexcept { response_ready_ = true; }
   // A dispatch deferred its response, which is not done yet: nothing more is parsed.
-  bool awaiting_response() const noexcept { return waiting_ && !deferred_ready_; }
-  bool dispatching() const noexcept { return dispatching_; }
+  bool awaiting_response() const noexcept {
+    return exchange_ == exchange_state::deferred && !response_ready_;
+  }
+  bool dispatching() const noexcept { return exchange_ == exchange_state::dispatching; }
   // The host's attach_file(): `file` becomes the body of the response being answered (from
   // its dispatch until it is sent); false, and `file` untouched, at any other time.
   bool attach_file(file_payload& file) noexcept;
@@ -98,7 +100,7 @@ class http_session {
   // Bytes received and not yet parsed.
   std::size_t input_size() const noexcept { return input_.size(); }
   // --- a streamed request body (body_plan::streamed), for exchange_host::read_body ---
-  bool body_streamed() const noexcept { return body_streamed_; }
+  bool body_streamed() const noexcept { return body_ != body_state::whole; }
   // A body read's outcome: ready with a count (0: the body is complete) or an error, or
   // not ready until more input arrives (then poll_body() after each commit).
   struct body_read {
@@ -108,7 +110,12 @@ class http_session {
   };
   body_read read_body(boost::asio::mutable_buffer into);
   body_read poll_body();
-  bool body_read_pending() const noexcept { return body_reading_; }
+  bool body_read_pending() const noexcept { return body_ == body_state::streamed_reading; }
+  // While body_read_pending(): when the read fails with timed_out for want of the client's
+  // bytes. The buffered body's rules (no wait over body_timeout; past body_timeout, an
+  // average of min_body_rate), counted over the time reads have waited for the client
+  // only: a handler slow to read (the server's own backpressure) costs the client nothing.
+  clock::time_point body_read_deadline() const noexcept;
   // The pending body read fails: the client is gone, or the body stalled (timed_out).
   body_read fail_body_read(boost::system::error_code ec);
 
@@ -117,6 +124,8 @@ class http_session {
   // nothing appended, unless a deferred response is in flight; body_not_allowed (the head
   // appended, `data` not) when the response carries no body.
   boost::system::error_code write_chunk(std::string_view data);
+  // The deferred response's head has gone out: its body follows in chunks.
+  bool response_streaming() const noexcept { return writing_ != writing_state::head; }
   void set_trailers(const http::fields& trailers);
 
   std::string_view input() const noexcept {
@@ -130,9 +139,9 @@ class http_session {
 
   std::string& output() noexcept { return output_; }
   // After the output is written the connection is to close.
-  bool closing() const noexcept { return closing_; }
+  bool closing() const noexcept { return keep_alive_ == keep_alive::disabled; }
   // Bytes of a request have arrived and it is not answered yet.
-  bool in_request() const noexcept { return in_request_; }
+  bool in_request() const noexcept { return exchange_ != exchange_state::idle; }
   // While in_request(): when the request being read runs out of time.
   clock::time_point deadline() const noexcept { return deadline_; }
   // The input's memory, for the tests that pin its bound.
@@ -168,6 +177,10 @@ class http_session {
   void send_response();
   bool head_keeps_alive() const;
   bool body_left() const noexcept;
+  // The request is with its dispatch: during the call, or deferred after it.
+  bool answering() const noexcept {
+    return exchange_ == exchange_state::dispatching || exchange_ == exchange_state::deferred;
+  }
   void answer_error(http::status status, std::string_view why);
   void end_request() noexcept;
 
@@ -187,18 +200,57 @@ class http_session {
   std::uint64_t body_bytes_ = 0;   // bytes of this request's body (with chunk framing) taken
   std::size_t chunk_scan_ = 0;     // where the search for the trailer section's end resumes
   clock::time_point body_start_;   // when this request's header ended
+  clock::time_point body_progress_at_;  // when body bytes were last parsed
+  // A streamed body: when the pending read began waiting (valid in streamed_reading), and
+  // the time earlier reads of this body spent waiting for the client.
+  clock::time_point body_wait_start_;
+  clock::duration body_waited_{};
   clock::time_point deadline_;
   response_framing framing_{};     // of the request being answered
-  bool in_request_ = false;
-  bool closing_ = false;
-  bool dispatching_ = false;
-  bool waiting_ = false;          // the response is deferred
-  bool deferred_ready_ = false;   // ... and done
-  bool continue_pending_ = false; // `Expect: 100-continue`, not answered yet
-  bool body_streamed_ = false;    // the dispatch reads this request's body
-  bool body_reading_ = false;     // a body read waits for input
-  bool streaming_ = false;        // the deferred response's head went out: chunks follow
-  bool stream_body_ = false;      // ... and carry a body (not HEAD, 204, 304, or a 500)
+  // The session's state: the request in hand (exchange_state), its body (body_state), its
+  // response (writing_state) and whether the connection outlives it (keep_alive), after
+  // hyper's Reading x Writing x KeepAlive. All but keep_alive_ go back to their first value
+  // at end_request().
+
+  // Where the request in hand is.
+  enum class exchange_state : std::uint8_t {
+    idle,         // no byte of a request yet (between requests)
+    reading,      // its bytes are arriving (header, or a body read whole); answered next
+    dispatching,  // inside the dispatch call
+    deferred,     // the dispatch deferred its response; the session waits for deferred_done
+  };
+  // Invariant: parser_ is engaged in dispatching and deferred (and in reading, but for a
+  // refusal that answers before any byte).
+  exchange_state exchange_ = exchange_state::idle;
+  // deferred_done() came (possibly during the dispatch call): the response goes out at the
+  // next process(). Only while dispatching or deferred.
+  bool response_ready_ = false;
+
+  // Who reads the request's body.
+  enum class body_state : std::uint8_t {
+    whole,             // the session, into the request (or there is none)
+    streamed,          // the dispatch (read_body), no read pending
+    streamed_reading,  // the dispatch, a read waiting for input (body_into_ is its buffer)
+  };
+  body_state body_ = body_state::whole;
+  // `Expect: 100-continue` not answered yet: before a whole body is read, or at the first
+  // read of a streamed one.
+  bool continue_pending_ = false;
+
+  // What of a deferred response has gone out (a response sent whole goes from head to
+  // end_request at once).
+  enum class writing_state : std::uint8_t {
+    head,       // nothing yet: the head goes with the whole response or the first chunk
+    chunks,     // the head went out: chunks follow, then the last chunk and trailers
+    head_only,  // the head went out and no body may follow (HEAD, 1xx, 204, 304, a 500)
+  };
+  // Invariant: chunks and head_only only while deferred.
+  writing_state writing_ = writing_state::head;
+
+  // Whether the connection outlives the response being answered (decided by
+  // head_keeps_alive() and the framing errors): once disabled, never enabled again.
+  enum class keep_alive : std::uint8_t { enabled, disabled };
+  keep_alive keep_alive_ = keep_alive::enabled;
   std::optional<websocket_upgrade> upgrade_;   // accepted for the request being answered
   std::optional<websocket_handoff> upgraded_;  // ... whose response was due: hand over
 };

@@ -23,8 +23,11 @@ struct transport::tls_stream {
 };
 
 transport::transport(socket_type socket, std::shared_ptr<asio::ssl::context> tls)
-    : socket_(std::move(socket)) {
-  if (tls) tls_ = std::make_unique<tls_stream>(socket_, std::move(tls));
+    : socket_(std::move(socket)), tls_context_(std::move(tls)) {}
+
+void transport::start_tls() {
+  tls_ = std::make_unique<tls_stream>(socket_, std::move(tls_context_));
+  tls_context_.reset();
 }
 
 transport::~transport() = default;
@@ -37,7 +40,10 @@ void transport::async_shutdown(done_handler handler) {
   tls_->stream.async_shutdown(std::move(handler));
 }
 
-void transport::drop_tls() noexcept { tls_.reset(); }
+void transport::drop_tls() noexcept {
+  tls_.reset();
+  tls_context_.reset();
+}
 
 void transport::tls_read_some(asio::mutable_buffer buffer, read_handler handler) {
   tls_->stream.async_read_some(buffer, std::move(handler));

@@ -37,18 +37,23 @@ class transport {
  public:
   using executor_type = executor;
 
-  // `tls` null: plain. Otherwise the TLS stream is made from the context at once.
+  // `tls` null: plain. Otherwise the TLS stream is made from the context by start_tls(),
+  // late: a connection that has sent no hello yet holds no TLS state (Asio's OpenSSL stream
+  // costs some 70 KB of buffers), so that half-open handshakes cost little memory.
   transport(socket_type socket, std::shared_ptr<asio::ssl::context> tls);
   ~transport();
   transport(const transport&) = delete;
   transport& operator=(const transport&) = delete;
 
-  bool is_tls() const noexcept { return tls_ != nullptr; }
+  bool is_tls() const noexcept { return tls_ != nullptr || tls_context_ != nullptr; }
+  // Makes the TLS stream from the context, once the client's hello has arrived. Only when
+  // is_tls(), once, before async_handshake().
+  void start_tls();
   // The TCP socket under any TLS: for endpoints, readiness waits, options, close.
   socket_type& socket() noexcept { return socket_; }
   executor_type get_executor() noexcept { return socket_.get_executor(); }
 
-  // The server side of the TLS handshake. Only when is_tls().
+  // The server side of the TLS handshake. Only after start_tls().
   void async_handshake(done_handler handler);
   // Sends close_notify, then waits for the peer's (or the end of the stream). Only when
   // is_tls(); a plain transport half-closes with socket().shutdown().
@@ -103,6 +108,8 @@ class transport {
   void tls_write_some(asio::const_buffer buffer, write_handler handler);
 
   socket_type socket_;
+  // Invariant: at most one is set. The context until start_tls(), then the stream.
+  std::shared_ptr<asio::ssl::context> tls_context_;
   std::unique_ptr<tls_stream> tls_;
 };
 

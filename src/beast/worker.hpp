@@ -62,7 +62,7 @@ class worker {
   void begin_shutdown() {
     stopping_ = true;
     drain_deadline_ = clock::now() + options_.drain_timeout;
-    for (connection& c : connections_) c.close_if_idle();
+    for (connection& c : connections_) c.drain();
     for (websocket_session& w : websockets_) w.going_away();
     finish_if_drained();
   }

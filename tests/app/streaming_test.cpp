@@ -10,6 +10,9 @@
 
 #include <boost/asio/error.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 #include <boost/asio/write.hpp>
 #include <gtest/gtest.h>
@@ -22,6 +25,16 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
 
 namespace {
 
@@ -81,6 +94,18 @@ struct streaming_server {
            co_return;
          }
          co_await digest_body(ctx, 4096);
+       }).stream_body();
+    // Reads 20 bytes every 50 ms: 400 bytes per second, whatever the client sends.
+    app.post("/slow-reader", [](wa::context& ctx) -> wa::awaitable<void> {
+         std::string buffer(20, '\0');
+         std::size_t total = 0;
+         asio::steady_timer pause(co_await asio::this_coro::executor);
+         while (std::size_t n = co_await ctx.read_some(buffer)) {
+           total += n;
+           pause.expires_after(50ms);
+           co_await pause.async_wait(asio::use_awaitable);
+         }
+         ctx.response().body(std::to_string(total));
        }).stream_body();
     app.post("/buffered-large", [](wa::context& ctx) {
          ctx.response().body(std::to_string(ctx.body().size()) + " " + fnv_text(ctx.body()));
@@ -171,10 +196,30 @@ class raw_client {
   }
   std::string read_to_end() { return read_until(std::string_view("\0never\0", 7)); }
   void close() { socket_.close(); }
+  // Sends `bytes` one at a time, `gap` apart, from another thread, until all are sent, the
+  // server closes or stop_trickle(); the reads above go on meanwhile.
+  void trickle(std::string bytes, std::chrono::milliseconds gap) {
+    trickler_ = std::thread([this, bytes = std::move(bytes), gap] {
+      for (char c : bytes) {
+        if (stop_ || ::send(socket_.native_handle(), &c, 1, MSG_NOSIGNAL) != 1) return;
+        ++trickled_;
+        std::this_thread::sleep_for(gap);
+      }
+    });
+  }
+  std::size_t stop_trickle() {
+    stop_ = true;
+    if (trickler_.joinable()) trickler_.join();
+    return trickled_;
+  }
+  ~raw_client() { stop_trickle(); }
 
  private:
   asio::io_context io_;
   asio::ip::tcp::socket socket_;
+  std::thread trickler_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> trickled_{0};
 };
 
 std::string run(const std::string& command) {
@@ -396,6 +441,135 @@ TEST(Streaming, ReaderThatStopsIsCutByTheWriteTimeout) {
   for (int i = 0; i < 500 && !s.writer_saw_failure; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_TRUE(s.writer_saw_failure);
   EXPECT_EQ(s.server->stats().timeouts.write, 1u);
+}
+
+}  // namespace
+
+namespace {
+
+wb::server_options quick_body_rules() {
+  wb::server_options options = loopback_options();
+  options.body_timeout = 300ms;
+  options.min_body_rate = 1024;
+  return options;
+}
+
+// A streamed upload obeys the body rules of a buffered one: a client that trickles 20 bytes
+// a second, never pausing as long as body_timeout, falls under min_body_rate once
+// body_timeout has passed, and the handler's read fails with timed_out, answered 408
+// (before: every read found a byte in time, and the upload stayed open for as long as the
+// client kept trickling; this one would have finished, answered 200).
+TEST(Streaming, StreamedUploadUnderTheMinimumRateGets408) {
+  streaming_server s(quick_body_rules());
+  raw_client c(s.port());
+  std::string body(60, 'x');
+  c.send("POST /digest/4096 HTTP/1.1\r\nHost: t\r\nContent-Length: 60\r\nConnection: close\r\n\r\n");
+  c.trickle(body, 50ms);
+  std::string answer = c.read_to_end();
+  std::size_t sent = c.stop_trickle();
+  EXPECT_EQ(answer.rfind("HTTP/1.1 408 ", 0), 0u) << "after " << sent << " bytes\n" << answer;
+  EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer;
+  EXPECT_LT(sent, body.size());
+  EXPECT_EQ(s.server->stats().timeouts.body, 1u);
+  EXPECT_EQ(s.failures_logged, 0);
+}
+
+// Only the client's time counts: a body sent at once to a handler that reads it at 400
+// bytes a second (under min_body_rate, and for longer than body_timeout plus what the bytes
+// earn) is the server's backpressure, not a slow client, and is read to its end.
+TEST(Streaming, HandlerThatReadsSlowlyIsNotTheClientsDelay) {
+  streaming_server s(quick_body_rules());
+  raw_client c(s.port());
+  c.send("POST /slow-reader HTTP/1.1\r\nHost: t\r\nContent-Length: 400\r\nConnection: close\r\n\r\n" +
+         std::string(400, 'y'));
+  std::string answer = c.read_to_end();
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200 OK", 0), 0u) << answer;
+  EXPECT_EQ(answer.substr(answer.size() - 3), "400") << answer;
+  EXPECT_EQ(s.server->stats().timeouts.body, 0u);
+}
+
+}  // namespace
+
+namespace {
+
+// A program run with its output to a file, waited for (or killed) by its PID.
+class child_process {
+ public:
+  child_process(std::vector<std::string> argv, const std::filesystem::path& output) {
+    posix_spawn_file_actions_t files;
+    ::posix_spawn_file_actions_init(&files);
+    ::posix_spawn_file_actions_addopen(&files, 1, output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<char*> args;
+    for (std::string& a : argv) args.push_back(a.data());
+    args.push_back(nullptr);
+    if (::posix_spawnp(&pid_, args[0], &files, nullptr, args.data(), environ) != 0) pid_ = -1;
+    ::posix_spawn_file_actions_destroy(&files);
+  }
+  ~child_process() {
+    if (pid_ > 0 && !exited_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  bool started() const { return pid_ > 0; }
+  // The exit status, or -1 if it is still running after `patience`.
+  int wait_for_exit(std::chrono::milliseconds patience) {
+    auto end = std::chrono::steady_clock::now() + patience;
+    while (std::chrono::steady_clock::now() < end) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return -1;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  bool exited_ = false;
+};
+
+std::string file_text(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// At a drain, an open event stream is told to end: the handler's wait ends, the response
+// ends with its last chunk (a clean end: curl exits 0, a raw client reads "0\r\n\r\n"),
+// and the connection closes, long before drain_timeout. (Before: the stream went on for the
+// whole drain and was then cut without its last chunk; curl exited 18, "transfer closed
+// with outstanding read data remaining".)
+TEST(Streaming, DrainEndsAnEventStreamWithItsLastChunk) {
+  wb::server_options options = loopback_options();
+  options.drain_timeout = 5s;
+  streaming_server s(options);
+  std::filesystem::path out = std::filesystem::temp_directory_path() /
+                              ("waypoint-drain-events-" + std::to_string(::getpid()));
+  child_process curl({"curl", "-sS", "--no-buffer", "--max-time", "30", s.url("/events")}, out);
+  ASSERT_TRUE(curl.started());
+  raw_client raw(s.port());
+  raw.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n");
+  std::string seen = raw.read_until("id: 2\n");
+  for (int i = 0; i < 500 && file_text(out).find("id: 2\n") == std::string::npos; ++i)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_NE(file_text(out).find("id: 2\n"), std::string::npos) << file_text(out);
+
+  auto drain_start = std::chrono::steady_clock::now();
+  s.server->stop();
+  std::string rest = raw.read_to_end();
+  int curl_status = curl.wait_for_exit(15s);
+  auto drained = std::chrono::steady_clock::now() - drain_start;
+  std::printf("the event streams ended %lld ms into the drain (drain_timeout %lld ms)\n",
+              static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(drained).count()),
+              static_cast<long long>(options.drain_timeout.count()));
+  EXPECT_EQ(curl_status, 0) << file_text(out);
+  ASSERT_GE(rest.size(), 5u) << rest;
+  EXPECT_EQ(rest.substr(rest.size() - 5), "0\r\n\r\n") << rest;
+  EXPECT_TRUE(s.events_saw_disconnect);
+  EXPECT_EQ(s.failures_logged, 0);
+  std::filesystem::remove(out);
 }
 
 }  // namespace

@@ -443,6 +443,34 @@ TEST_F(Tls, HandshakeCountsAgainstTheConnectionLimit) {
   EXPECT_EQ(curl(s, "/users/1").output, "GET /users/{id} 1 200");
 }
 
+// A streamed response behind a pipelined one: over TLS the first response's write is always
+// asynchronous, and the stream's first chunk (sent from the dispatch, so it runs once the
+// dispatch has returned, while that write is in flight) waits for it. Before, the chunk and
+// the head were appended to the output under the write and cleared with it: the client got
+// the first response, then a last chunk with no head.
+TEST_F(Tls, ChunkWaitsForAnEarlierResponseStillBeingWritten) {
+  wb::server s(tls_options(), [](wb::exchange& x) {
+    if (x.request().target() != "/stream") {
+      x.response().body() = "first";
+      return;
+    }
+    auto later = std::make_shared<wb::deferred_send>(x.defer());
+    x.host().write_chunk("hello", [later](boost::system::error_code ec) {
+      if (!ec) later->send();
+    });
+  });
+  s.start();
+  tls_client c(s.endpoints().front().port);
+  c.send({get("/first") + request_text("GET", "/stream", "Connection: close\r\n")});
+  waypoint::testing::reply first = c.read();
+  EXPECT_EQ(first.body(), "first");
+  waypoint::testing::reply stream;
+  ASSERT_NO_THROW(stream = c.read());
+  EXPECT_EQ(stream.result_int(), 200u);
+  EXPECT_EQ(stream[http::field::transfer_encoding], "chunked");
+  EXPECT_EQ(stream.body(), "hello");
+}
+
 // --- reload ----------------------------------------------------------------------------
 
 wb::server_options live_options(const live_files& live) {

@@ -181,6 +181,10 @@ enum class exchange_error {
   // goes out, the data does not, and the writer is told so that its loop ends rather than
   // spinning on writes that cost nothing (Go's http.ErrBodyNotAllowed).
   body_not_allowed = 1,
+  // write_chunk while the server drains: the response is to end now (its deferred send
+  // writes the last chunk and trailers, and the connection closes), so that a stream that
+  // would never end on its own ends cleanly, well before drain_timeout cuts it.
+  server_stopping = 2,
 };
 const boost::system::error_category& exchange_category() noexcept;
 inline boost::system::error_code make_error_code(exchange_error e) noexcept {
@@ -247,7 +251,11 @@ class exchange_host {
   // connection closes at the end; HEAD or a status without content: the head alone, and
   // `done` gets exchange_error::body_not_allowed). `done` runs on that thread once the bytes
   // are with the kernel, so a writer that awaits it holds one piece in memory at most; an
-  // error when the connection is gone or the write timed out. The response ends when the
+  // error when the connection is gone or the write timed out. When the server starts to
+  // drain, a response whose head has gone out is told to end: the exchange's
+  // cancellation_slot() emits `terminal` (so a wait between writes ends too) and later
+  // writes fail with exchange_error::server_stopping; the deferred send then ends the body
+  // with its last chunk and trailers, and the connection closes. The response ends when the
   // deferred send is sent; its body() is not sent.
   // Here: operation_not_supported at once.
   virtual void write_chunk(std::string_view data, chunk_write_handler done);
@@ -299,7 +307,8 @@ class exchange {
   boost::asio::any_io_executor executor() const;
   const connection_endpoints& endpoints() const { return host_->endpoints(); }
   // Emits cancellation_type::terminal when the connection closes while the exchange is
-  // deferred (the client went away, or the drain ran out); bind it to what answers.
+  // deferred (the client went away, or the drain ran out), and, for a response being
+  // streamed (write_chunk), when the drain starts; bind it to what answers.
   boost::asio::cancellation_slot cancellation_slot() const;
 
   // Takes the response out of the dispatch call: the server sends nothing, and reads no
