@@ -275,7 +275,51 @@ def raw_server_refuses_what_cannot_upgrade():
             expect(head.startswith("HTTP/1.1 426"), f"{request[:30]!r}: {head.splitlines()[:1]}")
 
 
+def read_response(sock):
+    head, body = read_head(sock)
+    length = 0
+    for line in head.split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    while len(body) < length:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        body += chunk
+    return head, body.decode("utf-8", "replace")
+
+
+def bad_handshakes():
+    # RFC 6455 §4.2.1 on the wire: a client that asks for a WebSocket with a broken handshake
+    # learns why: 400 naming the defect, 426 with the version spoken for another version.
+    start = ("GET /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+             "Upgrade: websocket\r\n")
+    key, version = f"Sec-WebSocket-Key: {KEY}\r\n", "Sec-WebSocket-Version: 13\r\n"
+    rows = [
+        ("a short key", start + "Sec-WebSocket-Key: c2hvcnQ=\r\n" + version, "400",
+         "Sec-WebSocket-Key"),
+        ("a key of 24 characters that is not base64", start +
+         "Sec-WebSocket-Key: ########################\r\n" + version, "400", "Sec-WebSocket-Key"),
+        ("two keys", start + key + key + version, "400", "exactly one Sec-WebSocket-Key"),
+        ("version 8", start + key + "Sec-WebSocket-Version: 8\r\n", "426",
+         "Sec-WebSocket-Version"),
+        ("two versions", start + key + version + version, "426", "Sec-WebSocket-Version"),
+        ("no Connection: upgrade", start.replace("Connection: Upgrade", "Connection: close") +
+         key + version, "400", "Connection"),
+    ]
+    for rule, request, status, named in rows:
+        with socket.create_connection(("127.0.0.1", PORT), timeout=5) as sock:
+            sock.sendall((request + "\r\n").encode())
+            head, body = read_response(sock)
+            expect(head.startswith(f"HTTP/1.1 {status}"), f"{rule}: {head.splitlines()[:1]}")
+            expect(named in body, f"{rule}: the body does not name {named!r}: {body!r}")
+            if status == "426":
+                expect("Sec-WebSocket-Version: 13" in head, f"{rule}: no Sec-WebSocket-Version")
+
+
 CASES = {
+    "bad_handshakes": bad_handshakes,
     "raw_server_echo": raw_server_echo,
     "raw_server_refuses_what_cannot_upgrade": raw_server_refuses_what_cannot_upgrade,
     "echo_text": echo_text, "echo_binary": echo_binary, "fragmented": fragmented,

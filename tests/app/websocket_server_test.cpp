@@ -152,13 +152,14 @@ TEST_P(WebSocketClient, CaseHolds) {
 // sent byte by byte, and one with a frame right behind it; pings answered; the server's
 // stop closes with 1001; an auth layer answers 401 before any upgrade; the handler sees the
 // context the layers filled, and the 101 carries their X-Request-Id; a handler that throws
-// closes with 1011, one that returns with 1000; 1,000 sockets at once, each echoing.
+// closes with 1011, one that returns with 1000; 1,000 sockets at once, each echoing; a
+// handshake with a bad key, version or Connection field refused with 400 or 426 naming it.
 INSTANTIATE_TEST_SUITE_P(Rows, WebSocketClient,
                          ::testing::Values("echo_text", "echo_binary", "fragmented", "too_big",
                                            "invalid_frame", "reserved_opcode", "split_upgrade",
                                            "early_frame", "ping_pong", "drain", "unauthorized",
                                            "context_carried", "handler_throws",
-                                           "handler_returns", "many_sockets"),
+                                           "handler_returns", "many_sockets", "bad_handshakes"),
                          [](const ::testing::TestParamInfo<const char*>& row) {
                            return std::string(row.param);
                          });

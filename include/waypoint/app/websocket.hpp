@@ -10,8 +10,10 @@
 // layer that answers (a 401 from an auth layer) is the answer and no upgrade happens. A
 // plain GET on the same pattern, registered in the same scope before or after, shares the
 // endpoint: upgrade requests go to the WebSocket handler, the others to the GET handler.
-// A WebSocket-only route answers other GET (and HEAD) requests 426 with Upgrade:
-// websocket; other methods get the usual 405 with Allow.
+// A GET that asks for a WebSocket (Upgrade: websocket, HTTP/1.1) but is no valid handshake
+// gets 400 naming the defect (426 for the version), whatever GET shares the route. A
+// WebSocket-only route answers other GET (and HEAD) requests 426 with Upgrade: websocket;
+// other methods get the usual 405 with Allow.
 //
 // The handler is fn(context&, websocket&) or fn(websocket&), a coroutine. Its context is
 // the one the layers saw (values they set, the request id), on the connection's thread;

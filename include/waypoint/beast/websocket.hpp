@@ -116,11 +116,33 @@ struct websocket_upgrade {
   std::function<boost::asio::awaitable<void, boost::asio::any_io_executor>(websocket_channel&)> run;
 };
 
+// Why a request is not a WebSocket opening handshake the server can answer with 101 (RFC
+// 6455 §4.2.1), in the order they are checked; `none` when it is one.
+enum class handshake_defect : std::uint8_t {
+  none,
+  not_get,                // the method is not GET
+  before_http_1_1,        // HTTP/1.0: Upgrade means nothing there (RFC 9110 §7.8)
+  no_host,                // no Host field
+  no_connection_upgrade,  // the first Connection field does not list the token `upgrade`
+  no_upgrade_websocket,   // the first Upgrade field does not list `websocket`
+  bad_version,            // not exactly one Sec-WebSocket-Version, or not 13: answered 426
+  bad_key,                // not exactly one Sec-WebSocket-Key, the base64 of 16 bytes
+  has_body,               // a body would be read as the first frames
+};
+
+handshake_defect websocket_handshake_defect(const request& req) noexcept;
+
+// One sentence naming what is wrong, for the 400 (or 426) a refused handshake gets; empty
+// for `none`.
+std::string_view describe(handshake_defect defect) noexcept;
+
 // Whether `req` is a WebSocket opening handshake the server can answer with 101 (RFC 6455
-// §4.2.1): GET, HTTP/1.1 or later, a Connection field naming the token `upgrade`, an Upgrade
-// field naming `websocket`, Sec-WebSocket-Version 13, a Sec-WebSocket-Key that is the
-// base64 of 16 bytes, and no body. exchange::upgrade() takes no other request; the
-// framework's WebSocket routes answer any other 426 with the version they speak.
+// §4.2.1): GET, HTTP/1.1 or later, Host, a Connection field naming the token `upgrade`, an
+// Upgrade field naming `websocket`, exactly one Sec-WebSocket-Version and it 13, exactly
+// one Sec-WebSocket-Key and it the base64 of 16 bytes, and no body: Beast's accept refuses
+// none of these. exchange::upgrade() takes no other request; the framework's WebSocket
+// routes answer a request that asks for a WebSocket and is none with 400 naming the defect
+// (426 for the version), and any other 426 with the version they speak.
 bool is_websocket_upgrade(const request& req) noexcept;
 
 }  // namespace waypoint::beast
