@@ -128,6 +128,10 @@ route_scope& route_scope::websocket(std::string_view pattern, websocket_handler 
   if (!fn) throw std::invalid_argument("waypoint::app: empty WebSocket handler");
   if (options.max_message_bytes == 0)
     throw std::invalid_argument("waypoint::app: a WebSocket's max_message_bytes must be positive");
+  if (options.max_message_frames == 0)
+    throw std::invalid_argument("waypoint::app: a WebSocket's max_message_frames must be positive");
+  if (options.write_timeout <= std::chrono::milliseconds::zero())
+    throw std::invalid_argument("waypoint::app: a WebSocket's write_timeout must be positive");
   auto route = std::make_shared<detail::websocket_route>();
   route->fn = std::move(fn);
   route->options = options;
