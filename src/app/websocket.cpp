@@ -4,6 +4,7 @@
 #include "waypoint/app/websocket.hpp"
 
 #include "waypoint/app/middleware.hpp"
+#include "waypoint/detail/http_grammar.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/error.hpp>
@@ -14,6 +15,31 @@
 #include <string_view>
 
 namespace waypoint::app {
+
+namespace {
+
+// A GET over HTTP/1.1 whose Upgrade field names websocket asks for a WebSocket: it is
+// answered as a handshake, 101 or why not (RFC 6455 §4.2.1: "an appropriate error code
+// (such as 400)"), never by a plain GET handler beside the route, whose page would reach a
+// WebSocket client as an unexplained status.
+bool asks_for_websocket(const request& req) noexcept {
+  return req.method() == http::verb::get && req.version() >= 11 &&
+         waypoint::detail::list_has_token(req[http::field::upgrade], "websocket");
+}
+
+// 426 with the version spoken for a version other than 13 (RFC 6455 §4.4), 400 naming the
+// defect for the others.
+void refuse_handshake(context& ctx, beast::handshake_defect defect) {
+  if (defect == beast::handshake_defect::bad_version) {
+    ctx.response().header(http::field::upgrade, "websocket");
+    ctx.response().header(http::field::sec_websocket_version, "13");
+    ctx.response().problem(426, beast::describe(defect));
+    return;
+  }
+  ctx.response().problem(400, beast::describe(defect));
+}
+
+}  // namespace
 
 // The context of an upgraded request, owned by the upgrade until the connection is done
 // with it. Until the server has taken the upgrade (`armed`), the dispatch still owns it.
@@ -38,7 +64,12 @@ struct detail::websocket_owner {
   // wraps the handler changes that, or 501 at once when the connection cannot be handed
   // over (respond(), async_handle()), so that the layers log what the client gets.
   static bool take(context& ctx) {
-    if (!is_websocket_upgrade(ctx.request())) return false;
+    beast::handshake_defect defect = beast::websocket_handshake_defect(ctx.request());
+    if (defect != beast::handshake_defect::none) {
+      if (!asks_for_websocket(ctx.request())) return false;
+      refuse_handshake(ctx, defect);
+      return true;
+    }
     if (!ctx.host_->can_upgrade()) {
       ctx.response().problem(501, cannot_upgrade);
       return true;
@@ -97,6 +128,10 @@ route_scope& route_scope::websocket(std::string_view pattern, websocket_handler 
   if (!fn) throw std::invalid_argument("waypoint::app: empty WebSocket handler");
   if (options.max_message_bytes == 0)
     throw std::invalid_argument("waypoint::app: a WebSocket's max_message_bytes must be positive");
+  if (options.max_message_frames == 0)
+    throw std::invalid_argument("waypoint::app: a WebSocket's max_message_frames must be positive");
+  if (options.write_timeout <= std::chrono::milliseconds::zero())
+    throw std::invalid_argument("waypoint::app: a WebSocket's write_timeout must be positive");
   auto route = std::make_shared<detail::websocket_route>();
   route->fn = std::move(fn);
   route->options = options;

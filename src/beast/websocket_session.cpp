@@ -4,6 +4,7 @@
 #include "websocket_session.hpp"
 
 #include "transport.hpp"
+#include "websocket_wire.hpp"
 #include "worker.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -13,6 +14,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/error.hpp>
 #include <boost/beast/core/stream_traits.hpp>
 #include <boost/beast/http/rfc7230.hpp>
 #include <boost/beast/http/write.hpp>
@@ -21,16 +24,18 @@
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <sstream>
 
 namespace waypoint::beast::detail {
 
 namespace websocket = boost::beast::websocket;
 
-// The one place that names the stream's layers: the connection's transport, plain or TLS
-// (an AsyncStream with teardown, transport.hpp), by reference: it stays where the
-// connection made it, owned by the session.
-using websocket_stream_type = websocket::stream<transport&>;
+// The one place that names the stream's layers: the wire that counts the client's frames
+// and the kernel's progress on writes (websocket_wire.hpp), over the connection's transport,
+// plain or TLS (an AsyncStream with teardown, transport.hpp); both by reference: they stay
+// where the session made them.
+using websocket_stream_type = websocket::stream<websocket_wire&>;
 
 namespace {
 
@@ -71,7 +76,12 @@ close_code code_of_failure(const error_code& ec, const websocket_stream_type& ws
 class websocket_session::impl final : public websocket_channel, public exchange_host {
  public:
   impl(worker& owner, std::unique_ptr<transport> stream, websocket_handoff handoff)
-      : owner_(owner), transport_(std::move(stream)), ws_(*transport_), handoff_(std::move(handoff)) {}
+      : owner_(owner),
+        transport_(std::move(stream)),
+        handoff_(std::move(handoff)),
+        wire_(*transport_, handoff_.upgrade.options.max_message_frames),
+        ws_(wire_),
+        write_timer_(transport_->get_executor()) {}
 
   void start(std::list<websocket_session>::iterator self) {
     self_ = self;
@@ -86,6 +96,7 @@ class websocket_session::impl final : public websocket_channel, public exchange_
     std::ostringstream raw;
     raw << handoff_.upgrade_request.base();
     raw_ = raw.str() + handoff_.unread;
+    wire_.observe(handoff_.unread);  // frames Beast takes from raw_, not through the wire
     handoff_.unread.clear();
     ws_.async_accept(boost::asio::buffer(raw_), on_accept);
   }
@@ -96,6 +107,9 @@ class websocket_session::impl final : public websocket_channel, public exchange_
   }
 
   void close() noexcept {
+    write_timer_.cancel();
+    // Writes waiting for their turn wake without it, and throw.
+    for (write_turn* waiting : write_waiters_) waiting->signal.cancel();
     error_code ignored;
     boost::beast::get_lowest_layer(ws_).close(ignored);
     stop_handler();
@@ -115,6 +129,7 @@ class websocket_session::impl final : public websocket_channel, public exchange_
     auto buffer = boost::asio::dynamic_buffer(message.payload);
     co_await ws_.async_read(buffer, boost::asio::redirect_error(boost::asio::use_awaitable, ec));
     if (ec) {
+      if (wire_.frame_limit_exceeded()) co_return co_await refuse_fragments();
       note_closed(code_of_failure(ec, ws_));
       open_ = false;
       co_return false;
@@ -123,17 +138,37 @@ class websocket_session::impl final : public websocket_channel, public exchange_
     co_return true;
   }
 
-  // A failed write ends the connection as a failed read does, then throws.
+  // Writes queue behind the one being sent, within max_queued_bytes; a failed write ends
+  // the connection as a failed read does, then throws.
   awaitable<void> write(std::string_view payload, bool binary) override {
+    const websocket_options& options = handoff_.upgrade.options;
+    if (writing_ && queued_bytes_ + payload.size() > options.max_queued_bytes) {
+      // The peer is not taking what it is sent: dropping this message would hand it a
+      // stream with a hole, so the connection goes.
+      note_closed(close_code::abnormal);
+      open_ = false;
+      cut_stalled();
+      throw boost::system::system_error(boost::asio::error::no_buffer_space);
+    }
+    queued_bytes_ += payload.size();
+    queued_bytes_guard queued{queued_bytes_, payload.size()};
+    if (writing_) co_await wait_for_turn();
+    writing_ = true;  // already, when the turn was handed over
+    start_write_timer();
     ws_.binary(binary);
     error_code ec;
     co_await ws_.async_write(boost::asio::buffer(payload.data(), payload.size()),
                              boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    write_timer_.cancel();
+    hand_over_turn();
     if (!ec) co_return;
+    if (write_timed_out_) ec = boost::beast::error::timeout;
     note_closed(code_of_failure(ec, ws_));
     open_ = false;
     throw boost::system::system_error(ec);
   }
+
+  std::size_t queued_bytes() const noexcept override { return queued_bytes_; }
 
   awaitable<void> close(close_code code, std::string_view reason) override {
     if (!open_ || closing_) co_return;
@@ -158,6 +193,113 @@ class websocket_session::impl final : public websocket_channel, public exchange_
   void deferred_done() noexcept override {}
 
  private:
+  // A write waiting behind another: woken (`ready`) by hand_over_turn(), which makes it the
+  // writer; a wake without `ready` is the handler's cancellation.
+  struct write_turn {
+    timer_type signal;
+    bool ready = false;
+  };
+
+  struct queued_bytes_guard {
+    std::size_t& total;
+    std::size_t bytes;
+    ~queued_bytes_guard() { total -= bytes; }
+  };
+
+  awaitable<void> wait_for_turn() {
+    write_turn turn{timer_type(transport_->get_executor(), timer_type::time_point::max())};
+    write_waiters_.push_back(&turn);
+    error_code ec;
+    co_await turn.signal.async_wait(boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+    if (turn.ready) co_return;
+    std::erase(write_waiters_, &turn);
+    throw boost::system::system_error(boost::asio::error::operation_aborted);
+  }
+
+  // The write is done: the next waiting write becomes the writer (writing_ stays true, so
+  // that no new write slips in before it resumes), or none is.
+  void hand_over_turn() noexcept {
+    if (write_waiters_.empty()) {
+      writing_ = false;
+      return;
+    }
+    write_turn* next = write_waiters_.front();
+    write_waiters_.pop_front();
+    next->ready = true;
+    next->signal.cancel();
+  }
+
+  // The write timeout: a write that hands the kernel nothing for write_timeout (the wire
+  // notes each byte taken) cuts the connection.
+  void start_write_timer() {
+    wire_.note_write_start();
+    write_timer_.expires_after(handoff_.upgrade.options.write_timeout);
+    write_timer_.async_wait([this](error_code ec) { on_write_timer(ec); });
+  }
+
+  void on_write_timer(error_code ec) {
+    if (ec) return;  // cancelled: the write ended (the session may be gone: touch nothing)
+    if (!writing_) return;
+    auto deadline = wire_.last_write_progress() + handoff_.upgrade.options.write_timeout;
+    if (websocket_wire::clock::now() < deadline) {
+      write_timer_.expires_at(deadline);
+      write_timer_.async_wait([this](error_code e) { on_write_timer(e); });
+      return;
+    }
+    write_timed_out_ = true;
+    note_closed(close_code::abnormal);
+    cut_stalled();
+  }
+
+  // Cuts a connection whose peer does not read. A plain close would leave the bytes in the
+  // kernel's send buffer to an orphaned socket that keeps trying to deliver them (and its
+  // FIN) into a zero window; with SO_LINGER 0 the close is a reset, and the kernel lets go
+  // of them at once.
+  void cut_stalled() noexcept {
+    error_code ignored;
+    transport_->socket().set_option(boost::asio::socket_base::linger(true, 0), ignored);
+    close();
+  }
+
+  // A message of more frames than max_message_frames: Beast's stream failed on the wire's
+  // error, so the close frame (1008, unmasked from the server, RFC 6455 §5.5.1) is written
+  // here, unless a write of the handler is under way (its frame may be half sent), then the
+  // connection is cut.
+  awaitable<bool> refuse_fragments() {
+    note_closed(close_code::policy_error);
+    open_ = false;
+    if (!writing_ && !closing_) {
+      static constexpr std::string_view frame = "\x88\x14\x03\xf0too many fragments";
+      static_assert(frame.size() == 2 + 0x14);
+      writing_ = true;
+      start_write_timer();
+      error_code ec;
+      co_await boost::asio::async_write(wire_, boost::asio::buffer(frame),
+                                        boost::asio::redirect_error(boost::asio::use_awaitable, ec));
+      write_timer_.cancel();
+      hand_over_turn();
+      // Half-close and drain, as Beast's close does, so that the peer reads the frame: a
+      // close with its unread frames still here would be a reset, which may discard it.
+      // Bounded by handshake_timeout, the close handshake's.
+      if (!ec) {
+        write_timer_.expires_after(handoff_.upgrade.options.handshake_timeout);
+        write_timer_.async_wait([this](error_code e) {
+          if (!e) close();
+        });
+        auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
+        co_await boost::asio::async_initiate<decltype(token), void(error_code)>(
+            [this](auto handler) {
+              transport_->async_teardown(boost::beast::role_type::server,
+                                         done_handler(std::move(handler)));
+            },
+            token);
+        write_timer_.cancel();
+      }
+    }
+    close();
+    co_return false;
+  }
+
   void configure() {
     websocket::stream_base::timeout t;
     t.handshake_timeout = handoff_.upgrade.options.handshake_timeout;
@@ -246,6 +388,7 @@ class websocket_session::impl final : public websocket_channel, public exchange_
   // Posted, so that the stream is not destroyed inside one of its own completions.
   void finish() noexcept {
     open_ = false;
+    write_timer_.cancel();
     error_code ignored;
     boost::beast::get_lowest_layer(ws_).close(ignored);
     boost::asio::post(ws_.get_executor(), [this] {
@@ -255,8 +398,12 @@ class websocket_session::impl final : public websocket_channel, public exchange_
 
   worker& owner_;
   std::unique_ptr<transport> transport_;
-  websocket_stream_type ws_;
   websocket_handoff handoff_;
+  websocket_wire wire_;
+  websocket_stream_type ws_;
+  timer_type write_timer_;  // the write timeout, while writing_
+  std::deque<write_turn*> write_waiters_;  // writes queued behind the one being sent
+  std::size_t queued_bytes_ = 0;  // payload bytes of writes accepted and not complete
   std::string raw_;  // the request re-serialised, with the bytes the client sent early
   std::list<websocket_session>::iterator self_;
   boost::asio::cancellation_signal handler_cancel_;  // bound to the handler's coroutine
@@ -266,6 +413,8 @@ class websocket_session::impl final : public websocket_channel, public exchange_
   bool handler_done_ = false;
   bool open_ = false;
   bool closing_ = false;
+  bool writing_ = false;  // a write (the handler's, or the refusal's close frame) is sent
+  bool write_timed_out_ = false;
   close_code code_ = close_code::none;
 };
 

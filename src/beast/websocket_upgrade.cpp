@@ -35,14 +35,51 @@ bool has_body(const request& req) noexcept {
 
 }  // namespace
 
-bool is_websocket_upgrade(const request& req) noexcept {
+handshake_defect websocket_handshake_defect(const request& req) noexcept {
   using waypoint::detail::list_has_token;
-  if (req.method() != http::verb::get || req.version() < 11) return false;
-  if (has_body(req)) return false;
-  return list_has_token(req[http::field::connection], "upgrade") &&
-         list_has_token(req[http::field::upgrade], "websocket") &&
-         req[http::field::sec_websocket_version] == "13" &&
-         is_websocket_key(req[http::field::sec_websocket_key]);
+  // Beast's accept reads the first Connection and Upgrade fields only; so does this, so that
+  // a request this takes is one Beast answers with 101.
+  if (req.method() != http::verb::get) return handshake_defect::not_get;
+  if (req.version() < 11) return handshake_defect::before_http_1_1;
+  if (req.count(http::field::host) == 0) return handshake_defect::no_host;
+  if (!list_has_token(req[http::field::connection], "upgrade"))
+    return handshake_defect::no_connection_upgrade;
+  if (!list_has_token(req[http::field::upgrade], "websocket"))
+    return handshake_defect::no_upgrade_websocket;
+  // RFC 6455 §11.3.1 and §11.3.5: each appears once in a request.
+  if (req.count(http::field::sec_websocket_version) != 1 ||
+      req[http::field::sec_websocket_version] != "13")
+    return handshake_defect::bad_version;
+  if (req.count(http::field::sec_websocket_key) != 1 ||
+      !is_websocket_key(req[http::field::sec_websocket_key]))
+    return handshake_defect::bad_key;
+  if (has_body(req)) return handshake_defect::has_body;
+  return handshake_defect::none;
+}
+
+std::string_view describe(handshake_defect defect) noexcept {
+  switch (defect) {
+    case handshake_defect::none: return {};
+    case handshake_defect::not_get: return "a WebSocket opening handshake is a GET request";
+    case handshake_defect::before_http_1_1:
+      return "a WebSocket opening handshake needs HTTP/1.1 or later";
+    case handshake_defect::no_host: return "a WebSocket opening handshake needs a Host field";
+    case handshake_defect::no_connection_upgrade:
+      return "the Connection field must list the token upgrade";
+    case handshake_defect::no_upgrade_websocket:
+      return "the Upgrade field must list websocket";
+    case handshake_defect::bad_version:
+      return "send exactly one Sec-WebSocket-Version field, 13: the only version served";
+    case handshake_defect::bad_key:
+      return "send exactly one Sec-WebSocket-Key field, the base64 of 16 random bytes "
+             "(24 characters ending in ==)";
+    case handshake_defect::has_body: return "a WebSocket opening handshake has no body";
+  }
+  return {};
+}
+
+bool is_websocket_upgrade(const request& req) noexcept {
+  return websocket_handshake_defect(req) == handshake_defect::none;
 }
 
 }  // namespace waypoint::beast

@@ -275,7 +275,147 @@ def raw_server_refuses_what_cannot_upgrade():
             expect(head.startswith("HTTP/1.1 426"), f"{request[:30]!r}: {head.splitlines()[:1]}")
 
 
+def read_response(sock):
+    head, body = read_head(sock)
+    length = 0
+    for line in head.split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    while len(body) < length:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        body += chunk
+    return head, body.decode("utf-8", "replace")
+
+
+def bad_handshakes():
+    # RFC 6455 §4.2.1 on the wire: a client that asks for a WebSocket with a broken handshake
+    # learns why: 400 naming the defect, 426 with the version spoken for another version.
+    start = ("GET /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\n"
+             "Upgrade: websocket\r\n")
+    key, version = f"Sec-WebSocket-Key: {KEY}\r\n", "Sec-WebSocket-Version: 13\r\n"
+    rows = [
+        ("a short key", start + "Sec-WebSocket-Key: c2hvcnQ=\r\n" + version, "400",
+         "Sec-WebSocket-Key"),
+        ("a key of 24 characters that is not base64", start +
+         "Sec-WebSocket-Key: ########################\r\n" + version, "400", "Sec-WebSocket-Key"),
+        ("two keys", start + key + key + version, "400", "exactly one Sec-WebSocket-Key"),
+        ("version 8", start + key + "Sec-WebSocket-Version: 8\r\n", "426",
+         "Sec-WebSocket-Version"),
+        ("two versions", start + key + version + version, "426", "Sec-WebSocket-Version"),
+        ("no Connection: upgrade", start.replace("Connection: Upgrade", "Connection: close") +
+         key + version, "400", "Connection"),
+    ]
+    for rule, request, status, named in rows:
+        with socket.create_connection(("127.0.0.1", PORT), timeout=5) as sock:
+            sock.sendall((request + "\r\n").encode())
+            head, body = read_response(sock)
+            expect(head.startswith(f"HTTP/1.1 {status}"), f"{rule}: {head.splitlines()[:1]}")
+            expect(named in body, f"{rule}: the body does not name {named!r}: {body!r}")
+            if status == "426":
+                expect("Sec-WebSocket-Version: 13" in head, f"{rule}: no Sec-WebSocket-Version")
+
+
+def wait_until_cut(sock, limit=15):
+    # The kernel's view of the connection (TCP_INFO's first byte is the state): the server's
+    # close shows without reading, whose window would let a stalled write go on.
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] != 1:  # ESTABLISHED
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def too_many_fragments():
+    # A message of 2,000 empty continuation frames: before #29 the server read on forever.
+    with socket.create_connection(("127.0.0.1", PORT), timeout=10) as sock:
+        sock.sendall(upgrade_request("/echo"))
+        head, rest = read_head(sock)
+        expect(head.startswith("HTTP/1.1 101"), f"handshake: {head.splitlines()[0]}")
+        try:
+            sock.sendall(masked_frame(0x1, b"a", fin=False) + masked_frame(0x0, b"", fin=False) * 2000)
+        except OSError:
+            pass  # closed while sending
+        opcode, payload = read_frame(sock, rest)
+        code = close_code_of(payload)
+        expect(opcode == 0x8 and code == 1008, f"opcode {opcode:#x} code {code}, expected 1008")
+
+
+async def fragment_limit():
+    # /limited takes messages of up to 16 frames. websockets sends an iterable of n pieces
+    # as n frames and an empty final one: 15 pieces are 16 frames, 16 are 17.
+    async with websockets.connect(f"{BASE}/limited") as ws:
+        await ws.send(["x"] * 15)
+        got = await ws.recv()
+        expect(got == "x" * 15, f"16 frames: {got!r}")
+        try:
+            await ws.send([b"y"] * 16)
+        except websockets.ConnectionClosed:
+            pass  # closed while the fragments went out
+        await expect_closed_with(ws, 1008)
+
+
+async def too_big_in_fragments():
+    # max_message_bytes counts all the fragments: 32 of 64 KiB pass the frame limit, not 1 MiB.
+    async with websockets.connect(f"{BASE}/echo") as ws:
+        try:
+            await ws.send([b"\x00" * 65536] * 32)
+            await ws.recv()
+        except websockets.ConnectionClosed:
+            pass
+        await ws.wait_closed()
+        expect(ws.close_code == 1009, f"close code {ws.close_code}, expected 1009")
+
+
+def stalled_sender(path):
+    # Connects with a small receive buffer, and sends 16 KiB messages without reading until
+    # the server stops taking them (its writes back are stalled) or is gone.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", PORT))
+    sock.sendall(upgrade_request(path))
+    head, _ = read_head(sock)
+    expect(head.startswith("HTTP/1.1 101"), f"handshake: {head.splitlines()[0]}")
+    sock.settimeout(1)
+    frame = masked_frame(0x2, b"m" * 16384)
+    sent = 0
+    try:
+        while sent < 10000:
+            sock.sendall(frame)
+            sent += 1
+    except (socket.timeout, OSError):
+        pass
+    return sock, sent
+
+
+def non_reader():
+    # Before #29 a write stalled by a peer that does not read waited for ever (until Beast's
+    # idle timeout, 60 s here); /limited's write timeout is 200 ms.
+    sock, sent = stalled_sender("/limited")
+    with sock:
+        expect(wait_until_cut(sock), f"still open after {sent} messages sent and none read")
+
+
+def flood():
+    # /flood writes faster than this reads (never): the server refuses the write past its
+    # queue's bound and cuts the connection.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    with sock:
+        sock.connect(("127.0.0.1", PORT))
+        sock.sendall(upgrade_request("/flood"))
+        head, _ = read_head(sock)
+        expect(head.startswith("HTTP/1.1 101"), f"handshake: {head.splitlines()[0]}")
+        expect(wait_until_cut(sock), "still open")
+
+
 CASES = {
+    "too_many_fragments": too_many_fragments, "fragment_limit": fragment_limit,
+    "too_big_in_fragments": too_big_in_fragments, "non_reader": non_reader, "flood": flood,
+    "bad_handshakes": bad_handshakes,
     "raw_server_echo": raw_server_echo,
     "raw_server_refuses_what_cannot_upgrade": raw_server_refuses_what_cannot_upgrade,
     "echo_text": echo_text, "echo_binary": echo_binary, "fragmented": fragmented,

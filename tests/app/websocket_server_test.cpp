@@ -7,7 +7,12 @@
 #include <waypoint/app/serve.hpp>
 #include <waypoint/app/websocket.hpp>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 
@@ -17,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -39,6 +45,37 @@ struct user {
 
 awaitable<void> echo(websocket& ws) {
   while (auto message = co_await ws.read()) co_await ws.write(*message);
+}
+
+// The flood route's record: how far its queue grew and whether a write was refused.
+struct flood_record {
+  std::size_t writes = 0;      // writes started
+  std::size_t max_queued = 0;  // the largest queued_bytes() seen
+  bool refused = false;        // a write threw no_buffer_space
+  bool open_after = true;      // the connection was open after the refusal
+};
+flood_record flood;
+constexpr std::size_t flood_queue_bytes = 256 * 1024;
+constexpr std::size_t flood_message_bytes = 16 * 1024;
+
+awaitable<void> flood_write(websocket& ws, const std::string& message) {
+  try {
+    co_await ws.write_binary(message);
+  } catch (const boost::system::system_error& e) {
+    if (e.code() == boost::asio::error::no_buffer_space) {
+      flood.refused = true;
+      flood.open_after = ws.is_open();
+    }
+  }
+}
+
+// The limits of #29, small: 16 frames a message, a 200 ms write timeout, a 256 KiB queue.
+websocket_options small_limits() {
+  websocket_options o;
+  o.max_message_frames = 16;
+  o.write_timeout = std::chrono::milliseconds(200);
+  o.max_queued_bytes = flood_queue_bytes;
+  return o;
 }
 
 void add_routes(application& app) {
@@ -67,6 +104,25 @@ void add_routes(application& app) {
     co_return;
   });
   app.websocket("/once", [](websocket& ws) -> awaitable<void> { co_await ws.write_text("bye"); });
+  app.websocket("/limited", echo, small_limits());
+  // Writes from coroutines of its own, one more each turn, to a peer that does not read:
+  // the queue fills up to its bound, and the write past it is refused.
+  app.websocket(
+      "/flood",
+      [](websocket& ws) -> awaitable<void> {
+        flood = {};
+        std::string message(flood_message_bytes, 'x');
+        auto executor = co_await boost::asio::this_coro::executor;
+        while (ws.is_open()) {
+          boost::asio::co_spawn(executor, flood_write(ws, message), boost::asio::detached);
+          ++flood.writes;
+          co_await boost::asio::post(executor, boost::asio::use_awaitable);
+          flood.max_queued = std::max(flood.max_queued, ws.queued_bytes());
+        }
+        // Writes of other coroutines end before the handler returns.
+        while (ws.queued_bytes() > 0) co_await boost::asio::post(executor, boost::asio::use_awaitable);
+      },
+      small_limits());
 }
 
 // A server of one thread with the routes, started on a free port.
@@ -152,13 +208,19 @@ TEST_P(WebSocketClient, CaseHolds) {
 // sent byte by byte, and one with a frame right behind it; pings answered; the server's
 // stop closes with 1001; an auth layer answers 401 before any upgrade; the handler sees the
 // context the layers filled, and the 101 carries their X-Request-Id; a handler that throws
-// closes with 1011, one that returns with 1000; 1,000 sockets at once, each echoing.
+// closes with 1011, one that returns with 1000; 1,000 sockets at once, each echoing; a
+// handshake with a bad key, version or Connection field refused with 400 or 426 naming it;
+// 2,000 empty continuation frames closed with 1008 (the default limit is 1,024), 16 frames
+// echoed and 17 refused on a route whose limit is 16, 2 MiB in 64 KiB fragments closed with
+// 1009; a client that sends and never reads cut by the write timeout.
 INSTANTIATE_TEST_SUITE_P(Rows, WebSocketClient,
                          ::testing::Values("echo_text", "echo_binary", "fragmented", "too_big",
                                            "invalid_frame", "reserved_opcode", "split_upgrade",
                                            "early_frame", "ping_pong", "drain", "unauthorized",
                                            "context_carried", "handler_throws",
-                                           "handler_returns", "many_sockets"),
+                                           "handler_returns", "many_sockets", "bad_handshakes",
+                                           "too_many_fragments", "fragment_limit",
+                                           "too_big_in_fragments", "non_reader"),
                          [](const ::testing::TestParamInfo<const char*>& row) {
                            return std::string(row.param);
                          });
@@ -191,7 +253,8 @@ TEST_P(WebSocketOverTls, CaseHolds) {
 // The rows a conforming client can run (the raw-socket ones speak plaintext).
 INSTANTIATE_TEST_SUITE_P(Rows, WebSocketOverTls,
                          ::testing::Values("echo_text", "echo_binary", "fragmented", "too_big",
-                                           "ping_pong", "drain", "unauthorized"),
+                                           "ping_pong", "drain", "unauthorized",
+                                           "fragment_limit", "too_big_in_fragments"),
                          [](const ::testing::TestParamInfo<const char*>& row) {
                            return std::string(row.param);
                          });
@@ -223,6 +286,24 @@ TEST(WebSocketServer, RawDispatchUpgradesThroughTheExchange) {
   }
   server.stop();
   server.wait();
+}
+
+// A handler that writes faster than its peer reads: the queue stays within max_queued_bytes,
+// the write past it is refused, and the connection is cut (the client, which never reads,
+// sees it go).
+TEST(WebSocketServer, QueuedWritesAreBoundedForAPeerThatDoesNotRead) {
+  served s;
+  client_result r = run_client(s.port, "flood", [] {});
+  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  EXPECT_EQ(r.status, 0) << r.output;
+  s.server->stop();  // the handler is done, and its record is this thread's to read
+  s.server->wait();
+  EXPECT_TRUE(flood.refused) << flood.writes << " writes";
+  EXPECT_FALSE(flood.open_after);
+  EXPECT_LE(flood.max_queued, flood_queue_bytes);
+  EXPECT_GE(flood.max_queued, flood_queue_bytes - flood_message_bytes);
+  std::printf("flood: %zu writes of %zu bytes started, queue at most %zu bytes\n", flood.writes,
+              flood_message_bytes, flood.max_queued);
 }
 
 // The server's stats see a WebSocket as an open connection until it closes.

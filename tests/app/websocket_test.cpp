@@ -150,6 +150,9 @@ TEST_P(WebSocketRoutes, RouteAsTheRowSays) {
     EXPECT_EQ(o.allow, row.body_or_allow) << row.rule;
   } else if (row.status == 426) {
     EXPECT_EQ(o.upgrade_field, "websocket") << row.rule;
+    EXPECT_NE(o.body.find(row.body_or_allow), std::string::npos) << row.rule << ": " << o.body;
+  } else if (row.status == 400) {  // a problem document naming what is wrong
+    EXPECT_NE(o.body.find(row.body_or_allow), std::string::npos) << row.rule << ": " << o.body;
   } else {
     EXPECT_EQ(o.body, row.body_or_allow) << row.rule;
   }
@@ -163,16 +166,40 @@ INSTANTIATE_TEST_SUITE_P(
         route_row{"a plain GET on a WebSocket-only route is 426 with Upgrade: websocket",
                   only_websocket, make_request("GET", "/ws"), false, 426, ""},
         // The route used to take these, and Beast's handshake refused them after the layers.
-        route_row{"a handshake of another version than 13 is not an upgrade: 426", only_websocket,
+        // Since #29 a request that asks for a WebSocket (GET, HTTP/1.1, Upgrade: websocket)
+        // and is no valid handshake gets 400 naming the defect, or 426 for the version.
+        route_row{"a handshake of another version than 13 is 426 naming the version",
+                  only_websocket,
                   with_field(upgrade("/ws"), http::field::sec_websocket_version, "8"), false, 426,
-                  ""},
-        route_row{"a key that is not the base64 of 16 bytes is not an upgrade: 426",
+                  "Sec-WebSocket-Version"},
+        route_row{"#29: two Sec-WebSocket-Version fields are 426", only_websocket,
+                  [] {
+                    request r = upgrade("/ws");
+                    r.insert(http::field::sec_websocket_version, "13");
+                    return r;
+                  }(),
+                  false, 426, "exactly one Sec-WebSocket-Version"},
+        route_row{"#29: a key that is not the base64 of 16 bytes is 400 naming the key",
                   only_websocket,
                   with_field(upgrade("/ws"), http::field::sec_websocket_key, "c2hvcnQ="), false,
-                  426, ""},
-        route_row{"beside a GET, a handshake without a valid key goes to the GET", websocket_then_get,
-                  with_field(upgrade("/both"), http::field::sec_websocket_key, "x"), false, 200,
-                  "page"},
+                  400, "Sec-WebSocket-Key"},
+        route_row{"#29: two Sec-WebSocket-Key fields are 400", only_websocket,
+                  [] {
+                    request r = upgrade("/ws");
+                    r.insert(http::field::sec_websocket_key, "AAAAAAAAAAAAAAAAAAAAAA==");
+                    return r;
+                  }(),
+                  false, 400, "exactly one Sec-WebSocket-Key"},
+        route_row{"#29: Upgrade: websocket without Connection: upgrade is 400", only_websocket,
+                  with_field(upgrade("/ws"), http::field::connection, "keep-alive"), false, 400,
+                  "Connection field must list the token upgrade"},
+        route_row{"#29: a handshake with a body is 400", only_websocket,
+                  with_field(upgrade("/ws"), http::field::content_length, "5"), false, 400,
+                  "no body"},
+        route_row{"#29: beside a GET, a handshake without a valid key is still 400, not the page",
+                  websocket_then_get,
+                  with_field(upgrade("/both"), http::field::sec_websocket_key, "x"), false, 400,
+                  "Sec-WebSocket-Key"},
         route_row{"HEAD is a plain GET: 426", only_websocket, make_request("HEAD", "/ws"),
                   false, 426, ""},
         route_row{"another method is 405 with the route's Allow", only_websocket,

@@ -10,8 +10,10 @@
 // layer that answers (a 401 from an auth layer) is the answer and no upgrade happens. A
 // plain GET on the same pattern, registered in the same scope before or after, shares the
 // endpoint: upgrade requests go to the WebSocket handler, the others to the GET handler.
-// A WebSocket-only route answers other GET (and HEAD) requests 426 with Upgrade:
-// websocket; other methods get the usual 405 with Allow.
+// A GET that asks for a WebSocket (Upgrade: websocket, HTTP/1.1) but is no valid handshake
+// gets 400 naming the defect (426 for the version), whatever GET shares the route. A
+// WebSocket-only route answers other GET (and HEAD) requests 426 with Upgrade: websocket;
+// other methods get the usual 405 with Allow.
 //
 // The handler is fn(context&, websocket&) or fn(websocket&), a coroutine. Its context is
 // the one the layers saw (values they set, the request id), on the connection's thread;
@@ -38,20 +40,26 @@ using close_code = beast::close_code;
 using websocket_message = beast::websocket_message;
 using websocket_options = beast::websocket_options;
 
-// The upgraded connection, as a handler uses it. One read() and one write() at a time.
+// The upgraded connection, as a handler uses it. One read() at a time; writes may overlap
+// (coroutines that write to the same peer) and go out in order, within
+// websocket_options::max_queued_bytes. Writes from other coroutines end before the handler
+// returns (the connection is closed then).
 class websocket {
  public:
   explicit websocket(beast::websocket_channel& channel) noexcept : channel_(&channel) {}
 
   // The next complete message (fragments reassembled); nullopt once the connection is
   // closed: closed_with() says why (the peer's code, 1001 for the server's drain, 1009 for
-  // a message past max_message_bytes, 1002 for a broken frame, 1006 when cut).
+  // a message past max_message_bytes, 1008 for one of more than max_message_frames frames,
+  // 1002 for a broken frame, 1006 when cut).
   awaitable<std::optional<websocket_message>> read() { return channel_->read(); }
   // The same into `message`, reusing its payload's capacity (no allocation per message in
   // a loop); false once the connection is closed.
   awaitable<bool> read(websocket_message& message) { return channel_->read(message); }
-  // Each throws boost::system::system_error when the connection is closed. The bytes must
-  // stay valid until the write completes.
+  // Each throws boost::system::system_error when the connection is closed, when the write
+  // makes no progress for write_timeout (boost::beast::error::timeout), or when it would
+  // queue past max_queued_bytes behind other writes (boost::asio::error::no_buffer_space);
+  // the last two cut the connection. The bytes must stay valid until the write completes.
   awaitable<void> write_text(std::string_view text) { return channel_->write(text, false); }
   awaitable<void> write_binary(std::string_view bytes) { return channel_->write(bytes, true); }
   awaitable<void> write(const websocket_message& message) {
@@ -62,6 +70,9 @@ class websocket {
     return channel_->close(code, reason);
   }
   close_code closed_with() const noexcept { return channel_->closed_with(); }
+  // Payload bytes of the writes accepted and not complete: a handler that would rather drop
+  // a message than lose a slow peer compares it with max_queued_bytes before writing.
+  std::size_t queued_bytes() const noexcept { return channel_->queued_bytes(); }
   bool is_open() const noexcept { return channel_->is_open(); }
   beast::websocket_channel& channel() noexcept { return *channel_; }
 

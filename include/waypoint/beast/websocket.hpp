@@ -17,7 +17,10 @@
 // The socket stays its worker's: it counts in max_connections and stats().open, and a stop
 // closes it with 1001 (going away), or cuts it once drain_timeout is over. Beast enforces
 // the protocol: a message past max_message_bytes closes with 1009, a frame that breaks RFC
-// 6455 with 1002, text that is not UTF-8 with 1007; pings are answered with pongs. A
+// 6455 with 1002, text that is not UTF-8 with 1007, a message of more than
+// max_message_frames frames with 1008; a write that makes no progress for write_timeout,
+// or that would queue past max_queued_bytes, cuts the connection; pings are answered with
+// pongs. A
 // handler that returns leaves the connection closed with 1000, one that throws with 1011.
 // This header carries no Beast WebSocket code: the stream lives in src/beast.
 #pragma once
@@ -60,6 +63,24 @@ enum class close_code : std::uint16_t {
 struct websocket_options {
   // Largest message (all its fragments together) the server reads; past it, 1009.
   std::size_t max_message_bytes = 1024 * 1024;
+  // Most frames one message may have (its first and its continuations); past it, 1008
+  // (policy: the message need not be too big in bytes). Without it, a message of zero-length
+  // continuation frames never ends and keeps the connection busy. 1,024: clients that
+  // fragment do so at their write buffer, 4 KiB for Beast's and gorilla/websocket's, so a
+  // 1 MiB message (the default max_message_bytes) is 256 frames; 1,024 leaves room for 1 KiB
+  // fragments. Browsers send a message as one frame.
+  std::size_t max_message_frames = 1024;
+  // A write that hands no byte to the kernel for this long (a peer that stopped reading)
+  // cuts the connection: the write throws boost::beast::error::timeout, closed_with() is
+  // abnormal (1006: no close frame can reach such a peer). Beast's idle timeout watches
+  // frames from the peer, not this.
+  std::chrono::milliseconds write_timeout{30'000};
+  // Payload bytes of the messages write() has accepted and not finished sending, the one
+  // being sent included. A write that would go past it while another is pending cuts the
+  // connection and throws boost::asio::error::no_buffer_space (a lone write of any size is
+  // taken: its bytes are the handler's). A handler that would rather drop messages than
+  // lose the peer reads websocket_channel::queued_bytes() first.
+  std::size_t max_queued_bytes = 1024 * 1024;
   // Beast's idle timeout: with keep_alive_pings, a ping is sent after half of it without
   // a frame from the peer, and the connection is cut when the other half passes too.
   std::chrono::milliseconds idle_timeout{60'000};
@@ -75,8 +96,9 @@ struct websocket_message {
 };
 
 // The upgraded connection as the handler sees it, on the connection's thread. One read()
-// and one write() may be pending at a time (one each, as with Beast's stream); close() may
-// overlap them.
+// may be pending at a time; writes may overlap (coroutines of the handler that write to the
+// same peer): they go out one after another in the order they were called, within
+// websocket_options::max_queued_bytes. close() may overlap them.
 class websocket_channel {
  public:
   template <class T>
@@ -88,8 +110,14 @@ class websocket_channel {
   // The same into `message`, whose payload's capacity is reused (no allocation per message
   // once it has grown); false once the connection is closed.
   virtual awaitable<bool> read(websocket_message& message) = 0;
-  // Sends one message; throws boost::system::system_error when the connection is closed.
+  // Sends one message, after the writes pending before it; throws
+  // boost::system::system_error when the connection is closed, when the write times out
+  // (boost::beast::error::timeout), or when it would queue more than max_queued_bytes
+  // (boost::asio::error::no_buffer_space; the connection is then cut, so that the peer never
+  // sees a stream with a message missing). `payload` must stay valid until it completes.
   virtual awaitable<void> write(std::string_view payload, bool binary) = 0;
+  // Payload bytes of the writes accepted and not complete (the one being sent included).
+  virtual std::size_t queued_bytes() const noexcept = 0;
   // Starts the closing handshake and waits for it (does nothing once closing).
   virtual awaitable<void> close(close_code code, std::string_view reason) = 0;
   // close_code::none while open; else the code of the close frame received (the peer's),
@@ -116,11 +144,33 @@ struct websocket_upgrade {
   std::function<boost::asio::awaitable<void, boost::asio::any_io_executor>(websocket_channel&)> run;
 };
 
+// Why a request is not a WebSocket opening handshake the server can answer with 101 (RFC
+// 6455 §4.2.1), in the order they are checked; `none` when it is one.
+enum class handshake_defect : std::uint8_t {
+  none,
+  not_get,                // the method is not GET
+  before_http_1_1,        // HTTP/1.0: Upgrade means nothing there (RFC 9110 §7.8)
+  no_host,                // no Host field
+  no_connection_upgrade,  // the first Connection field does not list the token `upgrade`
+  no_upgrade_websocket,   // the first Upgrade field does not list `websocket`
+  bad_version,            // not exactly one Sec-WebSocket-Version, or not 13: answered 426
+  bad_key,                // not exactly one Sec-WebSocket-Key, the base64 of 16 bytes
+  has_body,               // a body would be read as the first frames
+};
+
+handshake_defect websocket_handshake_defect(const request& req) noexcept;
+
+// One sentence naming what is wrong, for the 400 (or 426) a refused handshake gets; empty
+// for `none`.
+std::string_view describe(handshake_defect defect) noexcept;
+
 // Whether `req` is a WebSocket opening handshake the server can answer with 101 (RFC 6455
-// §4.2.1): GET, HTTP/1.1 or later, a Connection field naming the token `upgrade`, an Upgrade
-// field naming `websocket`, Sec-WebSocket-Version 13, a Sec-WebSocket-Key that is the
-// base64 of 16 bytes, and no body. exchange::upgrade() takes no other request; the
-// framework's WebSocket routes answer any other 426 with the version they speak.
+// §4.2.1): GET, HTTP/1.1 or later, Host, a Connection field naming the token `upgrade`, an
+// Upgrade field naming `websocket`, exactly one Sec-WebSocket-Version and it 13, exactly
+// one Sec-WebSocket-Key and it the base64 of 16 bytes, and no body: Beast's accept refuses
+// none of these. exchange::upgrade() takes no other request; the framework's WebSocket
+// routes answer a request that asks for a WebSocket and is none with 400 naming the defect
+// (426 for the version), and any other 426 with the version they speak.
 bool is_websocket_upgrade(const request& req) noexcept;
 
 }  // namespace waypoint::beast
