@@ -133,7 +133,7 @@ BENCHMARK_CAPTURE(BM_RawDispatch, param, param_request);
 BENCHMARK_CAPTURE(BM_AppDispatch, param, param_request);
 
 // --- the server's path: synchronous, coroutine and deferred handlers --------------
-// Through application::dispatch and the exchange, as the server calls it, without the
+// Through dispatch_to(app) and the exchange, as the server calls it, without the
 // socket (support/exchange_harness.hpp); the coroutine suspends once (a post), so the row
 // includes one trip through the io_context's queue.
 

@@ -50,13 +50,14 @@ inline std::shared_ptr<operations> add_operation_layers(app::application& app,
   return ops;
 }
 
-// Where add_operation_routes() serves: cors() skips them (the gateway's cors_options).
+// Where add_operation_routes() serves, in its order: cors() skips them (the gateway's
+// cors_options).
 inline const std::vector<std::string> operation_paths{"/healthz", "/readyz", "/metrics"};
 
 inline void add_operation_routes(app::application& app, const operations& ops) {
-  app.get("/healthz", app::healthz());
-  app.get("/readyz", app::readyz(ops.health));
-  app.get("/metrics", ops.metrics->endpoint());
+  app.get(operation_paths[0], app::healthz());
+  app.get(operation_paths[1], app::readyz(ops.health));
+  app.get(operation_paths[2], ops.metrics->endpoint());
 }
 
 inline beast::server_options with_operations(beast::server_options server_options,

@@ -1,5 +1,5 @@
-// Coroutine chains and the two ways in: the server's exchange (application::dispatch) and
-// a user's own coroutine server (application::async_handle).
+// Coroutine chains and the two ways in: the server's exchange (application::dispatch, which
+// dispatch_to() reaches) and a user's own coroutine server (application::async_handle).
 #include "waypoint/app/application.hpp"
 #include "waypoint/app/middleware.hpp"
 

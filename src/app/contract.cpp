@@ -30,20 +30,24 @@ void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_member
   if (typed.empty()) return;
   auto root = std::make_shared<const std::string>(R"({"components":{"schemas":)" +
                                                   sink.components_text() + "}}");
+  // Every contract compiled before any is given: a refusal leaves no route with one.
+  std::vector<std::shared_ptr<const route_contract>> contracts;
+  contracts.reserve(typed.size());
   for (texts& t : typed) {
-    std::string route(t.route->route->pattern.text());
     auto contract = std::make_shared<route_contract>(
         std::move(t.request), std::move(t.response), t.route->doc.success_status, root);
     try {
       (void)contract->request<nlohmann::json>();
       (void)contract->response<nlohmann::ordered_json>();
     } catch (const std::exception& e) {
-      throw std::invalid_argument("waypoint::app: route \"" + route + "\" registered at " +
+      throw std::invalid_argument("waypoint::app: route \"" +
+                                  std::string(t.route->route->pattern.text()) + "\" registered at " +
                                   t.route->route->site.to_string() +
                                   ": its schema cannot be enforced: " + e.what());
     }
-    t.route->contract = std::move(contract);
+    contracts.push_back(std::move(contract));
   }
+  for (std::size_t i = 0; i < typed.size(); ++i) typed[i].route->contract = std::move(contracts[i]);
 }
 
 }  // namespace waypoint::app::detail

@@ -4,10 +4,13 @@
 // JSON_DIAGNOSTICS.
 #include "waypoint/app/json.hpp"
 
+#include "contract.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 #include "waypoint/json_string.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <optional>
 #include <system_error>
 
 namespace waypoint::app::detail {
@@ -31,13 +34,26 @@ bool is_media_type_of(std::string_view content_type, std::string_view format) no
          iequals(subtype.substr(subtype.size() - format.size()), format);
 }
 
+// A qvalue as RFC 9110 §12.4.2 writes one: "0" or "1", or either with up to three decimals
+// and not above 1. nullopt for anything else (nan, inf, -1, 2, "0.1234").
+std::optional<double> read_qvalue(std::string_view text) noexcept {
+  if (text.empty() || (text[0] != '0' && text[0] != '1')) return std::nullopt;
+  if (text.size() > 1 && (text[1] != '.' || text.size() > 5)) return std::nullopt;
+  for (char c : text.substr(std::min<std::size_t>(2, text.size())))
+    if (c < '0' || c > '9' || (text[0] == '1' && c != '0')) return std::nullopt;
+  double q = 0;
+  std::from_chars(text.data(), text.data() + text.size(), q);
+  return q;
+}
+
 // The weight (RFC 9110 12.4.2) `accept` gives application/<subtype>: that of the most
 // specific range matching it (application/<subtype>, application/*, */*), 0 when none does
-// or when its weight cannot be read; then `*unreadable` is set, when given.
+// or when that range's weight cannot be read; then `*unreadable` is set, when given.
 double accept_weight(std::string_view accept, std::string_view subtype,
                      bool* unreadable = nullptr) noexcept {
   int best_specificity = -1;
   double weight = 0;
+  bool weight_unreadable = false;
   for_each_list_element(accept, [&](std::string_view range) {
     std::string_view type = trim(range.substr(0, range.find(';')));
     int specificity = -1;
@@ -47,21 +63,21 @@ double accept_weight(std::string_view accept, std::string_view subtype,
       specificity = 2;
     if (specificity <= best_specificity) return;
     double q = 1;
+    bool q_unreadable = false;
     for (std::size_t at = range.find(';'); at != std::string_view::npos;
          at = range.find(';', at + 1)) {
       std::string_view parameter = trim(range.substr(at + 1, range.find(';', at + 1) - at - 1));
       if (parameter.size() > 2 && (parameter[0] == 'q' || parameter[0] == 'Q') && parameter[1] == '=') {
-        auto value = parameter.substr(2);
-        double parsed = 0;
-        auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-        bool read = error == std::errc() && end == value.data() + value.size();
-        if (!read && unreadable) *unreadable = true;
-        q = read ? parsed : 0;
+        std::optional<double> read = read_qvalue(parameter.substr(2));
+        q_unreadable = !read;
+        q = read.value_or(0);
       }
     }
     best_specificity = specificity;
     weight = q;
+    weight_unreadable = q_unreadable;
   });
+  if (unreadable && weight_unreadable) *unreadable = true;
   return weight;
 }
 
@@ -103,6 +119,25 @@ body_format check_json_request(context& ctx) {
   if (is_media_type_of(content_type, "cbor")) return body_format::cbor;
   throw http_error(415, "Content-Type \"" + std::string(content_type) +
                             "\" is not JSON; send application/json (or application/cbor)");
+}
+
+bool report_broken_answer(context& ctx, std::string_view broken) {
+  contract_check mode = application_access::options(ctx.app()).response_contract;
+  log_request(ctx, mode == contract_check::enforce ? "500 for" : "sent anyway,",
+              "the response broke the route's contract: " + std::string(broken));
+  if (mode != contract_check::enforce) return false;
+  ctx.response().problem(500, "the response broke the route's contract");
+  return true;
+}
+
+bool status_keeps_contract(context& ctx) {
+  if (application_access::options(ctx.app()).response_contract == contract_check::off)
+    return true;
+  const route_contract* contract = application_access::contract_of(ctx);
+  int status = ctx.response().status();
+  if (!contract || status == contract->success_status()) return true;
+  return !report_broken_answer(ctx, "status " + std::to_string(status) + " is not the route's " +
+                                        std::to_string(contract->success_status()));
 }
 
 void check_acceptable(const context& ctx) {

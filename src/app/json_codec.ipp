@@ -100,28 +100,19 @@ std::string described(const schema_violation& broken) {
          broken.message;
 }
 
-// The answer against the route's contract: its status, then its body. False when the
-// answer broke it and application_options::response_contract enforces: a 500 replaces it.
+// The answer against the route's contract: its status, then its body. False when it broke
+// it and application_options::response_contract enforces: a 500 replaced it.
 bool keeps_contract(context& ctx, const nlohmann::ordered_json& value) {
-  contract_check mode = application_access::options(ctx.app()).response_contract;
-  const route_contract* contract =
-      mode == contract_check::off ? nullptr : application_access::contract_of(ctx);
-  if (!contract) return true;
-  std::string broken;
-  if (int status = ctx.response().status(); status != contract->success_status()) {
-    broken = "status " + std::to_string(status) + " is not the route's " +
-             std::to_string(contract->success_status());
-  } else if (const auto* schema = contract->response<nlohmann::ordered_json>();
-             schema && !schema->valid(value)) {
-    if (std::optional<schema_violation> v = schema->check(value))
-      broken = described(*v) + " (keyword \"" + v->keyword + "\")";
-  }
-  if (broken.empty()) return true;
-  log_request(ctx, mode == contract_check::enforce ? "500 for" : "sent anyway,",
-              "the response broke the route's contract: " + broken);
-  if (mode == contract_check::log) return true;
-  ctx.response().problem(500, "the response broke the route's contract");
-  return false;
+  if (!status_keeps_contract(ctx)) return false;
+  if (application_access::options(ctx.app()).response_contract == contract_check::off)
+    return true;
+  const route_contract* contract = application_access::contract_of(ctx);
+  const auto* schema = contract ? contract->response<nlohmann::ordered_json>() : nullptr;
+  if (!schema || schema->valid(value)) return true;
+  std::optional<schema_violation> broken = schema->check(value);  // as for a request
+  if (!broken) return true;
+  return !report_broken_answer(ctx,
+                               described(*broken) + " (keyword \"" + broken->keyword + "\")");
 }
 
 }  // namespace
@@ -145,8 +136,10 @@ void check_request_contract(context& ctx, const nlohmann::json& document) {
   const schema_validator<nlohmann::json>* schema = contract ? contract->request<nlohmann::json>()
                                                             : nullptr;
   if (!schema || schema->valid(document)) return;
+  // valid() is also false when it could not allocate (uniqueItems' sort index): check()
+  // judges again, and its nullopt means the body is valid.
   std::optional<schema_violation> broken = schema->check(document);
-  if (!broken) return;  // valid() and check() judge alike; this is not reached
+  if (!broken) return;
   if (mode == contract_check::log) {
     log_request(ctx, "let through,",
                 "the request broke the route's contract: " + described(*broken) +

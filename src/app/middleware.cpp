@@ -1,6 +1,8 @@
 // The built-in layers: recover, request id and CORS (the access log: access_log.cpp).
 #include "waypoint/app/middleware.hpp"
 
+#include "waypoint/detail/escape.hpp"
+
 #include <algorithm>
 #include <exception>
 #include <utility>
@@ -35,10 +37,16 @@ struct cors_policy {
     max_age = std::to_string(options.max_age.count());
   }
 
+  // Compared decoded, as the router matches literal segments: "/%6Detrics" reaches the
+  // /metrics route, so it must be skipped too. (A decoded "%2F" reads as '/', which can
+  // only make a prefix skip more.)
   bool skips(std::string_view path) const {
+    if (options.skip_paths.empty()) return false;
+    std::string decoded(path.size(), '\0');
+    decoded.resize(waypoint::detail::percent_decode(path, decoded.data()));
     return std::any_of(options.skip_paths.begin(), options.skip_paths.end(),
-                       [path](const std::string& skip) {
-                         return skip.ends_with('/') ? path.starts_with(skip) : path == skip;
+                       [&decoded](const std::string& skip) {
+                         return skip.ends_with('/') ? decoded.starts_with(skip) : decoded == skip;
                        });
   }
 

@@ -162,7 +162,10 @@ void connection::on_hello(error_code ec) {
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return wait_for_hello();
   if (n <= 0) return destroy();
   if (header[0] != tls_handshake_record) return refuse_plaintext();
-  if (static_cast<std::size_t>(n) < sizeof header) return wait_for_hello();
+  // A short header with more to come waits; one the client closed after goes to OpenSSL,
+  // which fails it at once (the edge-triggered wait would not wake again).
+  if (static_cast<std::size_t>(n) < sizeof header && !peer_finished_sending(fd))
+    return wait_for_hello();
   std::size_t record = tls_record_header_bytes + (std::size_t{header[3]} << 8 | header[4]);
   int queued = 0;
   if (record <= max_tls_record_bytes && ::ioctl(fd, FIONREAD, &queued) == 0 &&

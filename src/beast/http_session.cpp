@@ -190,6 +190,10 @@ bool http_session::plan_body() {
 void http_session::send_continue() {
   if (!continue_pending_) return;
   continue_pending_ = false;
+  // Once the final response's head is out (a handler that streams before it reads), a 1xx
+  // may not follow it, and the output may be under a write: the client sends the body
+  // when its own wait for the 100 ends (RFC 9110 §10.1.1).
+  if (response_streaming()) return;
   output_ += "HTTP/1.1 100 Continue\r\n\r\n";
 }
 

@@ -39,7 +39,7 @@ class transport {
 
   // `tls` null: plain. Otherwise the TLS stream is made from the context by start_tls(),
   // late: a connection that has sent no hello yet holds no TLS state (Asio's OpenSSL stream
-  // costs some 70 KB of buffers), so that half-open handshakes cost little memory.
+  // costs 50 to 92 KB resident, docs/server.md), so half-open handshakes cost little memory.
   transport(socket_type socket, std::shared_ptr<asio::ssl::context> tls);
   ~transport();
   transport(const transport&) = delete;

@@ -188,6 +188,11 @@ INSTANTIATE_TEST_SUITE_P(
         accept_row{"XML only", "application/xml", false, 406, "application/problem+json"},
         accept_row{"a weight that cannot be read is answered as without Accept",
                    "application/cbor;q=abc", false, 200, "application/json"},
+        accept_row{"nan is no weight", "application/json;q=nan", false, 200, "application/json"},
+        accept_row{"a weight above 1 is no weight", "application/json;q=2", false, 200,
+                   "application/json"},
+        accept_row{"a readable zero refuses", "application/json;q=0.000", false, 406,
+                   "application/problem+json"},
         accept_row{"JSON refused with q=0", "application/json;q=0", false, 406,
                    "application/problem+json"},
         accept_row{"a route without content ignores Accept", "application/xml", true, 204, ""}));
@@ -244,8 +249,14 @@ INSTANTIATE_TEST_SUITE_P(
                    202, 202, true},
         answer_row{"off: nothing is checked", contract_check::off, 120, 202, 202, false}));
 
-TEST(AnswerContract, EnforceIsTheDefault) {
-  EXPECT_EQ(application_options{}.response_contract, contract_check::enforce);
+TEST(AnswerContract, AVoidRouteThatSetsAnotherStatusBreaksItToo) {
+  std::vector<std::string> lines;
+  application app({.logger = [&](std::string_view l) { lines.emplace_back(l); }});
+  app.del<void>("/scores/{id}", [](context& ctx) { ctx.response().status(202); });
+  response res = app.respond(make_request("DELETE", "/scores/7"));
+  EXPECT_EQ(res.result_int(), 500u) << res.body();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("status 202 is not the route's 204"), std::string::npos) << lines[0];
 }
 
 // --- registration --------------------------------------------------------------------

@@ -11,6 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace diag {
 
 struct inner {
@@ -31,6 +34,16 @@ struct pointed {
   int x = 0;
 };
 WAYPOINT_JSON_OBJECT(pointed, x)
+
+// Constrained, so that the route's contract is checked by this ABI's validators, which the
+// library compiles on first use (freeze() compiles the plain ABI's).
+struct bounded {
+  int x = 0;
+};
+WAYPOINT_JSON_OBJECT(bounded, x)
+inline nlohmann::ordered_json schema_constraints(const bounded*) {
+  return {{"properties", {{"x", {{"minimum", 0}, {"maximum", 9}}}}}};
+}
 
 }  // namespace diag
 
@@ -75,6 +88,22 @@ TEST(Diagnostics, SuccessPathWorksUnderTheOtherAbi) {
   response res = app.respond(json_request("POST", "/outer", R"({"name":"n","nested":{"a":4}})"));
   EXPECT_EQ(res.result_int(), 201u);
   EXPECT_EQ(res.body(), R"({"a":4})");
+}
+
+TEST(Diagnostics, ContractsAreCheckedUnderTheOtherAbi) {
+  std::vector<std::string> lines;
+  application app({.logger = [&](std::string_view l) { lines.emplace_back(l); }});
+  app.post<diag::bounded>("/in", [](diag::bounded b) { return b; });
+  app.get<diag::bounded>("/out", [] { return diag::bounded{10}; });
+  response in = app.respond(json_request("POST", "/in", R"({"x":12})"));
+  EXPECT_EQ(in.result_int(), 422u) << in.body();
+  EXPECT_EQ(body_json(in).value("keyword", ""), "maximum") << in.body();
+  EXPECT_EQ(body_json(in).value("pointer", ""), "/x") << in.body();
+  EXPECT_EQ(app.respond(json_request("POST", "/in", R"({"x":3})")).result_int(), 201u);
+  response out = app.respond(make_request("GET", "/out"));
+  EXPECT_EQ(out.result_int(), 500u) << out.body();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("/x is 10; the maximum is 9"), std::string::npos) << lines[0];
 }
 
 TEST(Diagnostics, NumberBeyondAnyDoubleIsA400UnderTheOtherAbi) {

@@ -639,6 +639,10 @@ INSTANTIATE_TEST_SUITE_P(
                                ""},
                       cors_row{"a skipped prefix covers the paths under it", "GET",
                                "/internal/keys", {{"Origin", app_origin}}, 200, "", "", ""},
+                      cors_row{"a skipped path escaped is skipped as the route it reaches", "GET",
+                               "/%6Detrics", {{"Origin", app_origin}}, 200, "", "", ""},
+                      cors_row{"a skipped prefix escaped is skipped too", "GET",
+                               "/internal/%6Beys", {{"Origin", app_origin}}, 200, "", "", ""},
                       cors_row{"a skipped path is not a prefix of another", "GET",
                                "/metrics/more", {{"Origin", app_origin}}, 200,
                                "https://app.example.com", "", ""}));

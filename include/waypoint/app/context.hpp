@@ -75,8 +75,8 @@ class context : public request_view, public request_values, public connection {
   // into the body once the chain is done. A layer that writes a body, or a status without
   // content (304), replaces it.
   void send_file(beast::file_payload file) noexcept;
-  // The body's length as it will be sent: the range given to send_file() unless a layer
-  // replaced it (0 for HEAD), else the chunks write_chunk() sent, else the body written.
+  // The body's length as it will be sent: the chunks write_chunk() sent, else the range
+  // given to send_file() unless a layer replaced it, else the body written (0 for HEAD).
   // What the access log reports.
   std::uint64_t body_size() const noexcept;
 

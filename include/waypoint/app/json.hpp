@@ -95,6 +95,12 @@ bool answers_cbor(const context& ctx) noexcept;
 // The 406 for a request whose Accept takes neither application/json nor application/cbor
 // (typed routes that answer with content).
 void check_acceptable(const context& ctx);
+// A typed answer's status against its route's contract (the body's is write_typed's): false
+// when it broke it and application_options::response_contract enforces, and a 500 replaced
+// it; the line is logged unless the check is off.
+bool status_keeps_contract(context& ctx);
+// Logs `broken` (what the answer broke) for the route; with enforce, answers 500 and true.
+bool report_broken_answer(context& ctx, std::string_view broken);
 // The body of a typed answer (`cbor` false: JSON text), with Content-Type and Vary: Accept.
 void write_typed_body(context& ctx, std::string body, bool cbor);
 // The 400 for a body nested deeper than max_json_depth. A scan of the bytes, before
@@ -456,6 +462,7 @@ void write_result(context& ctx, int default_status, Produce&& produce) {
   if constexpr (std::is_void_v<result>) {
     ctx.response().status(204);
     produce();
+    (void)status_keeps_contract(ctx);
   } else {
     ctx.response().status(default_status);
     result out = produce();
