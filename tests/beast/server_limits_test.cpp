@@ -194,8 +194,11 @@ TEST(ServerLimits, DefaultLimitFollowsTheDescriptorLimit) {
   EXPECT_EQ(t.unanswered, 0);
 }
 
-// Past the descriptor limit accept fails with EMFILE: the server waits and retries rather
-// than spinning, and serves again once descriptors are free.
+// 100 connections queued against a server under `ulimit -n 64` with max_connections far
+// above it: the server does not spin (before max_connections was lowered to what the
+// descriptors allow, this met EMFILE and checked the accept loop's retry; now the limit
+// answers first, and the retry is what is left for descriptors the program opens
+// uncounted), and it serves again once the clients are gone.
 TEST(ServerLimits, OutOfDescriptorsPausesAcceptingWithoutSpinning) {
   child_server s(64, 1000);  // a limit above what the descriptors allow
   ASSERT_NE(s.port(), 0);
