@@ -62,6 +62,8 @@ struct options {
   unsigned drain_grace_ms = 1000;
   std::string tls_cert, tls_key;  // both or neither: a TLS listener on tls_port
   std::uint16_t tls_port = 8443;
+  std::size_t max_connections = 0;  // the server's descriptor budget; 0: from RLIMIT_NOFILE
+  std::uint64_t upload_disk_budget = waypoint::examples::default_upload_disk_budget;
   bool swagger_ui_cdn = false;  // the docs page loads Swagger UI from jsDelivr even when built in
   wa::contract_check contracts = wa::contract_check::enforce;  // requests' and answers'
 };
@@ -82,6 +84,13 @@ PUT and PATCH patterns decode and answer JSON records.
                    default: this gateway itself
   --upstream-timeout MS
                    connect and response timeout of the upstream, default 5000
+  --max-connections N
+                   descriptors held at once: connections, and the upstream sockets
+                   and upload files of requests; past it 503 (with Retry-After for a
+                   request's own); default: from the descriptor limit (ulimit -n)
+  --upload-disk-budget BYTES
+                   temporary disk all uploads in progress may fill together; past
+                   it 507 with Retry-After; default 2147483648 (2 GiB)
   --quiet          no access log on stderr
   --reuse-port     SO_REUSEPORT: a new process may bind the port while this one drains
   --drain-grace MS readiness (/readyz) says 503 this long after SIGTERM before the
@@ -150,6 +159,10 @@ options parse_arguments(int argc, char** argv) {
       else fail("--contracts is enforce, log or off, not \"" + mode + "\"");
     } else if (arg == "--swagger-ui-cdn") {
       o.swagger_ui_cdn = true;
+    } else if (arg == "--max-connections") {
+      o.max_connections = parse_number(arg, value(), 1ul << 24);
+    } else if (arg == "--upload-disk-budget") {
+      o.upload_disk_budget = parse_number(arg, value(), 1ul << 50);
     } else if (arg == "--quiet") {
       o.quiet = true;
     } else if (arg == "--reuse-port") {
@@ -292,6 +305,7 @@ int main(int argc, char** argv) {
   }
   server_options.threads = o.threads;
   server_options.reuse_port = o.reuse_port;
+  server_options.max_connections = o.max_connections;
   server_options = waypoint::examples::with_operations(std::move(server_options), *ops);
   // The server's own errors (a body over its 1 MiB limit, a 431, a 408) as problem
   // documents, like the application's; each body limited (or streamed) as its route says.
@@ -303,7 +317,8 @@ int main(int argc, char** argv) {
       add_routes(app, builtin_routes, "built-in table", false, {"POST /v1/commerce/orders"});
       waypoint::examples::add_order_routes(app);
       waypoint::examples::add_proxy_route(app, proxy);
-      waypoint::examples::add_stream_routes(app);
+      waypoint::examples::add_stream_routes(
+          app, waypoint::beast::resource_budget(o.upload_disk_budget));
       waypoint::examples::add_websocket_route(app);
       // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.
       wa::serve_openapi(app, {.title = "waypoint-gateway", .version = WAYPOINT_VERSION,

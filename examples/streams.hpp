@@ -2,17 +2,23 @@
 // temporary file and answers with its length and SHA-256; GET /v1/events is a stream of
 // server-sent events. Neither holds more than one 64 KiB buffer of the body, whatever its
 // size. SHA-256 is OpenSSL's (a well-kept implementation; the project links it for TLS).
+// An upload holds two things besides its connection, each counted against a limit: its
+// file's descriptor (the server's descriptor budget: 503 with Retry-After when spent) and
+// its bytes on disk (upload_disk, shared by every upload: 507 with Retry-After). Both go
+// back when the request ends, whatever way it ends.
 #pragma once
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/event_stream.hpp>
 #include <waypoint/app/http_error.hpp>
+#include <waypoint/app/resource_limits.hpp>
 
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -79,7 +85,36 @@ class sha256 {
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
 };
 
-inline waypoint::app::awaitable<void> receive_upload(waypoint::app::context& ctx) {
+// The temporary disk that uploads in progress may fill together, by default. Two uploads
+// of the largest size (1 GiB) fit; a third waits for one of them (507, Retry-After).
+inline constexpr std::uint64_t default_upload_disk_budget = std::uint64_t{2} << 30;
+
+// Status of an upload refused for want of disk: 507 Insufficient Storage (RFC 4918 §11.5,
+// in the IANA HTTP status registry): "the server is unable to store the representation
+// needed to successfully complete the request", a condition the RFC calls temporary. It
+// names the resource, which 503 (RFC 9110 §15.6.4, any overload) does not, so a client
+// and the metrics tell a full disk budget from a refused descriptor or connection; sent
+// with Retry-After (RFC 9110 §10.2.3), since the budget comes back as uploads end.
+inline constexpr int upload_disk_refused = 507;
+inline constexpr std::string_view upload_disk_name = "temporary disk for uploads";
+
+// The body's declared length (Content-Length); 0 for a chunked body, whose disk is counted
+// as it arrives.
+inline std::uint64_t declared_length(const waypoint::app::context& ctx) {
+  std::string_view text = ctx.header(waypoint::app::http::field::content_length);
+  std::uint64_t n = 0;
+  std::from_chars(text.data(), text.data() + text.size(), n);
+  return n;
+}
+
+// The declared length is reserved before the first byte is read, so a refused upload is
+// refused before it is sent (after `Expect: 100-continue`, before the 100); bytes past the
+// reservation (a chunked body) are reserved as they arrive.
+inline waypoint::app::awaitable<void> receive_upload(waypoint::app::context& ctx,
+                                                      waypoint::beast::resource_budget disk) {
+  auto space = waypoint::app::require_share(ctx, disk, declared_length(ctx), upload_disk_refused,
+                                            upload_disk_name);
+  auto descriptor = waypoint::app::require_descriptor(ctx, "the upload's temporary file");
   upload_file file;
   sha256 digest;
   std::array<char, 64 * 1024> buffer;
@@ -87,6 +122,9 @@ inline waypoint::app::awaitable<void> receive_upload(waypoint::app::context& ctx
   for (;;) {
     std::size_t n = co_await ctx.read_some(buffer);
     if (n == 0) break;
+    if (total + n > space.units())
+      waypoint::app::require_more(ctx, space, total + n - space.units(), upload_disk_refused,
+                                  upload_disk_name);
     file.write(buffer.data(), n);
     digest.update(buffer.data(), n);
     total += n;
@@ -118,8 +156,13 @@ inline waypoint::app::awaitable<void> tick_events(waypoint::app::context& ctx) {
   }
 }
 
-inline void add_stream_routes(waypoint::app::application& app) {
-  app.post("/v1/upload", receive_upload)
+// `upload_disk`: the temporary disk all uploads share (default_upload_disk_budget).
+inline void add_stream_routes(
+    waypoint::app::application& app,
+    waypoint::beast::resource_budget upload_disk =
+        waypoint::beast::resource_budget(default_upload_disk_budget)) {
+  app.post("/v1/upload",
+           [upload_disk](waypoint::app::context& ctx) { return receive_upload(ctx, upload_disk); })
       .stream_body()
       .summary("Stores a body of up to 1 GiB, streamed, and answers its length and SHA-256");
   app.get("/v1/events", tick_events).summary("Server-sent events: a tick a second");

@@ -266,6 +266,9 @@ struct latency_sum {
 void render_server(std::string& out, const beast::server_stats& s) {
   append_family(out, "waypoint_server_connections_open", "gauge", "Connections open now.");
   append_sample(out, "waypoint_server_connections_open", "", s.open);
+  append_family(out, "waypoint_server_descriptors_in_use", "gauge",
+                "Of the descriptor budget (max_connections): connections and request permits.");
+  append_sample(out, "waypoint_server_descriptors_in_use", "", s.descriptors);
   append_family(out, "waypoint_server_connections_total", "counter", "Connections accepted.");
   append_sample(out, "waypoint_server_connections_total", "", s.connections);
   append_family(out, "waypoint_server_connections_refused_total", "counter",

@@ -6,6 +6,7 @@
 
 #include "waypoint/app/context.hpp"
 #include "waypoint/app/http_error.hpp"
+#include "waypoint/app/resource_limits.hpp"
 #include "waypoint/app/trace_context.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 #include "waypoint/detail/url.hpp"
@@ -28,6 +29,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -54,8 +56,12 @@ constexpr auto as_tuple_awaitable = asio::as_tuple(use_awaitable);
 
 // An open connection to the upstream, made on one executor and used only there.
 struct connection {
-  explicit connection(const asio::any_io_executor& executor) : stream(executor) {}
+  connection(const asio::any_io_executor& executor, waypoint::beast::resource_permit p)
+      : descriptor(std::move(p)), stream(executor) {}
 
+  // The socket's share of the server's descriptor budget, held while it is open, idle in
+  // the pool too (declared first: given back after the socket closes).
+  waypoint::beast::resource_permit descriptor;
   beast::tcp_stream stream;
   // Invariant: empty between exchanges; bytes here while idle are an answer to nothing.
   beast::flat_buffer buffer;
@@ -344,10 +350,11 @@ asio::awaitable<tcp::resolver::results_type> resolve(const parsed_url& url, cons
   co_return results;
 }
 
-asio::awaitable<std::unique_ptr<connection>> connect(const parsed_url& url, const upstream_options& options) {
+asio::awaitable<std::unique_ptr<connection>> connect(const parsed_url& url, const upstream_options& options,
+                                                     waypoint::beast::resource_permit descriptor) {
   auto executor = co_await asio::this_coro::executor;
   auto deadline = std::chrono::steady_clock::now() + options.connect_timeout;
-  auto c = std::make_unique<connection>(executor);
+  auto c = std::make_unique<connection>(executor, std::move(descriptor));
   error_code ec;
   error_code not_address;
   auto address = asio::ip::make_address(url.host, not_address);
@@ -463,7 +470,10 @@ void prepare_request(request& req, const parsed_url& url) {
 
 // The send itself, given the shared state by value so that the pool outlives the upstream
 // object when a send is still in flight.
-asio::awaitable<response> send_on(std::shared_ptr<detail::upstream_state> state, request req);
+// `descriptor`: the permit for a new connection (a pooled one holds its own); throws when
+// refused.
+asio::awaitable<response> send_on(std::shared_ptr<detail::upstream_state> state, request req,
+                                  std::function<waypoint::beast::resource_permit()> descriptor);
 
 }  // namespace
 
@@ -474,12 +484,16 @@ upstream::upstream(upstream_options options) {
 
 const std::string& upstream::base_url() const noexcept { return state_->options.url; }
 
-asio::awaitable<response> upstream::send(request req) const { return send_on(state_, std::move(req)); }
+asio::awaitable<response> upstream::send(request req) const {
+  return send_on(state_, std::move(req), [] { return waypoint::beast::resource_permit::unbounded(); });
+}
 
-asio::awaitable<response> upstream::send(const context& ctx, request req) const {
+asio::awaitable<response> upstream::send(context& ctx, request req) const {
   strip_hop_by_hop(req);  // before the trace is added, which the client's Connection may name
   propagate_trace(ctx, req);
-  return send_on(state_, std::move(req));
+  return send_on(state_, std::move(req), [&ctx] {
+    return require_descriptor(ctx, "a connection to the upstream");
+  });
 }
 
 request forwarded_request(const context& ctx, std::string_view via) {
@@ -498,7 +512,8 @@ request forwarded_request(const context& ctx, std::string_view via) {
 
 namespace {
 
-asio::awaitable<response> send_on(std::shared_ptr<detail::upstream_state> state, request req) {
+asio::awaitable<response> send_on(std::shared_ptr<detail::upstream_state> state, request req,
+                                  std::function<waypoint::beast::resource_permit()> descriptor) {
   const upstream_options& options = state->options;
   prepare_request(req, state->url);
   auto executor = co_await asio::this_coro::executor;
@@ -506,7 +521,7 @@ asio::awaitable<response> send_on(std::shared_ptr<detail::upstream_state> state,
   bool retried = false;
   while (true) {
     bool pooled = c != nullptr;
-    if (!c) c = co_await connect(state->url, options);
+    if (!c) c = co_await connect(state->url, options, descriptor());
     exchange_result result = co_await exchange(*c, req, options);
     if (result.message) {
       if (result.keep_alive) state->pool->put(std::move(c));

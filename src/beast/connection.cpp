@@ -664,6 +664,9 @@ void connection::on_deferred_done() noexcept {
 
 asio::any_io_executor connection::executor() { return transport_->get_executor(); }
 
+// From the budget the connections share (connection_count::descriptors): any thread.
+resource_permit connection::acquire_descriptor() noexcept { return owner_.descriptors().try_acquire(1); }
+
 const connection_endpoints& connection::endpoints() {
   if (!endpoints_) {
     auto describe = [](const tcp::endpoint& e) {

@@ -52,6 +52,7 @@ class connection final : public exchange_host {
     return session_.accept_upgrade(upgrade);
   }
   bool can_upgrade() const noexcept override { return true; }
+  resource_permit acquire_descriptor() noexcept override;
 
  private:
   // What the deadline guards, and so what its passing means (on_deadline).

@@ -7,8 +7,8 @@
 
 namespace waypoint::beast::detail {
 
-connection_limits limits_for(const server_options& o) {
-  if (o.max_connections) return {o.max_connections, refusal_reserve};
+namespace {
+connection_limits from_descriptor_limit() {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
     return {std::size_t{1} << 20, refusal_reserve};
@@ -16,6 +16,14 @@ connection_limits limits_for(const server_options& o) {
   std::size_t reserve = std::max<std::size_t>(descriptors / 8, 2 * refusal_reserve);
   if (descriptors > 2 * reserve) return {descriptors - reserve, refusal_reserve};
   return {std::max<std::size_t>(1, descriptors / 2), descriptors / 4};
+}
+}  // namespace
+
+connection_limits limits_for(const server_options& o) {
+  connection_limits most = from_descriptor_limit();
+  if (o.max_connections && o.max_connections < most.connections)
+    return {o.max_connections, std::min(refusal_reserve, most.refusals)};
+  return most;
 }
 
 }  // namespace waypoint::beast::detail

@@ -140,16 +140,16 @@ void server::impl::start_accepting(listener& l) {
   });
 }
 
-// Counts the connection, and gives it to its worker to serve or, past max_connections, to
-// refuse with a 503; past the refusal reserve too, it is closed here.
+// Counts the connection, and gives it to its worker to serve or, past the descriptor
+// budget (max_connections, shared with the requests' descriptor permits), to refuse with a
+// 503; past the refusal reserve too, it is closed here.
 void server::impl::hand_over(listener& l, worker& target, socket_type socket) {
-  std::size_t open = count.open.fetch_add(1, std::memory_order_relaxed);
-  bool over_limit = open >= count.limits.connections;
-  if (over_limit && open >= count.limits.connections + count.limits.refusals) {
-    count.open.fetch_sub(1, std::memory_order_relaxed);
+  bool over_limit = !count.descriptors.try_take(1);
+  if (over_limit && !count.descriptors.try_take(1, count.limits.refusals)) {
     count.refused.fetch_add(1, std::memory_order_relaxed);
     return;  // the socket closes as it goes out of scope
   }
+  count.open.fetch_add(1, std::memory_order_relaxed);
   if (l.owner) return target.adopt(std::move(socket), over_limit, l.tls);
   asio::post(target.context(), [&target, over_limit, tls = l.tls, s = std::move(socket)]() mutable {
     target.adopt(std::move(s), over_limit, tls);
@@ -340,6 +340,7 @@ void server::start() {
                : s.options.threads ? s.options.threads
                                    : std::max(1u, std::thread::hardware_concurrency());
   s.count.limits = limits_for(s.options);
+  s.count.descriptors = resource_budget(s.count.limits.connections);
   for (unsigned i = 0; i < n; ++i)
     s.workers.push_back(std::make_unique<worker>(own_threads ? nullptr : s.caller_contexts[i],
                                                  s.options, s.dispatch, s.stop_requested,
@@ -416,7 +417,10 @@ server_stats server::stats() const {
   }
   total.open = impl_->count.open.load(std::memory_order_relaxed);
   total.refused = impl_->count.refused.load(std::memory_order_relaxed);
+  total.descriptors = impl_->count.descriptors.in_use();
   return total;
 }
+
+resource_budget server::descriptor_budget() const { return impl_->count.descriptors; }
 
 }  // namespace waypoint::beast

@@ -32,6 +32,8 @@ class worker {
   const session_environment& environment() const noexcept { return environment_; }
   bool stopping() const noexcept { return stopping_; }
   tls_state& tls() noexcept { return tls_; }
+  // The budget shared by connections and the descriptors requests hold.
+  resource_budget& descriptors() noexcept { return count_.descriptors; }
 
   // Runs the io_context until it has no work left (the sweep is its last): after a stop.
   void run();
@@ -43,7 +45,7 @@ class worker {
   // it came to a TLS listener.
   void adopt(socket_type socket, bool over_limit, bool tls) {
     if (stopping_) {  // the socket closes as it goes out of scope
-      count_.open.fetch_sub(1, std::memory_order_relaxed);
+      count_.release_connection();
       return;
     }
     error_code ignored;
@@ -77,7 +79,7 @@ class worker {
 
   void remove(std::list<connection>::iterator it) noexcept {
     connections_.erase(it);
-    count_.open.fetch_sub(1, std::memory_order_relaxed);
+    count_.release_connection();
     finish_if_drained();
   }
 
@@ -92,7 +94,7 @@ class worker {
 
   void remove_websocket(std::list<websocket_session>::iterator it) noexcept {
     websockets_.erase(it);
-    count_.open.fetch_sub(1, std::memory_order_relaxed);
+    count_.release_connection();
     finish_if_drained();
   }
 

@@ -55,6 +55,11 @@ class connection {
   // The socket's two ends (a proxy in front is the remote one: waypoint/app/forwarded.hpp
   // reads past trusted proxies). Empty addresses under respond().
   const beast::connection_endpoints& endpoints() const;
+  // A descriptor permit for a descriptor the request's work opens besides its connection's
+  // (waypoint/beast/server.hpp, exchange_host::acquire_descriptor): false when the server's
+  // budget is spent. Under respond() and async_handle(), always granted.
+  // waypoint/app/resource_limits.hpp's require_descriptor answers the refusal.
+  beast::resource_permit acquire_descriptor() const { return host_->acquire_descriptor(); }
 
  protected:
   explicit connection(beast::exchange_host& host) noexcept : host_(&host) {}

@@ -73,8 +73,12 @@ class upstream {
 
   // send(req) for a request made while answering `ctx`: the trace of ctx (tracing(),
   // waypoint/app/trace_context.hpp) goes with it, this server's span as the new parent.
+  // A new connection to the upstream takes a descriptor permit from ctx's server
+  // (require_descriptor, waypoint/app/resource_limits.hpp), held while it is open, pooled
+  // too: when the budget is spent, throws http_error(503) with Retry-After set on ctx's
+  // response, and nothing is sent.
   boost::asio::awaitable<http::response<http::string_body>> send(
-      const context& ctx, http::request<http::string_body> req) const;
+      context& ctx, http::request<http::string_body> req) const;
 
   // The URL as given in the options.
   const std::string& base_url() const noexcept;

@@ -33,6 +33,10 @@
 //   - limits, each closing the connection after the response: target -> 414, header block
 //     -> 431, chunk-size line -> 400, trailer section -> 431, body -> 413, connections past
 //     max_connections -> 503; so one connection's memory is bounded (docs/server.md);
+//   - descriptors: max_connections is a budget of descriptors that connections share with
+//     what requests open besides (exchange_host::acquire_descriptor: an upstream socket, a
+//     temporary file), and it stays below RLIMIT_NOFILE, so accept() and open() never meet
+//     EMFILE; a request refused a descriptor is answered 503 with Retry-After by its handler;
 //   - timeouts: idle (between requests, closes), header (first byte to header end, 408),
 //     body (a stall, or a rate under min_body_rate, 408) and write (closes);
 //   - graceful stop: listeners close (new connections are refused), idle connections close,
@@ -61,6 +65,8 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/system/error_code.hpp>
+
+#include "waypoint/beast/resource_budget.hpp"
 
 #include <array>
 #include <chrono>
@@ -231,6 +237,13 @@ class exchange_host {
   // can; a connection in memory cannot). Asked before a handler answers 101, so that a
   // host that cannot is answered 501 while the layers can still see and log it.
   virtual bool can_upgrade() const noexcept { return false; }
+  // One descriptor (a socket, a file) that the request's work opens besides its
+  // connection's, taken from the budget the connections use (server_options::
+  // max_connections; server::descriptor_budget()): hold the permit as long as the
+  // descriptor is open. Refused (false) when the budget is spent: answer 503 with
+  // Retry-After rather than open it. Any thread. Here, a host without a budget
+  // (application::respond(), async_handle()): always granted, counting nothing.
+  virtual resource_permit acquire_descriptor() noexcept { return resource_permit::unbounded(); }
 
   // A streamed request body (body_plan::streamed): true while this request's body is the
   // dispatch's to read.
@@ -322,6 +335,8 @@ class exchange {
   // Turns the connection into a WebSocket after this exchange (exchange_host::upgrade);
   // false, `upgrade` left alone, when the request is no valid upgrade.
   bool upgrade(websocket_upgrade& upgrade) noexcept { return host_->upgrade(upgrade); }
+  // A descriptor permit for the request's work (exchange_host::acquire_descriptor).
+  resource_permit acquire_descriptor() noexcept { return host_->acquire_descriptor(); }
   // The connection behind executor(), endpoints() and cancellation_slot(), for a framework
   // that hands them on.
   exchange_host& host() const noexcept { return *host_; }
@@ -365,8 +380,12 @@ struct server_options {
   // (body_plan). null: every body is read whole, up to max_body_bytes. A framework's
   // per-route limits go here (waypoint::app::serve sets it from the routes).
   body_planner plan_body;
-  // Open connections, summed over threads; past it a connection gets a 503 and is closed.
-  // 0: derived from the descriptor limit (RLIMIT_NOFILE) when the server starts.
+  // Descriptors held at once, summed over threads: each open connection holds one, and
+  // each descriptor a request's work opens besides (exchange_host::acquire_descriptor).
+  // Past it a new connection gets a 503 and is closed, and a request's descriptor is
+  // refused (its handler answers 503 with Retry-After). 0: derived from the descriptor
+  // limit (RLIMIT_NOFILE) when the server starts, leaving an eighth of it (at least 128)
+  // for refusals, listeners and the program; a value above that is lowered to it.
   std::size_t max_connections = 0;
 
   std::chrono::milliseconds idle_timeout{60'000};    // keep-alive wait for the next request
@@ -409,6 +428,9 @@ struct server_stats {
   std::uint64_t requests = 0;     // answered, errors included
   std::uint64_t refused = 0;      // at max_connections: answered 503 or closed at once
   std::uint64_t open = 0;         // connections open now
+  // Of the descriptor budget (max_connections) in use now: connections, refused ones still
+  // answering, and descriptor permits held by requests.
+  std::uint64_t descriptors = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t bytes_sent = 0;
   // The statuses the server answers itself, before or instead of a dispatch (500: a
@@ -471,6 +493,10 @@ class server {
   // The bound addresses, in the order of options.listen, with actual ports. After start().
   std::vector<listen_address> endpoints() const;
   server_stats stats() const;
+  // The descriptor budget (server_options::max_connections, as started): a handle on the
+  // same count, for a look at in_use() or for work that opens descriptors outside any
+  // request. After start().
+  resource_budget descriptor_budget() const;
   // Whether a stop has started (the grace included): what a readiness check reports.
   bool draining() const noexcept;
   // Reads server_options::tls's files again into a new context for new connections;
