@@ -684,25 +684,30 @@ CHECKS = [
 ]
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__.strip())
-    binary = sys.argv[1]
-    if not shutil.which("curl"):
-        sys.exit("gateway_test: no curl on PATH (scripts/install-deps consumer installs it)")
+def run_checks(name, checks, binary):
+    """Runs every check against the gateway `binary`, printing PASS or FAIL for each; 1 when
+    any failed. A check fails by raising; those errors are reported, others propagate."""
     failed = []
-    for check in CHECKS:
+    for check in checks:
         started = time.monotonic()
         try:
             check(binary)
             print("PASS %s (%.1f s)" % (check.__name__[len("check_"):], time.monotonic() - started))
-        except (CheckFailed, OSError, ValueError, KeyError) as e:
+        except (CheckFailed, OSError, ValueError, KeyError, subprocess.TimeoutExpired) as e:
             failed.append(check.__name__)
             print("FAIL %s: %s: %s" % (check.__name__[len("check_"):], type(e).__name__, e))
     if failed:
-        print("gateway_test: %d of %d checks failed" % (len(failed), len(CHECKS)))
+        print("%s: %d of %d checks failed" % (name, len(failed), len(checks)))
         return 1
     return 0
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__.strip())
+    if not shutil.which("curl"):
+        sys.exit("gateway_test: no curl on PATH (scripts/install-deps consumer installs it)")
+    return run_checks("gateway_test", CHECKS, sys.argv[1])
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gateway_test import CheckFailed, Gateway, curl, expect  # noqa: E402
+from gateway_test import CheckFailed, Gateway, curl, expect, run_checks  # noqa: E402
 
 MAX_CONNECTIONS = 4
 UPLOAD_BYTES = 600_000
@@ -258,19 +258,7 @@ CHECKS = [
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__.strip())
-    failed = []
-    for check in CHECKS:
-        started = time.monotonic()
-        try:
-            check(sys.argv[1])
-            print("PASS %s (%.1f s)" % (check.__name__[len("check_"):], time.monotonic() - started))
-        except (CheckFailed, OSError, ValueError, KeyError, subprocess.TimeoutExpired) as e:
-            failed.append(check.__name__)
-            print("FAIL %s: %s: %s" % (check.__name__[len("check_"):], type(e).__name__, e))
-    if failed:
-        print("limits_test: %d of %d checks failed" % (len(failed), len(CHECKS)))
-        return 1
-    return 0
+    return run_checks("limits_test", CHECKS, sys.argv[1])
 
 
 if __name__ == "__main__":
