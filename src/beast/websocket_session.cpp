@@ -150,6 +150,10 @@ class websocket_session::impl final : public websocket_channel, public exchange_
       cut_stalled();
       throw boost::system::system_error(boost::asio::error::no_buffer_space);
     }
+    // The session outlives every write under way: finish() waits for the last, as it waits
+    // for the handler (a write of another coroutine may resume after the handler returned).
+    ++pending_;
+    pending_guard still{*this};
     queued_bytes_ += payload.size();
     queued_bytes_guard queued{queued_bytes_, payload.size()};
     if (writing_) co_await wait_for_turn();
@@ -198,6 +202,13 @@ class websocket_session::impl final : public websocket_channel, public exchange_
   struct write_turn {
     timer_type signal;
     bool ready = false;
+  };
+
+  struct pending_guard {
+    impl& session;
+    ~pending_guard() {
+      if (--session.pending_ == 0) session.finish();
+    }
   };
 
   struct queued_bytes_guard {
@@ -408,7 +419,7 @@ class websocket_session::impl final : public websocket_channel, public exchange_
   std::list<websocket_session>::iterator self_;
   boost::asio::cancellation_signal handler_cancel_;  // bound to the handler's coroutine
   boost::asio::cancellation_signal host_cancel_;     // host().cancellation_slot()
-  int pending_ = 0;  // the handler's coroutine and the drain's close, while they run
+  int pending_ = 0;  // the handler's coroutine, the drain's close and writes, while they run
   bool accepted_ = false;
   bool handler_done_ = false;
   bool open_ = false;
