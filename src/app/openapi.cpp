@@ -397,7 +397,9 @@ void serve_openapi(application& app, openapi_info info, openapi_page_options opt
 
   const application* documented = &app;
   app.get(site->options.document_path, [site, documented](context& ctx) {
-    std::call_once(site->written, [&] { site->document = detail::application_access::openapi_text(*documented, site->info); });
+    std::call_once(site->written, [&] {
+      site->document = detail::application_access::openapi_text(*documented, site->info);
+    });
     ctx.response().body(site->document, "application/json");
   });
   app.undocumented();
