@@ -41,13 +41,26 @@ struct cors_policy {
   // /metrics route, so it must be skipped too. (A decoded "%2F" reads as '/', which can
   // only make a prefix skip more.)
   bool skips(std::string_view path) const {
-    if (options.skip_paths.empty()) return false;
-    std::string decoded(path.size(), '\0');
-    decoded.resize(waypoint::detail::percent_decode(path, decoded.data()));
     return std::any_of(options.skip_paths.begin(), options.skip_paths.end(),
-                       [&decoded](const std::string& skip) {
-                         return skip.ends_with('/') ? decoded.starts_with(skip) : decoded == skip;
-                       });
+                       [path](const std::string& skip) { return decoded_matches(path, skip); });
+  }
+
+  // `path` decoded as it is read, without a copy (this runs on every request with an
+  // Origin), against `skip`: the whole path, or its start when `skip` ends in '/'.
+  static bool decoded_matches(std::string_view path, std::string_view skip) noexcept {
+    std::size_t at = 0, matched = 0;
+    while (at < path.size() && matched < skip.size()) {
+      char c = path[at];
+      if (c == '%' && waypoint::detail::escape_at(path, at)) {
+        c = static_cast<char>(waypoint::detail::hex_value(path[at + 1]) * 16 +
+                              waypoint::detail::hex_value(path[at + 2]));
+        at += 3;
+      } else {
+        ++at;
+      }
+      if (c != skip[matched++]) return false;
+    }
+    return matched == skip.size() && (skip.ends_with('/') || at == path.size());
   }
 
   bool allows(std::string_view origin) const {

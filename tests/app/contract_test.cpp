@@ -197,6 +197,33 @@ INSTANTIATE_TEST_SUITE_P(
                    "application/problem+json"},
         accept_row{"a route without content ignores Accept", "application/xml", true, 204, ""}));
 
+// HEAD gets each new answer's status and length, without its body: the 406 and the 500 of a
+// broken contract, as the GET would have them.
+TEST(ContractHead, The406AndThe500AnswerHeadWithoutABody) {
+  application app({.logger = [](std::string_view) {}});
+  app.get<contracts::score>("/score", [] { return contracts::score{5}; });
+  app.get<contracts::score>("/broken", [] { return contracts::score{120}; });
+  struct row {
+    const char* target;
+    const char* accept;
+    unsigned status;
+  };
+  for (const row& r : {row{"/score", "application/xml", 406}, row{"/broken", "", 500}}) {
+    request get = make_request("GET", r.target);
+    request head = make_request("HEAD", r.target);
+    if (*r.accept) {
+      get.set(http::field::accept, r.accept);
+      head.set(http::field::accept, r.accept);
+    }
+    response full = app.respond(get);
+    response bare = app.respond(head);
+    EXPECT_EQ(full.result_int(), r.status) << r.target;
+    EXPECT_EQ(bare.result_int(), r.status) << r.target;
+    EXPECT_TRUE(bare.body().empty()) << r.target;
+    EXPECT_EQ(field(bare, "Content-Length"), std::to_string(full.body().size())) << r.target;
+  }
+}
+
 // --- answers -------------------------------------------------------------------------
 
 struct answer_row {
