@@ -7,7 +7,8 @@
 //   $ curl -s localhost:8080/v1/iam/users/42      {"route":"GET /v1/iam/users/{userId}",...}
 //
 // It also shows the framework: one match per request; the built-in middleware (access log,
-// request id, CORS, recover); automatic OPTIONS; a typed JSON route (orders.hpp); and a
+// request id, CORS, recover); automatic OPTIONS; typed JSON routes whose inputs come from the
+// path, query, headers and body, with their constraints enforced (orders.hpp); and a
 // coroutine route that proxies to an upstream service (proxy.hpp). With --routes, a
 // table's POST, PUT and PATCH patterns are typed record routes (records.hpp).
 // With --tls-cert and --tls-key it serves HTTPS too (--tls-port, 8443 by default).
@@ -72,8 +73,9 @@ constexpr std::string_view usage = R"(usage: waypoint-gateway [options]
 
 Serves an API-gateway route table; every route answers 200 with
 {"route":"<pattern>","values":{"<name>":"<value>",...}}.
-The built-in table's POST /v1/commerce/orders is a typed JSON route instead, and
-GET /v1/proxy/{path...} forwards to the upstream. With --routes, the table's POST,
+The built-in table's POST /v1/commerce/orders is a typed JSON route instead, beside
+the typed order book at /v1/orgs/{org}/orders, and GET /v1/proxy/{path...} forwards
+to the upstream. With --routes, the table's POST,
 PUT and PATCH patterns decode and answer JSON records.
 
   --address ADDR   listen on ADDR (IPv4 or IPv6; repeat for several), default 127.0.0.1
@@ -345,6 +347,11 @@ int main(int argc, char** argv) {
     if (o.routes_file.empty()) {
       std::cout << "  curl -i " << base << "/v1/commerce/orders -H 'Content-Type: application/json'"
                 << " -d '{\"sku\":\"KB-101\",\"quantity\":2}'   # typed JSON route\n";
+      std::cout << "  curl -i " << base << "/v1/orgs/acme/orders -H 'Content-Type: application/json'"
+                << " -d '{\"sku\":\"KB-101\",\"quantity\":2,\"email\":\"ada@example.com\"}'"
+                << "   # constraints enforced (try quantity 5000)\n";
+      std::cout << "  curl -i '" << base << "/v1/orgs/acme/orders?limit=10'"
+                << "   # typed path and query inputs; ETag, and 304 for If-None-Match\n";
       std::cout << "  curl -i " << base << "/v1/proxy/v1/health   # a coroutine: GET "
                 << (o.upstream.empty() ? base : o.upstream) << "/v1/health\n";
       std::cout << "  curl -i " << base << "/docs/   # documentation page: Swagger UI reading "

@@ -164,8 +164,9 @@ inline void add_stream_routes(
   app.post("/v1/upload",
            [upload_disk](waypoint::app::context& ctx) { return receive_upload(ctx, upload_disk); })
       .stream_body()
-      .summary("Stores a body of up to 1 GiB, streamed, and answers its length and SHA-256");
-  app.get("/v1/events", tick_events).summary("Server-sent events: a tick a second");
+      .describe({.summary = "Stores a body of up to 1 GiB, streamed, and answers its length and "
+                            "SHA-256"});
+  app.get("/v1/events", tick_events).describe({.summary = "Server-sent events: a tick a second"});
 }
 
 // `sample`: a file to upload (any will do; the gateway offers its index.html).

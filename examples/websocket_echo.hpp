@@ -21,7 +21,7 @@ inline void add_websocket_route(app::application& app) {
     app::websocket_message message;  // one buffer for every message
     while (co_await ws.read(message)) co_await ws.write(message);
   });
-  app.summary("WebSocket echo: every message comes back as it was sent");
+  app.describe({.summary = "WebSocket echo: every message comes back as it was sent"});
 }
 
 // `base` is the gateway's http:// URL.

@@ -30,14 +30,13 @@ int main() {
   auto carts = a.group("/v1/carts");
   carts.tag_routes("carts");
   carts.post<shop::cart>("", [](shop::cart in) { return in; })
-      .name("createCart")
-      .summary("Create a cart");
+      .describe({.name = "createCart", .summary = "Create a cart"});
   carts.get("/{id}/lines/{sku}", [](app::context& ctx) {
          ctx.response().json({{"sku", ctx.path_value("sku")}});
        })
-      .name("cartLine")
+      .describe({.name = "cartLine"})
       .path_param<std::uint64_t>("id", "the cart's number");
-  a.get("/files/{path...}", [](app::context&) {}).name("file");
+  a.get("/files/{path...}", [](app::context&) {}).describe({.name = "file"});
 
   std::string line = a.url_for("cartLine", {{"id", "7"}, {"sku", "KB/101"}});
   // "/v1/carts/7/lines/KB%2F101": one segment, the '/' escaped

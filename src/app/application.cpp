@@ -1,6 +1,7 @@
 // The application: registration with prefix composition, freezing the middleware chains,
 // and respond(), the one entry point per request.
 #include "waypoint/app/application.hpp"
+
 #include "waypoint/app/middleware.hpp"
 #include "waypoint/app/websocket.hpp"
 
@@ -239,42 +240,65 @@ route_doc& route_scope::last_doc() {
   return last_->doc;
 }
 
-route_scope& route_scope::name(std::string_view route_name, source_location where) {
+route_scope& route_scope::describe_parameter(parameter_doc parameter) {
   route_doc& doc = last_doc();
-  if (!doc.name.empty())
-    throw std::logic_error("waypoint::app: route \"" + std::string(last_->route->pattern.text()) +
-                           "\" is already named \"" + doc.name + "\"");
-  app_->names_.add(route_name, last_->route->pattern, where);
-  doc.name = std::string(route_name);
-  doc.named_at = registration_site::from(where);
+  const pattern& p = last_->route->pattern;
+  if (parameter.in == "path" &&
+      std::find(p.wildcard_names().begin(), p.wildcard_names().end(), parameter.name) ==
+          p.wildcard_names().end())
+    throw std::invalid_argument("waypoint::app: route \"" + std::string(p.text()) +
+                                "\" registered at " + last_->route->site.to_string() +
+                                " has no wildcard {" + parameter.name + "}");
+  std::erase_if(doc.parameters, [&](const parameter_doc& q) {
+    return q.in == parameter.in && q.name == parameter.name;
+  });
+  doc.parameters.push_back(std::move(parameter));
   return *this;
 }
 
-route_scope& route_scope::summary(std::string_view text) {
-  last_doc().summary = std::string(text);
-  return *this;
+namespace {
+
+// The schema text of a schema-first route's body or answer, after the checks
+// route_info promises.
+std::string schema_first_text(const detail::endpoint& ep, bool is_document, std::string_view which,
+                              std::string_view text) {
+  if (!is_document)
+    throw std::logic_error("waypoint::app: route \"" + std::string(ep.route->pattern.text()) +
+                           "\" takes its " + std::string(which) +
+                           " schema from its type; a schema-first route reads and writes "
+                           "nlohmann::json");
+  std::string refused = detail::refuse_schema_text(text);
+  if (!refused.empty())
+    throw std::invalid_argument("waypoint::app: route \"" + std::string(ep.route->pattern.text()) +
+                                "\" registered at " + ep.route->site.to_string() + ": its " +
+                                std::string(which) + " schema " + refused);
+  return std::string(text);
 }
 
-route_scope& route_scope::description(std::string_view text) {
-  last_doc().description = std::string(text);
-  return *this;
-}
+}  // namespace
 
-route_scope& route_scope::describe_path_param(std::string_view wildcard, std::string schema,
-                                              std::string_view text) {
+route_scope& route_scope::describe(const route_info& info, source_location where) {
   route_doc& doc = last_doc();
-  const auto& names = last_->route->pattern.wildcard_names();
-  if (std::find(names.begin(), names.end(), wildcard) == names.end())
-    throw std::invalid_argument("waypoint::app: route \"" +
-                                std::string(last_->route->pattern.text()) +
-                                "\" has no wildcard {" + std::string(wildcard) + "}");
-  std::erase_if(doc.path_params, [&](const path_param_doc& p) { return p.name == wildcard; });
-  doc.path_params.push_back({std::string(wildcard), std::move(schema), std::string(text)});
-  return *this;
-}
-
-route_scope& route_scope::undocumented() {
-  last_doc().hidden = true;
+  // Every check first, so that a refusal changes nothing.
+  std::string request_schema, response_schema;
+  if (!info.request_schema.empty())
+    request_schema = schema_first_text(*last_, doc.request_is_document, "request", info.request_schema);
+  if (!info.response_schema.empty())
+    response_schema =
+        schema_first_text(*last_, doc.response_is_document, "response", info.response_schema);
+  if (!info.name.empty()) {
+    if (!doc.name.empty())
+      throw std::logic_error("waypoint::app: route \"" + std::string(last_->route->pattern.text()) +
+                             "\" is already named \"" + doc.name + "\"");
+    app_->names_.add(info.name, last_->route->pattern, where);
+    doc.name = std::string(info.name);
+    doc.named_at = registration_site::from(where);
+  }
+  if (!info.summary.empty()) doc.summary = std::string(info.summary);
+  if (!info.description.empty()) doc.description = std::string(info.description);
+  if (info.undocumented) doc.hidden = true;
+  if (!request_schema.empty()) doc.request_schema_text = std::move(request_schema);
+  if (!response_schema.empty()) doc.response_schema_text = std::move(response_schema);
   return *this;
 }
 

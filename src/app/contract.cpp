@@ -15,6 +15,40 @@ const route_contract* application_access::contract_of(const context& ctx) noexce
   return ep ? ep->contract.get() : nullptr;
 }
 
+std::string request_schema_text(const route_doc& doc, schema_sink& sink) {
+  if (!doc.request_schema_text.empty()) return doc.request_schema_text;
+  return doc.request_schema ? doc.request_schema(sink) : std::string();
+}
+
+std::string response_schema_text(const route_doc& doc, schema_sink& sink) {
+  if (!doc.response_schema_text.empty()) return doc.response_schema_text;
+  return doc.response_schema ? doc.response_schema(sink) : std::string();
+}
+
+std::string parameter_schema(const parameter_doc& parameter) {
+  nlohmann::ordered_json schema = nlohmann::ordered_json::parse(parameter.schema);
+  if (!parameter.constraints.empty())
+    schema.merge_patch(nlohmann::ordered_json::parse(parameter.constraints));
+  if (!parameter.default_value.empty())
+    schema["default"] = nlohmann::ordered_json::parse(parameter.default_value);
+  if (parameter.repeated) schema = {{"type", "array"}, {"items", std::move(schema)}};
+  return schema.dump();
+}
+
+std::string refuse_schema_text(std::string_view text) {
+  nlohmann::json schema = nlohmann::json::parse(text, nullptr, false);
+  if (schema.is_discarded()) return "is not JSON";
+  if (!schema.is_object()) return "is not a JSON object";
+  if (schema.dump().find("\"$ref\"") != std::string::npos)
+    return "holds a \"$ref\"; a schema-first route's schema stands alone";
+  try {
+    (void)schema_validator<nlohmann::json>::compile(schema);
+  } catch (const std::invalid_argument& e) {
+    return std::string("cannot be enforced: ") + e.what();
+  }
+  return {};
+}
+
 void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_members) {
   schema_sink sink(refuse_unknown_members);
   struct texts {
@@ -24,8 +58,7 @@ void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_member
   std::vector<texts> typed;
   for (endpoint& ep : endpoints) {
     if (!ep.doc.typed) continue;
-    typed.push_back({&ep, ep.doc.request_schema ? ep.doc.request_schema(sink) : std::string(),
-                     ep.doc.response_schema ? ep.doc.response_schema(sink) : std::string()});
+    typed.push_back({&ep, request_schema_text(ep.doc, sink), response_schema_text(ep.doc, sink)});
   }
   if (typed.empty()) return;
   auto root = std::make_shared<const std::string>(R"({"components":{"schemas":)" +
@@ -34,18 +67,27 @@ void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_member
   std::vector<std::shared_ptr<const route_contract>> contracts;
   contracts.reserve(typed.size());
   for (texts& t : typed) {
-    auto contract = std::make_shared<route_contract>(
-        std::move(t.request), std::move(t.response), t.route->doc.success_status, root);
+    const route_doc& doc = t.route->doc;
+    std::string checking = "its schema";
     try {
+      auto contract = std::make_shared<route_contract>(std::move(t.request), std::move(t.response),
+                                                       root, doc.success_status, doc.conditional);
       (void)contract->request<nlohmann::json>();
       (void)contract->response<nlohmann::ordered_json>();
+      for (std::size_t i = 0; i < doc.parameters.size(); ++i) {
+        const parameter_doc& p = doc.parameters[i];
+        checking = "the schema of its " + input_named(p.in, p.name);
+        contract->add_parameter(p.constraints.empty() ? std::string() : parameter_schema(p),
+                                input_named(p.in, p.name));
+        (void)contract->parameter<nlohmann::json>(i);
+      }
+      contracts.push_back(std::move(contract));
     } catch (const std::exception& e) {
       throw std::invalid_argument("waypoint::app: route \"" +
                                   std::string(t.route->route->pattern.text()) + "\" registered at " +
-                                  t.route->route->site.to_string() +
-                                  ": its schema cannot be enforced: " + e.what());
+                                  t.route->route->site.to_string() + ": " + checking +
+                                  " cannot be enforced: " + e.what());
     }
-    contracts.push_back(std::move(contract));
   }
   for (std::size_t i = 0; i < typed.size(); ++i) typed[i].route->contract = std::move(contracts[i]);
 }

@@ -5,6 +5,7 @@
 #include "waypoint/app/json.hpp"
 
 #include "contract.hpp"
+#include "waypoint/app/static_files.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 #include "waypoint/json_string.hpp"
 
@@ -130,12 +131,28 @@ bool report_broken_answer(context& ctx, std::string_view broken) {
   return true;
 }
 
+bool answers_not_modified(context& ctx) {
+  const route_contract* contract = application_access::contract_of(ctx);
+  if (!contract || !contract->conditional()) return false;
+  if (ctx.request().method() != http::verb::get && ctx.request().method() != http::verb::head)
+    return false;
+  std::string_view etag = ctx.response().header("ETag");
+  std::string_view none_match = ctx.header(http::field::if_none_match);
+  if (etag.empty() || none_match.empty() || !etag_listed(none_match, etag)) return false;
+  // RFC 9110 15.4.5: the 304 carries the ETag and Vary a 200 would have, and no content.
+  ctx.response().status(304);
+  ctx.response().header(http::field::vary, "Accept");
+  return true;
+}
+
 bool status_keeps_contract(context& ctx) {
   if (application_access::options(ctx.app()).response_contract == contract_check::off)
     return true;
   const route_contract* contract = application_access::contract_of(ctx);
   int status = ctx.response().status();
-  if (!contract || status == contract->success_status()) return true;
+  if (!contract || status == contract->success_status() ||
+      (status == 304 && contract->conditional()))
+    return true;
   return !report_broken_answer(ctx, "status " + std::to_string(status) + " is not the route's " +
                                         std::to_string(contract->success_status()));
 }

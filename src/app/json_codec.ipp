@@ -149,8 +149,30 @@ void check_request_contract(context& ctx, const nlohmann::json& document) {
   throw validation_error(described(*broken), broken->pointer, broken->keyword);
 }
 
+void check_parameter(context& ctx, std::size_t index, const nlohmann::json& value) {
+  contract_check mode = application_access::options(ctx.app()).request_contract;
+  const route_contract* contract =
+      mode == contract_check::off ? nullptr : application_access::contract_of(ctx);
+  const schema_validator<nlohmann::json>* schema =
+      contract ? contract->parameter<nlohmann::json>(index) : nullptr;
+  if (!schema || schema->valid(value)) return;
+  std::optional<schema_violation> broken = schema->check(value);  // as for a body
+  if (!broken) return;
+  std::string what = contract->parameter_label(index) +
+                     (broken->pointer.empty() ? "" : ", value " + broken->pointer.substr(1) + ",") +
+                     ' ' + broken->message;
+  if (mode == contract_check::log) {
+    log_request(ctx, "let through,",
+                "the request broke the route's contract: " + what + " (keyword \"" +
+                    broken->keyword + "\")");
+    return;
+  }
+  throw validation_error(std::move(what), std::nullopt, broken->keyword);
+}
+
 void write_typed(context& ctx, const nlohmann::ordered_json& value) {
   if (!keeps_contract(ctx, value)) return;
+  if (answers_not_modified(ctx)) return;
   if (answers_cbor(ctx)) {
     std::vector<std::uint8_t> bytes = nlohmann::ordered_json::to_cbor(value);
     write_typed_body(ctx, std::string(bytes.begin(), bytes.end()), true);

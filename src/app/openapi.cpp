@@ -3,6 +3,8 @@
 // Schemas arrive as JSON text written in the registering translation unit (schema.hpp), so
 // nothing here shares a nlohmann/json type with user code.
 #include "waypoint/app/openapi.hpp"
+
+#include "contract.hpp"
 #include "waypoint/app/websocket.hpp"
 
 #include "waypoint/app/schema.hpp"
@@ -181,17 +183,28 @@ std::vector<std::string> tags_of(const detail::group_node* node) {
 json operation_of(const detail::endpoint& ep, std::string_view method,
                   const openapi_place& place, detail::schema_sink& sink) {
   const route_doc& doc = ep.doc;
+  auto declared_path = [&](std::string_view name) -> const parameter_doc* {
+    for (const parameter_doc& p : doc.parameters)
+      if (p.in == "path" && p.name == name) return &p;
+    return nullptr;
+  };
   json op = json::parse(openapi_untyped_operation(method, place, [&](std::string_view name) {
-    for (const path_param_doc& p : doc.path_params)
-      if (p.name == name) return p.schema;
-    return std::string();
+    const parameter_doc* p = declared_path(name);
+    return p ? detail::parameter_schema(*p) : std::string();
   }));
   // Declared descriptions replace the generic ones.
   if (op.contains("parameters"))
     for (json& parameter : op["parameters"])
-      for (const path_param_doc& p : doc.path_params)
-        if (p.name == parameter["name"] && !p.description.empty())
-          parameter["description"] = p.description;
+      if (const parameter_doc* p = declared_path(parameter["name"].get<std::string>());
+          p && !p->description.empty())
+        parameter["description"] = p->description;
+  for (const parameter_doc& p : doc.parameters) {
+    if (p.in == "path") continue;
+    json parameter = {{"name", p.name}, {"in", p.in}, {"required", p.required}};
+    if (!p.description.empty()) parameter["description"] = p.description;
+    parameter["schema"] = json::parse(detail::parameter_schema(p));
+    op["parameters"].push_back(std::move(parameter));
+  }
   json described = json::object();
   described["summary"] = doc.summary.empty() ? op["summary"] : json(doc.summary);
   std::string description = doc.description;
@@ -213,20 +226,23 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
     std::string status = std::to_string(doc.success_status);
     std::string reason(beast::reason_phrase(static_cast<unsigned>(doc.success_status)));
     json success = {{"description", reason.empty() ? std::string("Success") : reason}};
-    if (doc.response_schema) success["content"] = typed_content(json::parse(doc.response_schema(sink)));
+    std::string answer = detail::response_schema_text(doc, sink);
+    std::string body = detail::request_schema_text(doc, sink);
+    if (!answer.empty()) success["content"] = typed_content(json::parse(answer));
     responses[status] = std::move(success);
-    bool typed_path_values = !doc.path_params.empty();
-    if (doc.request_schema) {
-      op["requestBody"] = {{"required", true},
-                           {"content", typed_content(json::parse(doc.request_schema(sink)))}};
-    }
-    if (doc.request_schema || typed_path_values) responses["400"] = problem_ref(400);
-    if (doc.response_schema) responses["406"] = problem_ref(406);
-    if (doc.request_schema) {
+    if (doc.conditional)
+      responses["304"] = {{"description", "Not Modified: If-None-Match names the answer's ETag"}};
+    if (!body.empty())
+      op["requestBody"] = {{"required", true}, {"content", typed_content(json::parse(body))}};
+    bool constrained = std::any_of(doc.parameters.begin(), doc.parameters.end(),
+                                   [](const parameter_doc& p) { return !p.constraints.empty(); });
+    if (!body.empty() || !doc.parameters.empty()) responses["400"] = problem_ref(400);
+    if (!answer.empty()) responses["406"] = problem_ref(406);
+    if (!body.empty()) {
       responses["413"] = problem_ref(413);
       responses["415"] = problem_ref(415);
-      responses["422"] = problem_ref(422);
     }
+    if (!body.empty() || constrained) responses["422"] = problem_ref(422);
   }
   responses["500"] = problem_ref(500);
   // A WebSocket route is the GET that upgrades (OpenAPI has no WebSocket operations).
@@ -402,13 +418,13 @@ void serve_openapi(application& app, openapi_info info, openapi_page_options opt
     });
     ctx.response().body(site->document, "application/json");
   });
-  app.undocumented();
+  app.describe({.undocumented = true});
   std::string page = site->options.page_path;
   if (page.empty() || page.back() != '/') page += '/';
   app.get(page + "{$}", [site](context& ctx) {
     ctx.response().body(site->page, "text/html; charset=utf-8");
   });
-  app.undocumented();
+  app.describe({.undocumented = true});
   app.get(page + "{file}", [site](context& ctx) {
     std::string_view name = ctx.path_value("file");
     for (std::size_t i = 0; i < std::size(page_files); ++i) {
@@ -424,7 +440,7 @@ void serve_openapi(application& app, openapi_info info, openapi_page_options opt
     }
     ctx.response().problem(404, "the documentation page has no file \"" + std::string(name) + "\"");
   });
-  app.undocumented();
+  app.describe({.undocumented = true});
 }
 
 }  // namespace waypoint::app

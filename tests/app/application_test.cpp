@@ -451,9 +451,9 @@ TEST(Concurrency, FrozenApplicationAnswersFromManyThreads) {
 
 TEST(NamedRoutes, UrlForEscapesEachValueForItsSegmentAndAddsAQuery) {
   application app;
-  app.get("/users/{id}", says("u")).name("user");
+  app.get("/users/{id}", says("u")).describe({.name = "user"});
   auto v1 = app.group("api.example.com/v1");
-  v1.get("/files/{path...}", says("f")).name("file");
+  v1.get("/files/{path...}", says("f")).describe({.name = "file"});
   EXPECT_EQ(app.url_for("user", {{"id", "42"}}), "/users/42");
   EXPECT_EQ(app.url_for("user", {{"id", "a/b c"}}, {{"tab", "x&y"}}), "/users/a%2Fb%20c?tab=x%26y");
   EXPECT_EQ(app.url_for("file", {{"path", "docs/read me.txt"}}), "/v1/files/docs/read%20me.txt");
@@ -464,7 +464,7 @@ TEST(NamedRoutes, UrlForEscapesEachValueForItsSegmentAndAddsAQuery) {
 
 TEST(NamedRoutes, UrlForRefusesMissingExtraAndUnknown) {
   application app;
-  app.get("/users/{id}", says("u")).name("user");
+  app.get("/users/{id}", says("u")).describe({.name = "user"});
   EXPECT_THROW(app.url_for("user"), waypoint::url_error);
   EXPECT_THROW(app.url_for("user", {{"id", "1"}, {"x", "2"}}), waypoint::url_error);
   EXPECT_THROW(app.url_for("nobody"), waypoint::url_error);
@@ -472,9 +472,9 @@ TEST(NamedRoutes, UrlForRefusesMissingExtraAndUnknown) {
 
 TEST(NamedRoutes, ANameTakenTwiceIsRefusedWithBothRoutesAndSites) {
   application app;
-  app.get("/users/{id}", says("u")).name("user");
+  app.get("/users/{id}", says("u")).describe({.name = "user"});
   try {
-    app.get("/people/{id}", says("p")).name("user");
+    app.get("/people/{id}", says("p")).describe({.name = "user"});
     FAIL() << "the name was taken twice";
   } catch (const waypoint::route_name_error& e) {
     std::string m = e.what();
@@ -486,12 +486,12 @@ TEST(NamedRoutes, ANameTakenTwiceIsRefusedWithBothRoutesAndSites) {
 
 TEST(NamedRoutes, DescribingNeedsARouteAndAnOpenApplication) {
   application app;
-  EXPECT_THROW(app.name("x"), std::logic_error);
+  EXPECT_THROW(app.describe({.name = "x"}), std::logic_error);
   app.get("/a/{id}", says("a"));
   EXPECT_THROW(app.path_param<int>("nope"), std::invalid_argument);
-  EXPECT_THROW(app.name("a").name("b"), std::logic_error);
+  EXPECT_THROW(app.describe({.name = "a"}).describe({.name = "b"}), std::logic_error);
   app.freeze();
-  EXPECT_THROW(app.summary("late"), std::logic_error);
+  EXPECT_THROW(app.describe({.summary = "late"}), std::logic_error);
 }
 
 }  // namespace

@@ -135,9 +135,8 @@ class Document : public ::testing::Test {
     auto catalog = app.group("/v1/catalog");
     catalog.tag_routes("catalog");
     catalog.get("/products/{id}", [](context&) {})
-        .name("product")
-        .path_param<std::uint32_t>("id", "the product number")
-        .description("One product.");
+        .describe({.name = "product", .description = "One product."})
+        .path_param<std::uint32_t>("id", "the product number");
     catalog.put<catalog::product>("/products/{id}", [](catalog::product p) { return p; });
     catalog.del<void>("/products/{id}", [] {});
     app.get("/files/{path...}", [](context&) {});

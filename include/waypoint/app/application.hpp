@@ -71,6 +71,9 @@ struct application_options {
   // For every WAYPOINT_JSON_OBJECT type of every typed route (WAYPOINT_JSON_STRICT_OBJECT
   // types refuse whatever this says).
   unknown_members unknown_json_members = unknown_members::ignore;
+  // For the query keys of typed routes whose input type declares its inputs (inputs.hpp):
+  // refuse answers 400 naming a key the type does not bind (a typo, "?limt=5").
+  unknown_members unknown_query_parameters = unknown_members::ignore;
   // Typed routes' request bodies checked against the document (docs/framework.md,
   // "Contracts"). `off` is for measuring what the check costs.
   contract_check request_contract = contract_check::enforce;
@@ -130,6 +133,13 @@ template <class In, class Out, class F>
 class typed_route;
 // post<In>(pattern, fn) takes its output type from fn's result.
 struct deduced_output {};
+// An input type that binds members to the path, query, headers, cookies and body (inputs.hpp).
+template <class T>
+concept declares_inputs = requires { T::inputs.bindings; };
+// The input type of a get or del handler: void for fn(context&) and fn(), else the type of
+// its last parameter, which declares its inputs (json.hpp).
+template <class F>
+struct handler_input;
 
 struct application_access;  // below
 
@@ -138,6 +148,9 @@ struct application_access;  // below
 // std::invalid_argument naming the route and its registration site when a schema holds
 // what the validator cannot enforce.
 void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_members);
+// Why `text` cannot be a schema-first route's schema ("is not JSON: ...", "holds a $ref"),
+// empty when it can (src/app/contract.cpp).
+std::string refuse_schema_text(std::string_view text);
 
 // The handler of a WebSocket route's endpoint: upgrade requests to the route, others to
 // its plain GET handler or a 426 (src/app/websocket.cpp).
@@ -196,17 +209,21 @@ class route_scope {
   route_group group(std::string_view prefix, Layers&&... layers);
 
   // Typed JSON routes (include waypoint/app/json.hpp). `fn` is fn(context&, In) -> Out or
-  // fn(In) -> Out; get and del take fn(context&) -> Out or fn() -> Out. The response is
-  // 201 for post, 200 otherwise, 204 when Out is void, unless fn sets another status.
+  // fn(In) -> Out; get and del take fn(context&) -> Out or fn() -> Out, or an In whose type
+  // declares where its members come from (waypoint/app/inputs.hpp), as post, put and patch
+  // may. The response is 201 for post, 200 otherwise, 204 when Out is void, unless fn sets
+  // another status.
   template <class Out, class F>
   route_scope& get(std::string_view pattern, F fn,
                    source_location where = source_location::current()) {
-    return add("GET", pattern, detail::typed_route<void, Out, F>(std::move(fn), 200), where);
+    using In = typename detail::handler_input<F>::type;
+    return add("GET", pattern, detail::typed_route<In, Out, F>(std::move(fn), 200), where);
   }
   template <class Out, class F>
   route_scope& del(std::string_view pattern, F fn,
                    source_location where = source_location::current()) {
-    return add("DELETE", pattern, detail::typed_route<void, Out, F>(std::move(fn), 200), where);
+    using In = typename detail::handler_input<F>::type;
+    return add("DELETE", pattern, detail::typed_route<In, Out, F>(std::move(fn), 200), where);
   }
   template <class In, class Out = detail::deduced_output, class F>
   route_scope& post(std::string_view pattern, F fn,
@@ -224,21 +241,23 @@ class route_scope {
     return add("PATCH", pattern, detail::typed_route<In, Out, F>(std::move(fn), 200), where);
   }
 
-  // Describe the route this scope registered last (route_doc.hpp); each throws
-  // std::logic_error when it has registered none, or after freeze(). name() throws
-  // waypoint::route_name_error when another route has the name, naming both routes and sites.
-  route_scope& name(std::string_view route_name,
-                    source_location where = source_location::current());
-  route_scope& summary(std::string_view text);
-  route_scope& description(std::string_view text);
+  // Describes the route this scope registered last (route_info, route_doc.hpp): its name
+  // for url_for and the document, what the document says of it, and a schema-first route's
+  // schemas. Throws std::logic_error when the scope has registered no route, after
+  // freeze(), or when the route is named twice; waypoint::route_name_error when another
+  // route has the name, naming both routes and sites; for a schema, what route_info says.
+  route_scope& describe(const route_info& info,
+                        source_location where = source_location::current());
   // The type of a wildcard's value (as ctx.path_value<T> reads it), for the document;
-  // std::invalid_argument when the route has no such wildcard.
+  // std::invalid_argument when the route has no such wildcard. (A typed route's input type
+  // declares its wildcards itself: inputs.hpp.)
   template <class T>
   route_scope& path_param(std::string_view wildcard, std::string_view text = {}) {
-    return describe_path_param(wildcard, detail::scalar_schema<T>(), text);
+    return describe_parameter({.in = "path",
+                               .name = std::string(wildcard),
+                               .schema = detail::scalar_schema<T>(),
+                               .description = std::string(text)});
   }
-  // Leaves the route out of the document (the document's own route, a health check).
-  route_scope& undocumented();
   // The body of the route registered last may be up to `max_bytes` long (413 past it,
   // before any layer runs); without this, server_options::max_body_bytes. Read whole
   // into ctx.body() before the handler runs. Served by serve() or options_for() (serve.hpp).
@@ -265,8 +284,9 @@ class route_scope {
                    detail::typed_route<In, Out, F> fn, const source_location& where);
   route_group make_group(std::string_view prefix);
   route_doc& last_doc();
-  route_scope& describe_path_param(std::string_view wildcard, std::string schema,
-                                   std::string_view text);
+  // Adds (or replaces) a parameter of the route registered last; std::invalid_argument
+  // naming the route when a path parameter names no wildcard of its pattern.
+  route_scope& describe_parameter(parameter_doc parameter);
 
   application* app_;
   detail::group_node* node_;

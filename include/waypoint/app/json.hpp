@@ -99,6 +99,9 @@ void check_acceptable(const context& ctx);
 // when it broke it and application_options::response_contract enforces, and a 500 replaced
 // it; the line is logged unless the check is off.
 bool status_keeps_contract(context& ctx);
+// For a route that binds If-None-Match (inputs.hpp), a GET or HEAD whose If-None-Match names
+// the ETag the handler set: answers 304 without content, and true.
+bool answers_not_modified(context& ctx);
 // Logs `broken` (what the answer broke) for the route; with enforce, answers 500 and true.
 bool report_broken_answer(context& ctx, std::string_view broken);
 // The body of a typed answer (`cbor` false: JSON text), with Content-Type and Vary: Accept.
@@ -445,6 +448,55 @@ void run_validate(const T& value) {
 }
 }  // namespace hook
 
+// The input type read from the path, query, headers, cookies and body (inputs.hpp).
+template <declares_inputs T>
+T read_inputs(context& ctx);
+template <declares_inputs T>
+void describe_inputs(route_doc& doc, std::vector<parameter_doc>& parameters);
+
+// A typed route's input: its declared inputs, or the body.
+template <class In>
+In read_input(context& ctx) {
+  if constexpr (declares_inputs<In>)
+    return read_inputs<In>(ctx);
+  else
+    return read_json<In>(ctx);
+}
+
+template <class F>
+struct call_signature : call_signature<decltype(&F::operator())> {};
+template <class R, class... A>
+struct call_signature<R (*)(A...)> {
+  using last = std::tuple_element_t<sizeof...(A) - 1, std::tuple<A...>>;
+};
+template <class R, class C, class... A>
+struct call_signature<R (C::*)(A...)> : call_signature<R (*)(A...)> {};
+template <class R, class C, class... A>
+struct call_signature<R (C::*)(A...) const> : call_signature<R (*)(A...)> {};
+template <class R, class C, class... A>
+struct call_signature<R (C::*)(A...) noexcept> : call_signature<R (*)(A...)> {};
+template <class R, class C, class... A>
+struct call_signature<R (C::*)(A...) const noexcept> : call_signature<R (*)(A...)> {};
+template <class R, class... A>
+struct call_signature<R (*)(A...) noexcept> : call_signature<R (*)(A...)> {};
+
+template <class F>
+struct last_parameter {
+  using type = std::remove_cvref_t<typename call_signature<F>::last>;
+};
+
+template <class F>
+struct handler_input {
+  static constexpr bool takes_none =
+      std::is_invocable_v<F&, context&> || std::is_invocable_v<F&>;
+  using type =
+      typename std::conditional_t<takes_none, std::type_identity<void>, last_parameter<F>>::type;
+  static_assert(std::is_void_v<type> || declares_inputs<type>,
+                "a get or del handler takes context&, or an input type that declares its "
+                "inputs (a static constexpr `inputs` member, waypoint/app/inputs.hpp): these "
+                "routes read no body");
+};
+
 // Calls fn with the context when it takes one.
 template <class F, class... Args>
 decltype(auto) call_handler(F& fn, context& ctx, Args&&... args) {
@@ -511,7 +563,7 @@ struct typed_call<void, F> {
   using type = decltype(call_handler(std::declval<F&>(), std::declval<context&>()));
 };
 
-// The one typed route: reads In from the body (none when void), calls fn, and writes its
+// The one typed route: reads In (none when void) from the body or its declared inputs, calls fn, and writes its
 // result, awaited first when fn is a coroutine, as Out (fn's result when Out is
 // deduced_output) with `default_status` (204 for void). As a handler it returns void or
 // awaitable<void> as fn does, so a synchronous typed route costs no coroutine frame.
@@ -534,7 +586,7 @@ class typed_route {
       write_result<Out>(ctx, default_status_,
                         [&]() -> decltype(auto) { return call_handler(fn_, ctx); });
     } else {
-      In input = read_json<In>(ctx);
+      In input = read_input<In>(ctx);
       write_result<Out>(ctx, default_status_, [&]() -> decltype(auto) {
         return call_handler(fn_, ctx, std::move(input));
       });
@@ -547,7 +599,7 @@ class typed_route {
     if constexpr (std::is_void_v<In>) {
       co_await write_awaited<Out>(ctx, default_status_, call_handler(fn_, ctx));
     } else {
-      In input = read_json<In>(ctx);
+      In input = read_input<In>(ctx);
       co_await write_awaited<Out>(ctx, default_status_, call_handler(fn_, ctx, std::move(input)));
     }
   }

@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document of an application, and serving it with a documentation page.
 //
-//   app.post<order_request, order>("/orders", place).name("placeOrder").summary("Place");
+//   app.post<order_request, order>("/orders", place).describe({.name = "placeOrder"});
 //   waypoint::app::serve_openapi(app, {.title = "Shop", .version = "2.1.0"},
 //                                {.ui_directory = "/usr/share/swagger-ui"});
 //   // GET /openapi.json: the document; GET /docs/: Swagger UI reading it

@@ -2,8 +2,7 @@
 // the OpenAPI document (openapi.hpp) shows. Routes are described where they are registered:
 //
 //   app.get("/users/{id}", show_user)
-//       .name("user")                                    // operationId; app.url_for("user", ...)
-//       .summary("One user")
+//       .describe({.name = "user", .summary = "One user"})  // operationId; app.url_for("user")
 //       .path_param<std::int64_t>("id", "the user's number");
 //   auto shop = app.group("/v1/commerce");
 //   shop.tag_routes("commerce");                         // every route of the group
@@ -61,11 +60,18 @@ std::string scalar_schema() {
 
 }  // namespace detail
 
-// A path wildcard's documentation: its JSON Schema (text) and a description.
-struct path_param_doc {
+// One input of an operation other than its body: a path wildcard (path_param<T>, or a
+// typed route's from::path), or a query parameter, header or cookie a typed route's input
+// type binds (inputs.hpp). The OpenAPI "parameters" entry and the 422 check are made from it.
+struct parameter_doc {
+  std::string in;  // "path", "query", "header" or "cookie"
   std::string name;
-  std::string schema;
+  std::string schema;  // JSON Schema text of the value's type
   std::string description{};
+  std::string constraints{};    // a JSON merge patch onto `schema`, enforced; empty: none
+  std::string default_value{};  // JSON text of the value an absent input keeps; empty: none
+  bool required = true;
+  bool repeated = false;  // a query key that may come many times (an array)
 };
 
 struct route_doc {
@@ -73,7 +79,8 @@ struct route_doc {
   registration_site named_at;
   std::string summary;
   std::string description{};
-  std::vector<path_param_doc> path_params;  // declared ones; the others are strings
+  // Declared ones; undeclared path wildcards are strings.
+  std::vector<parameter_doc> parameters;
   bool hidden = false;                      // left out of the document (its own routes)
   // Set by typed routes: the status of success, the body's schema (nullptr: no body) and the
   // answer's (nullptr: 204 without content).
@@ -81,6 +88,33 @@ struct route_doc {
   int success_status = 0;
   detail::schema_writer request_schema = nullptr;
   detail::schema_writer response_schema = nullptr;
+  // Whether the body read (the answer written) is a nlohmann::json, whose schema a
+  // schema-first route states (route_scope::request_schema) in the text, used instead of
+  // the writer when not empty.
+  bool request_is_document = false;
+  bool response_is_document = false;
+  std::string request_schema_text{};
+  std::string response_schema_text{};
+  // The route reads If-None-Match (inputs.hpp): it may answer 304.
+  bool conditional = false;
+};
+
+// What route_scope::describe() says of the route registered last; each member is optional
+// and is set only when given (a second describe() adds to the first, and may not rename).
+struct route_info {
+  // Unique in the application: url_for builds its path by it, and it is the operationId.
+  std::string_view name{};
+  std::string_view summary{};
+  std::string_view description{};
+  bool undocumented = false;  // left out of the document (the document's own routes)
+  // A schema-first route: the JSON Schema (draft 2020-12, as text) of the body a typed route
+  // on nlohmann::json reads, and of the answer it writes; documented and enforced like a
+  // type's. std::invalid_argument when the text is not a JSON object, holds a "$ref" (the
+  // schema stands alone in the document) or a keyword the validator cannot enforce;
+  // std::logic_error when that side of the route is not a nlohmann::json (a type's schema
+  // comes from the type).
+  std::string_view request_schema{};
+  std::string_view response_schema{};
 };
 
 // The document's "info" and "servers".

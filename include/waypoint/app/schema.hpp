@@ -217,15 +217,23 @@ nlohmann::ordered_json json_schema(bool refuse_unknown_members = false) {
 
 namespace detail {
 
+// The route's body and answer schemas and success status; the parameters its input type
+// binds go to `parameters`, for route_scope::add to check against the pattern.
 template <class In, class Out>
-void describe_typed(route_doc& doc, int status) {
+void describe_typed(route_doc& doc, int status, std::vector<parameter_doc>& parameters) {
   doc.typed = true;
-  if constexpr (!std::is_void_v<In>) doc.request_schema = &schema_text<In>;
+  if constexpr (declares_inputs<In>) {
+    describe_inputs<In>(doc, parameters);
+  } else if constexpr (!std::is_void_v<In>) {
+    doc.request_schema = &schema_text<In>;
+    doc.request_is_document = is_json_document_v<In>;
+  }
   if constexpr (std::is_void_v<Out>) {
     doc.success_status = 204;
   } else {
     doc.success_status = status;
     doc.response_schema = &schema_text<Out>;
+    doc.response_is_document = is_json_document_v<Out>;
   }
 }
 
@@ -236,8 +244,14 @@ route_scope& route_scope::add(std::string_view method, std::string_view pattern,
                               detail::typed_route<In, Out, F> fn, const source_location& where) {
   int status = fn.default_status();
   add(method, pattern, handler(std::move(fn)), where);
-  detail::describe_typed<In, typename detail::typed_route<In, Out, F>::output>(last_->doc, status);
+  std::vector<parameter_doc> parameters;
+  detail::describe_typed<In, typename detail::typed_route<In, Out, F>::output>(last_->doc, status,
+                                                                                parameters);
+  for (parameter_doc& p : parameters) describe_parameter(std::move(p));
   return *this;
 }
 
 }  // namespace waypoint::app
+
+// Typed inputs (path, query, headers, cookies) build on the schemas above.
+#include "waypoint/app/inputs.hpp"

@@ -1,0 +1,283 @@
+// A typed route's input read from more than its body: members bound to path wildcards, query
+// parameters, headers and cookies, and at most one to the body. The binding is declared once,
+// on the input type, and the route reads, checks and documents from it:
+//
+//   struct order_page_query {
+//     std::string org;
+//     std::optional<std::string> cursor;
+//     std::int32_t limit = 20;
+//     std::optional<std::string> if_none_match;
+//     static constexpr auto inputs = waypoint::app::inputs(
+//         from::path("org", &order_page_query::org).describe("the organisation"),
+//         from::query("cursor", &order_page_query::cursor),
+//         from::query("limit", &order_page_query::limit).or_default()
+//             .constraints(R"({"minimum":1,"maximum":100})"),
+//         from::header("If-None-Match", &order_page_query::if_none_match));
+//   };
+//   app.get<order_page>("/v1/orgs/{org}/orders", [](context& ctx, order_page_query in) {...});
+//
+// (`from` is waypoint::app::from.) get and del take the input type from the handler's
+// parameter; post, put and patch from their first template argument, as for a body.
+//
+// What a member's type says:
+//   T                 required: absent is a 400 naming it ("missing query parameter \"limit\"")
+//   T, .or_default()  optional: absent keeps the value the type's default constructor gives,
+//                     which the document shows as the parameter's "default"
+//   std::optional<T>  optional: absent leaves it empty
+//   std::vector<T>    query only: every value of a repeated key (?tag=a&tag=b), in order
+// T is a string, a number, bool ("true"/"false") or an enum serialized with
+// NLOHMANN_JSON_SERIALIZE_ENUM (its listed strings); a value that is not one is a 400 naming the
+// parameter and what was expected. `.constraints(schema)` is a JSON merge patch onto the
+// parameter's JSON Schema, shown in the document and enforced: a value that breaks it is a 422
+// naming the parameter and the keyword (as application_options::request_contract says). A
+// header is the first field of its name; a cookie is read from the Cookie fields (RFC 6265).
+// from::body(&T::member) reads the body into that member with the typed routes' rules
+// (json.hpp); an input type without one reads no body. A route that binds If-None-Match may
+// answer 304: when the handler sets an ETag that the field names, the answer is 304 without
+// a body (RFC 9110 13.1.2), and the document lists it.
+//
+// Query keys the input type does not bind are ignored, or refused with a 400 naming them when
+// application_options::unknown_query_parameters says refuse.
+#pragma once
+
+#include "waypoint/app/json.hpp"
+#include "waypoint/detail/http_grammar.hpp"
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace waypoint::app {
+
+enum class input_source : std::uint8_t { path, query, header, cookie, body };
+
+namespace detail {
+
+// Non-template parts, compiled once (src/app/inputs.cpp).
+
+// "query parameter", "header", ...: how a 400 names where the input was looked for.
+std::string_view input_source_name(input_source source) noexcept;
+// How an error names an input: "query parameter \"limit\"", "header \"X-Tenant\"",
+// "path value \"org\"", "cookie \"session\"" (`source` as input_source_name gives it).
+std::string input_named(std::string_view source, std::string_view name);
+// The first value of the input `name` in `source`; nullopt when absent (a path wildcard is
+// always present on a route that has it).
+std::optional<std::string_view> input_text(context& ctx, input_source source,
+                                           std::string_view name);
+[[noreturn]] void throw_missing_input(input_source source, std::string_view name);
+[[noreturn]] void throw_bad_input(input_source source, std::string_view name,
+                                  std::string_view text, std::string_view expected);
+// The 400 for query keys outside `known`, when the application refuses them.
+void check_query_keys(context& ctx, std::span<const std::string_view> known);
+// The 422 for a parameter (route_doc::parameters[index]) whose value, as JSON, breaks its
+// declared constraints. Compiled per nlohmann ABI (json_codec.ipp).
+void check_parameter(context& ctx, std::size_t index, const nlohmann::json& value);
+
+template <input_source Source, class T, class M>
+struct input_binding {
+  static constexpr input_source source = Source;
+  std::string_view name;  // empty for the body
+  M T::*member;
+  std::string_view description{};
+  std::string_view constraint_patch{};
+  bool defaulted = false;
+
+  // The parameter's description in the document.
+  constexpr input_binding describe(std::string_view text) const {
+    input_binding b = *this;
+    b.description = text;
+    return b;
+  }
+  // A JSON merge patch onto the parameter's schema: documented and enforced.
+  constexpr input_binding constraints(std::string_view json_merge_patch) const {
+    input_binding b = *this;
+    b.constraint_patch = json_merge_patch;
+    return b;
+  }
+  // Absent, the member keeps the value the input type's default constructor gives it.
+  constexpr input_binding or_default() const {
+    input_binding b = *this;
+    b.defaulted = true;
+    return b;
+  }
+};
+
+template <class... Bindings>
+struct input_list {
+  std::tuple<Bindings...> bindings;
+};
+
+template <class M>
+struct value_type_of {
+  using type = typename M::value_type;
+};
+// The type of one value of a member: M itself, or what its optional or vector holds.
+template <class M>
+using input_element = typename std::conditional_t<is_optional<M>::value || is_vector<M>::value,
+                                                  value_type_of<M>, std::type_identity<M>>::type;
+
+// `text` converted to V; a 400 naming the input when it does not convert.
+template <class V>
+void parse_input(input_source source, std::string_view name, std::string_view text, V& out) {
+  if constexpr (serialized_enum<V>) {
+    const auto& values = enum_values<V>();
+    for (const auto& v : values)
+      if (v.is_string() && v.template get_ref<const std::string&>() == text) {
+        v.get_to(out);
+        return;
+      }
+    std::string expected = "one of";
+    for (const auto& v : values) expected += (&v == &values.front() ? " " : ", ") + v.dump();
+    throw_bad_input(source, name, text, expected);
+  } else {
+    if (!parse_text(text, out)) throw_bad_input(source, name, text, expected_name<V>());
+  }
+}
+
+// The JSON Schema text of one parameter value of type V.
+template <class V>
+std::string parameter_value_schema() {
+  if constexpr (serialized_enum<V>)
+    return dump_ordered(enum_schema<V>());
+  else
+    return scalar_schema<V>();
+}
+
+// Reads one binding into `into`; `index` is its place among the route's parameters.
+template <input_source Source, class T, class M>
+void read_binding(context& ctx, const input_binding<Source, T, M>& b, std::size_t index, T& into) {
+  M& out = into.*(b.member);
+  if constexpr (Source == input_source::body) {
+    out = read_json<M>(ctx);
+    return;
+  } else {
+    if constexpr (is_vector<M>::value) {
+      out.clear();
+      for (const query_param& p : ctx.query_params()) {
+        if (p.name != b.name) continue;
+        typename M::value_type element{};
+        parse_input(Source, b.name, p.value, element);
+        out.push_back(std::move(element));
+      }
+      if (out.empty()) return;
+    } else {
+      std::optional<std::string_view> text = input_text(ctx, Source, b.name);
+      if (!text) {
+        if constexpr (is_optional<M>::value) {
+          out.reset();
+        } else if (!b.defaulted) {
+          throw_missing_input(Source, b.name);
+        }
+        return;
+      }
+      input_element<M> value{};
+      parse_input(Source, b.name, *text, value);
+      out = std::move(value);
+    }
+    if (!b.constraint_patch.empty()) check_parameter(ctx, index, write_value<nlohmann::json>(out));
+  }
+}
+
+// The input type T read from the request: its parameters in declaration order, then its body.
+template <declares_inputs T>
+T read_inputs(context& ctx) {
+  T in{};
+  std::apply(
+      [&](const auto&... b) {
+        std::array<std::string_view, sizeof...(b)> known{};
+        std::size_t count = 0;
+        ((b.source == input_source::query ? void(known[count++] = b.name) : void()), ...);
+        check_query_keys(ctx, std::span<const std::string_view>(known.data(), count));
+        std::size_t index = 0;
+        auto parameter = [&](const auto& binding) {
+          if constexpr (std::remove_cvref_t<decltype(binding)>::source != input_source::body)
+            read_binding(ctx, binding, index++, in);
+        };
+        auto body = [&](const auto& binding) {
+          if constexpr (std::remove_cvref_t<decltype(binding)>::source == input_source::body)
+            read_binding(ctx, binding, 0, in);
+        };
+        (parameter(b), ...);
+        (body(b), ...);
+      },
+      T::inputs.bindings);
+  hook::run_validate(in);
+  return in;
+}
+
+// The route's parameters and body, for the document and the contract (schema.hpp's
+// describe_typed calls it).
+template <declares_inputs T>
+void describe_inputs(route_doc& doc, std::vector<parameter_doc>& parameters) {
+  static const T defaults{};
+  auto one = [&](const auto& binding) {
+    using B = std::remove_cvref_t<decltype(binding)>;
+    using M = std::remove_cvref_t<decltype(defaults.*(binding.member))>;
+    if constexpr (B::source == input_source::body) {
+      doc.request_schema = &schema_text<M>;
+      doc.request_is_document = is_json_document_v<M>;
+    } else {
+      parameter_doc p;
+      p.in = std::string(input_source_name(B::source));
+      p.name = std::string(binding.name);
+      p.schema = parameter_value_schema<input_element<M>>();
+      p.description = std::string(binding.description);
+      p.constraints = std::string(binding.constraint_patch);
+      p.repeated = is_vector<M>::value;
+      p.required = B::source == input_source::path ||
+                   !(binding.defaulted || is_optional<M>::value || is_vector<M>::value);
+      if (binding.defaulted)
+        p.default_value = write_value<nlohmann::json>(defaults.*(binding.member)).dump();
+      if (B::source == input_source::header &&
+          waypoint::detail::iequals(binding.name, "If-None-Match"))
+        doc.conditional = true;
+      parameters.push_back(std::move(p));
+    }
+  };
+  std::apply([&](const auto&... b) { (one(b), ...); }, T::inputs.bindings);
+}
+
+}  // namespace detail
+
+// The bindings of an input type (its static constexpr member `inputs`).
+template <class... Bindings>
+constexpr detail::input_list<Bindings...> inputs(Bindings... bindings) {
+  return {{bindings...}};
+}
+
+// Where each member of an input type comes from.
+namespace from {
+template <class T, class M>
+constexpr detail::input_binding<input_source::path, T, M> path(std::string_view wildcard, M T::*member) {
+  static_assert(!detail::is_optional<M>::value && !detail::is_vector<M>::value,
+                "a path wildcard always has one value");
+  return {wildcard, member};
+}
+template <class T, class M>
+constexpr detail::input_binding<input_source::query, T, M> query(std::string_view key, M T::*member) {
+  return {key, member};
+}
+template <class T, class M>
+constexpr detail::input_binding<input_source::header, T, M> header(std::string_view field, M T::*member) {
+  static_assert(!detail::is_vector<M>::value, "a header binds its first field's value");
+  return {field, member};
+}
+template <class T, class M>
+constexpr detail::input_binding<input_source::cookie, T, M> cookie(std::string_view name, M T::*member) {
+  static_assert(!detail::is_vector<M>::value, "a cookie binds one value");
+  return {name, member};
+}
+template <class T, class M>
+constexpr detail::input_binding<input_source::body, T, M> body(M T::*member) {
+  return {{}, member};
+}
+}  // namespace from
+
+}  // namespace waypoint::app
