@@ -199,6 +199,29 @@ def typed_order(argv, r):
            "typed JSON route: an id and Location /v1/commerce/orders/<id>, got %r" % r)
 
 
+def org_order_placed(argv, r):
+    expect(r.status == 201, "the order book's write: 201 Created, got %r" % r)
+    body = r.json()
+    expect(body.get("org") == "acme" and body.get("id", "").startswith("acme-"),
+           "the order book's write: the order with its org and id, got %r" % r)
+    expect((r.header("Location") or "").startswith("/v1/orgs/acme/orders?cursor="),
+           "the order book's write: Location to the page that starts with it, got %r" % r)
+    over = curl(argv[:-1] + [argv[-1].replace('"quantity":2', '"quantity":5000')])
+    expect(over.status == 422 and over.json().get("pointer") == "/quantity" and
+           over.json().get("keyword") == "maximum",
+           "quantity 5000, as the line suggests: 422 at /quantity, keyword maximum, got %r" % over)
+
+
+def org_orders_page(argv, r):
+    expect(r.status == 200 and isinstance(r.json().get("orders"), list),
+           "the order book's page: 200 with orders, got %r" % r)
+    etag = r.header("ETag")
+    expect(etag, "the order book's page carries an ETag, got %r" % r)
+    again = curl(argv + ["-H", "If-None-Match: " + etag])
+    expect(again.status == 304 and again.body == "" and again.header("ETag") == etag,
+           "If-None-Match with the page's ETag: 304, no body, the same ETag, got %r" % again)
+
+
 def proxy_line(argv, r):
     expect(r.status == 200, "the proxy line: 200 from the upstream, got %r" % r)
 
@@ -331,6 +354,8 @@ CURL_LINE_RULES = [  # (comment contains, rule)
     ("request id kept", request_id_kept),
     ("CORS preflight", cors_preflight),
     ("typed JSON route", typed_order),
+    ("constraints enforced", org_order_placed),
+    ("typed path and query inputs", org_orders_page),
     ("a coroutine", proxy_line),
     ("static file", static_file),
     ("precompressed", precompressed_file),
@@ -364,6 +389,59 @@ def check_every_printed_curl_line_answers_as_documented(binary):
         expect(not missing, "lines for every feature; none printed for %s" % missing)
         expect(seen.count(route_example) >= 4, "a route example per kind (static, one "
                "wildcard, several, rest), got %d" % seen.count(route_example))
+    finally:
+        g.stop()
+
+
+# --- the order book: typed inputs and constraints ----------------------------------------
+
+def check_order_book_reads_its_inputs_pages_and_answers_304(binary):
+    g = Gateway(binary)
+    try:
+        book = g.base + "/v1/orgs/tools-1/orders"
+        json_type = ["-H", "Content-Type: application/json"]
+        for sku in ["AB-1", "AB-2", "AB-3"]:
+            r = curl(["curl", "-i", book] + json_type +
+                     ["-d", json.dumps({"sku": sku, "quantity": 1, "email": "a@example.com"})])
+            expect(r.status == 201, "placing %s: 201, got %r" % (sku, r))
+        first = get(book + "?limit=2")
+        expect([o["sku"] for o in first.json()["orders"]] == ["AB-1", "AB-2"] and
+               first.json().get("next_cursor") == 2,
+               "limit=2: the two oldest and next_cursor 2, got %r" % first)
+        last = get(book + "?limit=2&cursor=2")
+        expect([o["sku"] for o in last.json()["orders"]] == ["AB-3"] and
+               last.json().get("next_cursor") is None,
+               "cursor=2: the third and no next_cursor, got %r" % last)
+        etag = first.header("ETag")
+        expect(get(book + "?limit=2", "-H", "If-None-Match: " + etag).status == 304,
+               "If-None-Match with the page's ETag: 304")
+        head = curl(["curl", "-s", "-I", book + "?limit=2", "-H", "If-None-Match: " + etag])
+        expect(head.status == 304, "HEAD with the page's ETag: 304, got %r" % head)
+        curl(["curl", "-i", book] + json_type +
+             ["-d", json.dumps({"sku": "AB-4", "quantity": 1, "email": "a@example.com"})])
+        changed = get(book + "?limit=2", "-H", "If-None-Match: " + etag)
+        expect(changed.status == 200 and changed.header("ETag") != etag,
+               "after an order lands, the same If-None-Match gets 200 and a new ETag, got %r" % changed)
+        for query, status, says in [("limit=500", 422, "maximum"), ("limit=0", 422, "minimum"),
+                                    ("limit=two", 400, 'query parameter \\"limit\\" must be an integer'),
+                                    ("cursor=-1", 400, 'query parameter \\"cursor\\"')]:
+            r = get(book + "?" + query)
+            expect(r.status == status and says in r.body,
+                   "?%s: %d saying %r, got %r" % (query, status, says, r))
+        r = get(g.base + "/v1/orgs/Tools/orders")
+        expect(r.status == 422 and r.json().get("keyword") == "pattern",
+               "an org outside the path's pattern: 422, keyword pattern, got %r" % r)
+        for body, pointer, keyword in [
+                ({"sku": "ab", "quantity": 1, "email": "a@example.com"}, "/sku", "pattern"),
+                ({"sku": "AB-1", "quantity": 1, "email": "nobody"}, "/email", "format"),
+                ({"sku": "AB-1", "quantity": 1, "email": "a@example.com", "deliver_by": "2026-02-30"},
+                 "/deliver_by", "format"),
+                ({"sku": "AB-1", "quantity": 1, "email": "a@example.com", "note": "x" * 281},
+                 "/note", "maxLength")]:
+            r = curl(["curl", "-i", book] + json_type + ["-d", json.dumps(body)])
+            expect(r.status == 422 and r.json().get("pointer") == pointer and
+                   r.json().get("keyword") == keyword,
+                   "%r: 422 at %s, keyword %s, got %r" % (body, pointer, keyword, r))
     finally:
         g.stop()
 
@@ -669,6 +747,7 @@ def check_printed_websocket_line_echoes(binary):
 CHECKS = [
     check_printed_websocket_line_echoes,
     check_every_printed_curl_line_answers_as_documented,
+    check_order_book_reads_its_inputs_pages_and_answers_304,
     check_docs_page_without_local_files_loads_pinned_swagger_ui_with_integrity,
     check_proxy_answers_with_the_upstream_gateways_answer,
     check_proxy_to_a_closed_port_is_502_problem,
