@@ -8,7 +8,8 @@
 //
 // It also shows the framework: one match per request; the built-in middleware (access log,
 // request id, CORS, recover); automatic OPTIONS; typed JSON routes whose inputs come from the
-// path, query, headers and body, with their constraints enforced (orders.hpp); and a
+// path, query, headers and body, with their constraints enforced (orders.hpp), also served
+// as Model Context Protocol tools at /mcp; and a
 // coroutine route that proxies to an upstream service (proxy.hpp). With --routes, a
 // table's POST, PUT and PATCH patterns are typed record routes (records.hpp).
 // With --tls-cert and --tls-key it serves HTTPS too (--tls-port, 8443 by default).
@@ -20,6 +21,7 @@
 #include "streams.hpp"
 #include "websocket_echo.hpp"
 
+#include <waypoint/app/mcp.hpp>
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/openapi.hpp>
 #include <waypoint/app/serve.hpp>
@@ -323,6 +325,8 @@ int main(int argc, char** argv) {
           app, waypoint::beast::resource_budget(o.upload_disk_budget));
       waypoint::examples::add_websocket_route(app);
       // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.
+      // The named typed routes as Model Context Protocol tools, at /mcp.
+      wa::serve_mcp(app, {.server_name = "waypoint-gateway", .server_version = WAYPOINT_VERSION});
       wa::serve_openapi(app, {.title = "waypoint-gateway", .version = WAYPOINT_VERSION,
                               .license = "BSL-1.0"},
                         {.ui_directory = o.swagger_ui_cdn ? "" : WAYPOINT_SWAGGER_UI_DIR});
@@ -360,6 +364,9 @@ int main(int argc, char** argv) {
       waypoint::examples::print_stream_examples(std::cout, base,
                                                 std::string(WAYPOINT_WWW_DIR) + "/index.html");
       waypoint::examples::print_websocket_example(std::cout, base);
+      std::cout << "  scripts/install-deps mcp && build/node-mcp/node_modules/.bin/mcp-inspector --cli "
+                << base << "/mcp --transport http --method tools/list"
+                << "   # the typed routes as MCP tools (the npm inspector's CLI)\n";
     }
     waypoint::examples::print_operations(std::cout, *ops, base);
     if (!o.tls_cert.empty()) {

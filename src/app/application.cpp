@@ -297,6 +297,7 @@ route_scope& route_scope::describe(const route_info& info, source_location where
   if (!info.summary.empty()) doc.summary = std::string(info.summary);
   if (!info.description.empty()) doc.description = std::string(info.description);
   if (info.undocumented) doc.hidden = true;
+  if (!info.tool) doc.tool = false;
   if (!request_schema.empty()) doc.request_schema_text = std::move(request_schema);
   if (!response_schema.empty()) doc.response_schema_text = std::move(response_schema);
   return *this;
@@ -363,6 +364,7 @@ void application::freeze() {
   std::lock_guard lock(freeze_mutex_);
   if (frozen_.load(std::memory_order_relaxed)) return;
   detail::build_contracts(endpoints_, options_.unknown_json_members == unknown_members::refuse);
+  for (const auto& hook : freeze_hooks_) hook();
   auto chain_of = [](const detail::group_node* node) {
     std::vector<const detail::group_node*> path;
     for (; node; node = node->parent) path.push_back(node);

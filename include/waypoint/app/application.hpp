@@ -412,6 +412,8 @@ class application : public route_scope {
   handler unrouted_;                           // calls answer_unrouted()
   handler not_found_;
   route_names names_;
+  // Run by freeze() once the routes and contracts are complete (serve_mcp renders its tools).
+  std::vector<std::function<void()>> freeze_hooks_;
   std::atomic<bool> frozen_{false};
   std::mutex freeze_mutex_;
 };
@@ -436,6 +438,15 @@ struct application_access {
   }
   // The contract of the route that matched `ctx`, null when it has none.
   static const route_contract* contract_of(const context& ctx) noexcept;
+  // Every route, in registration order.
+  static const std::deque<endpoint>& endpoints(const application& app) noexcept {
+    return app.endpoints_;
+  }
+  // `hook` runs when the application freezes, after the contracts are built; a throw fails
+  // freeze().
+  static void on_freeze(application& app, std::function<void()> hook) {
+    app.freeze_hooks_.push_back(std::move(hook));
+  }
 };
 
 }  // namespace detail

@@ -82,6 +82,7 @@ struct route_doc {
   // Declared ones; undeclared path wildcards are strings.
   std::vector<parameter_doc> parameters;
   bool hidden = false;                      // left out of the document (its own routes)
+  bool tool = true;                         // a tool of serve_mcp() when named and typed
   // Set by typed routes: the status of success, the body's schema (nullptr: no body) and the
   // answer's (nullptr: 204 without content).
   bool typed = false;
@@ -115,6 +116,8 @@ struct route_info {
   // comes from the type).
   std::string_view request_schema{};
   std::string_view response_schema{};
+  // A named typed route is a Model Context Protocol tool (mcp.hpp) unless this is false.
+  bool tool = true;
 };
 
 // The document's "info" and "servers".

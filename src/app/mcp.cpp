@@ -1,0 +1,522 @@
+// The Model Context Protocol endpoint (mcp.hpp): the named typed routes as tools, rendered
+// when the application freezes, and tools/call run through application::async_handle.
+#include "waypoint/app/mcp.hpp"
+
+#include "contract.hpp"
+#include "waypoint/app/async.hpp"
+#include "waypoint/app/schema.hpp"
+#include "waypoint/beast/adapter.hpp"
+#include "waypoint/detail/http_grammar.hpp"
+#include "waypoint/url_for.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace waypoint::app {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// The newest first: initialize answers with the client's version when it is one of these,
+// else with the newest. Stateless tools need nothing a later revision added.
+constexpr std::array<std::string_view, 4> protocol_versions = {"2025-11-25", "2025-06-18",
+                                                               "2025-03-26", "2024-11-05"};
+
+bool supported_version(std::string_view v) {
+  return std::find(protocol_versions.begin(), protocol_versions.end(), v) !=
+         protocol_versions.end();
+}
+
+struct tool_input {
+  std::string in;  // "path", "query", "header", "cookie"
+  std::string name;
+};
+
+enum class body_kind : std::uint8_t { none, flattened, nested };
+
+struct tool {
+  std::string name;
+  std::string method;
+  const pattern* route = nullptr;
+  std::vector<tool_input> inputs;
+  body_kind body = body_kind::none;
+  bool structured = false;  // the answer is an object: structuredContent
+};
+
+struct mcp_site {
+  mcp_options options;
+  std::vector<tool> tools;
+  std::string tools_list;  // tools/list's result, JSON text
+};
+
+// --- rendering the tools ------------------------------------------------------------------
+
+constexpr std::string_view component_prefix = "#/components/schemas/";
+
+// The component a {"$ref": "#/components/schemas/X"} names, else the schema itself.
+const json& resolved(const json& schema, const json& components) {
+  auto ref = schema.find("$ref");
+  if (ref == schema.end() || !ref->is_string()) return schema;
+  std::string_view target = ref->get_ref<const std::string&>();
+  if (target.substr(0, component_prefix.size()) != component_prefix) return schema;
+  auto it = components.find(std::string(target.substr(component_prefix.size())));
+  return it == components.end() ? schema : *it;
+}
+
+bool is_object_schema(const json& schema) {
+  auto type = schema.find("type");
+  return type != schema.end() && *type == "object";
+}
+
+// The components `schema` refers to, directly or through other components.
+void collect_refs(const json& schema, const json& components, std::set<std::string>& names) {
+  if (schema.is_object()) {
+    for (auto it = schema.begin(); it != schema.end(); ++it) {
+      if (it.key() == "$ref" && it->is_string()) {
+        std::string_view target = it->get_ref<const std::string&>();
+        if (target.substr(0, component_prefix.size()) != component_prefix) continue;
+        std::string name(target.substr(component_prefix.size()));
+        if (names.insert(name).second && components.contains(name))
+          collect_refs(components[name], components, names);
+      } else {
+        collect_refs(*it, components, names);
+      }
+    }
+  } else if (schema.is_array()) {
+    for (const json& element : schema) collect_refs(element, components, names);
+  }
+}
+
+// `schema` standing alone: the components it names under "$defs", references rewritten.
+json self_contained(json schema, const json& components) {
+  std::set<std::string> names;
+  collect_refs(schema, components, names);
+  if (!names.empty()) {
+    json defs = json::object();
+    for (const std::string& name : names)
+      if (components.contains(name)) defs[name] = components[name];
+    schema["$defs"] = std::move(defs);
+  }
+  std::string text = schema.dump();
+  const std::string to = "#/$defs/";
+  for (std::size_t at = text.find(component_prefix); at != std::string::npos;
+       at = text.find(component_prefix, at + to.size()))
+    text.replace(at, component_prefix.size(), to);
+  return json::parse(text);
+}
+
+json annotations_for(std::string_view method, const std::string& summary) {
+  json a = json::object();
+  if (!summary.empty()) a["title"] = summary;
+  bool read_only = method == "GET" || method == "HEAD";
+  a["readOnlyHint"] = read_only;
+  if (!read_only) {
+    a["destructiveHint"] = method == "DELETE";
+    a["idempotentHint"] = method == "PUT" || method == "DELETE";
+  }
+  a["openWorldHint"] = false;
+  return a;
+}
+
+[[noreturn]] void refuse_tool(const detail::endpoint& ep, const std::string& why) {
+  throw std::invalid_argument("waypoint::app: serve_mcp: route \"" +
+                              std::string(ep.route->pattern.text()) + "\" registered at " +
+                              ep.route->site.to_string() + ": " + why);
+}
+
+void render_tools(const application& app, mcp_site& site) {
+  const auto& endpoints = detail::application_access::endpoints(app);
+  detail::schema_sink sink(detail::application_access::options(app).unknown_json_members ==
+                           unknown_members::refuse);
+  struct draft {
+    const detail::endpoint* ep = nullptr;
+    tool t;
+    json properties = json::object();
+    json required = json::array();
+    std::string body, answer;  // schema texts; empty: none
+  };
+  std::vector<draft> drafts;
+  for (const detail::endpoint& ep : endpoints) {
+    const route_doc& doc = ep.doc;
+    if (!doc.typed || doc.name.empty() || doc.hidden || !doc.tool) continue;
+    draft d;
+    d.ep = &ep;
+    d.t.name = doc.name;
+    d.t.method = std::string(ep.route->pattern.method());
+    d.t.route = &ep.route->pattern;
+    auto add = [&](const std::string& in, const std::string& name, json schema,
+                   const std::string& description, bool required) {
+      if (d.properties.contains(name))
+        refuse_tool(ep, "two of its inputs are named \"" + name + "\"");
+      if (!description.empty()) schema["description"] = description;
+      d.properties[name] = std::move(schema);
+      if (required) d.required.push_back(name);
+      d.t.inputs.push_back({in, name});
+    };
+    for (const parameter_doc& p : doc.parameters)
+      add(p.in, p.name, json::parse(detail::parameter_schema(p)), p.description, p.required);
+    for (const std::string& w : ep.route->pattern.wildcard_names())
+      if (std::none_of(doc.parameters.begin(), doc.parameters.end(),
+                       [&](const parameter_doc& p) { return p.in == "path" && p.name == w; }))
+        add("path", w, json{{"type", "string"}}, "", true);
+    d.body = detail::request_schema_text(doc, sink);
+    d.answer = detail::response_schema_text(doc, sink);
+    drafts.push_back(std::move(d));
+  }
+  json components = json::parse(sink.components_text());
+
+  json list = json::array();
+  for (draft& d : drafts) {
+    const route_doc& doc = d.ep->doc;
+    bool closed = true;  // arguments outside the properties are refused
+    if (!d.body.empty()) {
+      json body = json::parse(d.body);
+      const json& object = resolved(body, components);
+      auto members = object.find("properties");
+      bool flat = is_object_schema(object) && members != object.end() && members->is_object();
+      if (flat)
+        for (auto it = members->begin(); it != members->end(); ++it)
+          flat = flat && !d.properties.contains(it.key());
+      if (flat) {
+        for (auto it = members->begin(); it != members->end(); ++it)
+          d.properties[it.key()] = it.value();
+        if (auto req = object.find("required"); req != object.end())
+          for (const json& name : *req) d.required.push_back(name);
+        auto extra = object.find("additionalProperties");
+        closed = extra != object.end() && *extra == false;
+        d.t.body = body_kind::flattened;
+      } else {
+        if (d.properties.contains("body"))
+          refuse_tool(*d.ep, "an input is named \"body\" and the body cannot be flattened");
+        d.properties["body"] = std::move(body);
+        d.required.push_back("body");
+        d.t.body = body_kind::nested;
+      }
+    }
+    json input = {{"type", "object"}, {"properties", std::move(d.properties)}};
+    if (!d.required.empty()) input["required"] = std::move(d.required);
+    if (closed) input["additionalProperties"] = false;
+
+    // The title is the summary; the description the longer text, when there is one.
+    std::string description = !doc.description.empty() ? doc.description
+                              : !doc.summary.empty()   ? doc.summary
+                                                       : std::string(d.ep->route->pattern.text());
+    json entry = {{"name", d.t.name}};
+    if (!doc.summary.empty()) entry["title"] = doc.summary;
+    entry["description"] = std::move(description);
+    entry["inputSchema"] = self_contained(std::move(input), components);
+    if (!d.answer.empty()) {
+      const json& answer = resolved(json::parse(d.answer), components);
+      if (is_object_schema(answer)) {
+        entry["outputSchema"] = self_contained(answer, components);
+        d.t.structured = true;
+      }
+    }
+    entry["annotations"] = annotations_for(d.t.method, doc.summary);
+    list.push_back(std::move(entry));
+    site.tools.push_back(std::move(d.t));
+  }
+  site.tools_list = json{{"tools", std::move(list)}}.dump();
+}
+
+// --- answering -----------------------------------------------------------------------------
+
+// A JSON-RPC error as HTTP `status`.
+void rpc_error(context& ctx, int status, const json& id, int code, std::string message) {
+  json body = {{"jsonrpc", "2.0"},
+               {"id", id},
+               {"error", {{"code", code}, {"message", std::move(message)}}}};
+  ctx.response().status(status).body(body.dump(), "application/json");
+}
+
+void rpc_result(context& ctx, const json& id, json result) {
+  json body = {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+  ctx.response().status(200).body(body.dump(), "application/json");
+}
+
+// Whether a request's Origin may use the endpoint: none (not a browser), the request's own
+// authority, or one the options list (DNS rebinding: a page of another origin must not reach a server
+// on localhost through a name that resolves there).
+bool origin_allowed(const context& ctx, const mcp_options& options) {
+  std::string_view origin = ctx.header(http::field::origin);
+  if (origin.empty()) return true;  // not a browser
+  for (const std::string& allowed : options.allowed_origins)
+    if (allowed == "*" || waypoint::detail::iequals(allowed, origin)) return true;
+  std::size_t scheme = origin.find("://");
+  if (scheme == std::string_view::npos) return false;
+  std::string_view authority = origin.substr(scheme + 3);
+  return !authority.empty() && waypoint::detail::iequals(authority, ctx.header(http::field::host));
+}
+
+// An argument as the text of a path, query, header or cookie value; false for what has none.
+bool argument_text(const nlohmann::json& value, std::string& out) {
+  if (value.is_string()) {
+    out = value.get<std::string>();
+  } else if (value.is_boolean()) {
+    out = value.get<bool>() ? "true" : "false";
+  } else if (value.is_number()) {
+    out = value.dump();
+  } else {
+    return false;
+  }
+  return true;
+}
+
+struct call_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The REST request a tools/call stands for.
+request build_request(const context& ctx, const tool& t, const nlohmann::json& args) {
+  std::vector<std::string> texts;  // url_param holds views: the texts outlive them
+  texts.reserve(args.size() * 4 + 4);
+  std::vector<url_param> path, query;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string cookies;
+  for (const tool_input& input : t.inputs) {
+    auto it = args.find(input.name);
+    if (it == args.end() || it->is_null()) {
+      if (input.in == "path")
+        throw call_error("missing argument \"" + input.name + "\" (a path value)");
+      continue;
+    }
+    std::vector<const nlohmann::json*> values;
+    if (it->is_array() && input.in == "query") {
+      for (const auto& v : *it) values.push_back(&v);
+    } else {
+      values.push_back(&*it);
+    }
+    for (const nlohmann::json* v : values) {
+      std::string text;
+      if (!argument_text(*v, text))
+        throw call_error("argument \"" + input.name + "\" must be a string, a number or a boolean");
+      texts.push_back(std::move(text));
+      std::string_view value = texts.back();
+      if (input.in == "path") {
+        path.push_back({input.name, value});
+      } else if (input.in == "query") {
+        query.push_back({input.name, value});
+      } else if (input.in == "header") {
+        headers.emplace_back(input.name, value);
+      } else {
+        cookies += (cookies.empty() ? "" : "; ") + input.name + "=" + std::string(value);
+      }
+    }
+  }
+  std::string body;
+  if (t.body == body_kind::flattened) {
+    nlohmann::json object = nlohmann::json::object();
+    for (auto it = args.begin(); it != args.end(); ++it)
+      if (std::none_of(t.inputs.begin(), t.inputs.end(),
+                       [&](const tool_input& i) { return i.name == it.key(); }))
+        object[it.key()] = it.value();
+    body = object.dump();
+  } else if (t.body == body_kind::nested) {
+    auto it = args.find("body");
+    if (it == args.end()) throw call_error("missing argument \"body\"");
+    body = it->dump();
+  }
+  request req;
+  req.version(11);
+  req.method_string(t.method.empty() ? (body.empty() ? "GET" : "POST") : t.method);
+  try {
+    req.target(build_path(*t.route, path, query));
+  } catch (const url_error& e) {
+    throw call_error(e.what());
+  }
+  std::string_view host = t.route->host();
+  req.set(http::field::host, host.empty() ? ctx.header(http::field::host) : host);
+  req.set(http::field::accept, "application/json");
+  for (std::string_view carried : {"Authorization", "traceparent", "tracestate"}) {
+    std::string_view value = ctx.header(carried);
+    if (!value.empty()) req.set(carried, value);
+  }
+  for (auto& [name, value] : headers) req.set(name, value);
+  if (!cookies.empty()) req.set(http::field::cookie, cookies);
+  if (t.body != body_kind::none) {
+    req.set(http::field::content_type, "application/json");
+    req.body() = std::move(body);
+    req.prepare_payload();
+  }
+  return req;
+}
+
+// The tool's answer: the REST answer as a CallToolResult.
+json call_result(const tool& t, const response& res) {
+  int status = res.result_int();
+  json result = json::object();
+  if (status >= 200 && status < 300) {
+    json content = json::array();
+    if (!res.body().empty()) content.push_back({{"type", "text"}, {"text", res.body()}});
+    result["content"] = std::move(content);
+    if (t.structured) {
+      json value = json::parse(res.body(), nullptr, false);
+      if (value.is_object()) result["structuredContent"] = std::move(value);
+    }
+    return result;
+  }
+  std::string text = std::to_string(status);
+  json problem = json::parse(res.body(), nullptr, false);
+  if (problem.is_object()) {
+    text += ' ' + problem.value("title", std::string(beast::reason_phrase(static_cast<unsigned>(status))));
+    if (auto detail = problem.find("detail"); detail != problem.end() && detail->is_string())
+      text += ": " + detail->get<std::string>();
+    if (auto pointer = problem.find("pointer"); pointer != problem.end() && pointer->is_string())
+      text += " (pointer \"" + pointer->get<std::string>() + "\")";
+    if (auto keyword = problem.find("keyword"); keyword != problem.end() && keyword->is_string())
+      text += " (keyword \"" + keyword->get<std::string>() + "\")";
+  } else {
+    text += ' ' + std::string(beast::reason_phrase(static_cast<unsigned>(status)));
+    if (!res.body().empty()) text += ": " + res.body().substr(0, 512);
+  }
+  result["content"] = json::array({{{"type", "text"}, {"text", std::move(text)}}});
+  result["isError"] = true;
+  return result;
+}
+
+awaitable<void> call_tool(context& ctx, application& app, const mcp_site& site, const json& id,
+                          const nlohmann::json& params) {
+  auto name = params.find("name");
+  if (name == params.end() || !name->is_string()) {
+    rpc_error(ctx, 200, id, -32602, "tools/call needs params.name, a string");
+    co_return;
+  }
+  auto t = std::find_if(site.tools.begin(), site.tools.end(),
+                        [&](const tool& x) { return x.name == name->get_ref<const std::string&>(); });
+  if (t == site.tools.end()) {
+    rpc_error(ctx, 200, id, -32602, "unknown tool \"" + name->get<std::string>() + "\"");
+    co_return;
+  }
+  nlohmann::json args = nlohmann::json::object();
+  if (auto a = params.find("arguments"); a != params.end() && !a->is_null()) args = *a;
+  if (!args.is_object()) {
+    rpc_error(ctx, 200, id, -32602, "params.arguments must be an object");
+    co_return;
+  }
+  std::optional<request> req;
+  try {
+    req = build_request(ctx, *t, args);
+  } catch (const call_error& e) {
+    rpc_error(ctx, 200, id, -32602, std::string("tool \"") + t->name + "\": " + e.what());
+    co_return;
+  }
+  response res;
+  res.version(11);
+  co_await app.async_handle(*req, res, &ctx.endpoints());
+  rpc_result(ctx, id, call_result(*t, res));
+}
+
+awaitable<void> answer(context& ctx, application& app, const mcp_site& site) {
+  if (!origin_allowed(ctx, site.options)) {
+    ctx.response().problem(403, "Origin \"" + std::string(ctx.header(http::field::origin)) +
+                                    "\" may not use this endpoint");
+    co_return;
+  }
+  std::string_view content_type = ctx.header(http::field::content_type);
+  content_type = content_type.substr(0, content_type.find(';'));
+  while (!content_type.empty() && content_type.back() == ' ') content_type.remove_suffix(1);
+  if (!waypoint::detail::iequals(content_type, "application/json")) {
+    ctx.response().problem(415, "a JSON-RPC message is sent as Content-Type: application/json");
+    co_return;
+  }
+  std::string_view version = ctx.header("MCP-Protocol-Version");
+  if (!version.empty() && !supported_version(version)) {
+    rpc_error(ctx, 400, nullptr, -32600,
+              "MCP-Protocol-Version \"" + std::string(version) + "\" is not one this server speaks");
+    co_return;
+  }
+  nlohmann::json message;
+  try {
+    message = nlohmann::json::parse(ctx.body());
+  } catch (const nlohmann::json::exception& e) {
+    rpc_error(ctx, 400, nullptr, -32700, std::string("Parse error: ") + e.what());
+    co_return;
+  }
+  if (message.is_array()) {
+    rpc_error(ctx, 400, nullptr, -32600, "a batch is not accepted (protocol 2025-06-18 and later)");
+    co_return;
+  }
+  if (!message.is_object() || message.value("jsonrpc", "") != "2.0") {
+    rpc_error(ctx, 400, nullptr, -32600, "not a JSON-RPC 2.0 message");
+    co_return;
+  }
+  auto method = message.find("method");
+  if (method == message.end()) {
+    // A response (to a request this server never sends) or nothing: acknowledged.
+    if (message.contains("result") || message.contains("error")) {
+      ctx.response().status(202);
+      co_return;
+    }
+    rpc_error(ctx, 400, nullptr, -32600, "a request needs a method");
+    co_return;
+  }
+  auto id_at = message.find("id");
+  if (id_at == message.end()) {  // a notification: nothing to answer
+    ctx.response().status(202);
+    co_return;
+  }
+  json id = json::parse(id_at->dump());
+  if (!method->is_string() || !(id.is_string() || id.is_number_integer())) {
+    rpc_error(ctx, 400, id.is_string() || id.is_number_integer() ? id : json(nullptr), -32600,
+              "a request needs a string method and a string or integer id");
+    co_return;
+  }
+  nlohmann::json params = nlohmann::json::object();
+  if (auto p = message.find("params"); p != message.end()) params = *p;
+  if (!params.is_object()) {
+    rpc_error(ctx, 200, id, -32602, "params must be an object");
+    co_return;
+  }
+  const std::string& name = method->get_ref<const std::string&>();
+  if (name == "initialize") {
+    auto requested = params.find("protocolVersion");
+    if (requested == params.end() || !requested->is_string()) {
+      rpc_error(ctx, 200, id, -32602, "initialize needs params.protocolVersion, a string");
+      co_return;
+    }
+    std::string agreed = supported_version(requested->get_ref<const std::string&>())
+                             ? requested->get<std::string>()
+                             : std::string(protocol_versions.front());
+    json result = {{"protocolVersion", agreed},
+                   {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                   {"serverInfo",
+                    {{"name", site.options.server_name}, {"version", site.options.server_version}}}};
+    if (!site.options.instructions.empty()) result["instructions"] = site.options.instructions;
+    rpc_result(ctx, id, std::move(result));
+  } else if (name == "ping") {
+    rpc_result(ctx, id, json::object());
+  } else if (name == "tools/list") {
+    // Written once, at freeze(): spliced in rather than parsed and written again.
+    ctx.response().status(200).body(R"({"jsonrpc":"2.0","id":)" + id.dump() + R"(,"result":)" +
+                                        site.tools_list + "}",
+                                    "application/json");
+  } else if (name == "tools/call") {
+    co_await call_tool(ctx, app, site, id, params);
+  } else {
+    rpc_error(ctx, 200, id, -32601, "method \"" + name + "\" is not one this server has");
+  }
+}
+
+}  // namespace
+
+void serve_mcp(application& app, mcp_options options) {
+  auto site = std::make_shared<mcp_site>();
+  site->options = std::move(options);
+  application* served = &app;
+  detail::application_access::on_freeze(app, [site, served] { render_tools(*served, *site); });
+  app.post(site->options.path, [site, served](context& ctx) -> awaitable<void> {
+    co_await answer(ctx, *served, *site);
+  });
+  app.describe({.undocumented = true}).body_limit(site->options.max_body_bytes);
+}
+
+}  // namespace waypoint::app

@@ -1,0 +1,346 @@
+// The Model Context Protocol endpoint (issue #28), in process: the named typed routes are the
+// tools, their schemas one object of the route's inputs and body, a call runs the route
+// through every layer and answers what the REST call answers, and the protocol's errors are
+// the JSON-RPC codes the specification gives. tests/mcp/ drives it with the npm SDK.
+#include "app_test_support.hpp"
+
+#include <waypoint/app/async.hpp>
+#include <waypoint/app/inputs.hpp>
+#include <waypoint/app/mcp.hpp>
+#include <waypoint/app/middleware.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tools {
+
+struct item {
+  std::string sku;
+  std::int32_t quantity = 0;
+};
+WAYPOINT_JSON_OBJECT(item, sku, quantity)
+inline nlohmann::ordered_json schema_constraints(const item*) {
+  return {{"properties", {{"quantity", {{"minimum", 1}}}}}};
+}
+
+struct placed {
+  std::string id;
+  std::string org;
+  std::string sku;
+  std::int32_t quantity = 0;
+};
+WAYPOINT_JSON_OBJECT(placed, id, org, sku, quantity)
+
+struct place {
+  std::string org;
+  std::optional<std::string> request_id;
+  item body;
+  static constexpr auto inputs =
+      waypoint::app::inputs(waypoint::app::from::path("org", &place::org),
+                            waypoint::app::from::header("X-Trace-Tag", &place::request_id),
+                            waypoint::app::from::body(&place::body));
+};
+
+struct listing {
+  std::string org;
+  std::int32_t limit = 10;
+  std::vector<std::string> tag;
+  static constexpr auto inputs = waypoint::app::inputs(
+      waypoint::app::from::path("org", &listing::org),
+      waypoint::app::from::query("limit", &listing::limit).or_default()
+          .constraints(R"({"maximum":50})"),
+      waypoint::app::from::query("tag", &listing::tag));
+};
+
+struct page {
+  std::string org;
+  std::int32_t limit = 0;
+  std::vector<std::string> tags;
+};
+WAYPOINT_JSON_OBJECT(page, org, limit, tags)
+
+// A body whose member clashes with an input: it stays nested under "body".
+struct clash {
+  std::string org;
+  item body;
+  static constexpr auto inputs = waypoint::app::inputs(
+      waypoint::app::from::query("sku", &clash::org), waypoint::app::from::body(&clash::body));
+};
+
+// Two inputs of one name: no tool can hold both.
+struct twice {
+  std::string a, b;
+  static constexpr auto inputs = waypoint::app::inputs(waypoint::app::from::query("x", &twice::a),
+                                                       waypoint::app::from::header("x", &twice::b));
+};
+
+}  // namespace tools
+
+namespace {
+
+using namespace waypoint::app;
+using namespace waypoint::app::testing;
+
+struct token {
+  std::string who;
+};
+
+void add_tools(application& app) {
+  app.post<tools::place, tools::placed>("/orgs/{org}/items", [](tools::place in) {
+       return tools::placed{"i-1", in.org, in.body.sku, in.body.quantity};
+     })
+      .describe({.name = "placeItem", .summary = "Place an item", .description = "Adds one."});
+  app.get<tools::page>("/orgs/{org}/items", [](const tools::listing& in) {
+       return tools::page{in.org, in.limit, in.tag};
+     })
+      .describe({.name = "listItems"});
+  app.put<tools::clash, tools::item>("/clash", [](tools::clash in) { return in.body; })
+      .describe({.name = "clash"});
+  app.del<void>("/orgs/{org}", [] {}).describe({.name = "dropOrg"});
+  app.post<tools::item, tools::item>("/unnamed", [](tools::item in) { return in; });
+  app.post<tools::item, tools::item>("/hidden", [](tools::item in) { return in; })
+      .describe({.name = "hidden", .tool = false});
+  // Behind an authentication layer: a request without a bearer token is refused by it.
+  auto secured = app.group("/secure", layer_hooks{[](context& ctx) {
+                             if (ctx.header(http::field::authorization) != "Bearer good") {
+                               ctx.response().problem(401, "a bearer token is required");
+                               return false;
+                             }
+                             ctx.set(token{"ada"});
+                             return true;
+                           }});
+  secured.get<tools::page>("/whoami", [](context& ctx) {
+           return tools::page{ctx.get<token>().who, 0, {}};
+         })
+      .describe({.name = "whoami"});
+  serve_mcp(app, {.allowed_origins = {"https://agent.example"}});
+}
+
+request rpc(std::string body, std::initializer_list<header_field> extra = {}) {
+  request req = make_request("POST", "/mcp", extra, std::move(body));
+  req.set(http::field::content_type, "application/json");
+  req.set(http::field::accept, "application/json, text/event-stream");
+  return req;
+}
+
+nlohmann::json call(application& app, const std::string& method, const nlohmann::json& params,
+                    std::initializer_list<header_field> extra = {}) {
+  nlohmann::json message = {{"jsonrpc", "2.0"}, {"id", 7}, {"method", method}, {"params", params}};
+  response res = app.respond(rpc(message.dump(), extra));
+  EXPECT_EQ(res.result_int(), 200u) << res.body();
+  EXPECT_EQ(field(res, "Content-Type"), "application/json");
+  nlohmann::json answer = body_json(res);
+  EXPECT_EQ(answer.value("id", 0), 7) << res.body();
+  return answer;
+}
+
+nlohmann::json tool_named(const nlohmann::json& list, std::string_view name) {
+  for (const auto& t : list["result"]["tools"])
+    if (t["name"] == name) return t;
+  return nullptr;
+}
+
+TEST(McpLifecycle, InitializeAgreesOnTheClientsVersionOrOffersTheNewest) {
+  application app;
+  add_tools(app);
+  nlohmann::json a = call(app, "initialize", {{"protocolVersion", "2025-06-18"},
+                                               {"capabilities", nlohmann::json::object()},
+                                               {"clientInfo", {{"name", "t"}, {"version", "1"}}}});
+  EXPECT_EQ(a["result"]["protocolVersion"], "2025-06-18");
+  EXPECT_EQ(a["result"]["capabilities"]["tools"]["listChanged"], false);
+  EXPECT_EQ(a["result"]["serverInfo"]["name"], "waypoint");
+  nlohmann::json b = call(app, "initialize", {{"protocolVersion", "2099-01-01"}});
+  EXPECT_EQ(b["result"]["protocolVersion"], "2025-11-25");
+  EXPECT_EQ(call(app, "ping", nlohmann::json::object())["result"], nlohmann::json::object());
+}
+
+TEST(McpTools, EveryNamedTypedRouteIsAToolUnlessItOptsOut) {
+  application app;
+  add_tools(app);
+  nlohmann::json list = call(app, "tools/list", nlohmann::json::object());
+  std::vector<std::string> names;
+  for (const auto& t : list["result"]["tools"]) names.push_back(t["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"placeItem", "listItems", "clash", "dropOrg", "whoami"}));
+}
+
+TEST(McpTools, TheInputSchemaHoldsTheInputsAndTheBodysMembersFlattened) {
+  application app;
+  add_tools(app);
+  nlohmann::json t = tool_named(call(app, "tools/list", nlohmann::json::object()), "placeItem");
+  EXPECT_EQ(t["title"], "Place an item");
+  EXPECT_EQ(t["description"], "Adds one.");
+  nlohmann::json input = t["inputSchema"];
+  EXPECT_EQ(input["type"], "object");
+  std::vector<std::string> properties;
+  for (auto it = input["properties"].begin(); it != input["properties"].end(); ++it)
+    properties.push_back(it.key());
+  std::sort(properties.begin(), properties.end());
+  EXPECT_EQ(properties, (std::vector<std::string>{"X-Trace-Tag", "org", "quantity", "sku"}));
+  EXPECT_EQ(input["properties"]["quantity"]["minimum"], 1);
+  std::vector<std::string> required = input["required"];
+  std::sort(required.begin(), required.end());
+  EXPECT_EQ(required, (std::vector<std::string>{"org", "quantity", "sku"}));
+  EXPECT_EQ(t["outputSchema"]["type"], "object");
+  EXPECT_TRUE(t["outputSchema"]["properties"].contains("id"));
+  EXPECT_EQ(t["annotations"]["readOnlyHint"], false);
+  EXPECT_EQ(t["annotations"]["idempotentHint"], false);
+  EXPECT_EQ(t["annotations"]["destructiveHint"], false);
+}
+
+TEST(McpTools, ABodyWhoseMemberNamesAnInputStaysNestedUnderBody) {
+  application app;
+  add_tools(app);
+  nlohmann::json t = tool_named(call(app, "tools/list", nlohmann::json::object()), "clash");
+  EXPECT_TRUE(t["inputSchema"]["properties"].contains("body")) << t.dump();
+  EXPECT_EQ(t["inputSchema"]["properties"]["body"]["$ref"], "#/$defs/item") << t.dump();
+  EXPECT_TRUE(t["inputSchema"]["$defs"].contains("item")) << t.dump();
+  EXPECT_EQ(t["annotations"]["idempotentHint"], true);
+  nlohmann::json r = call(app, "tools/call",
+                          {{"name", "clash"}, {"arguments", {{"sku", "q"}, {"body", {{"sku", "k"}, {"quantity", 2}}}}}});
+  EXPECT_EQ(r["result"]["structuredContent"], nlohmann::json::parse(R"({"sku":"k","quantity":2})"))
+      << r.dump();
+}
+
+TEST(McpTools, AnnotationsFollowTheMethod) {
+  application app;
+  add_tools(app);
+  nlohmann::json list = call(app, "tools/list", nlohmann::json::object());
+  EXPECT_EQ(tool_named(list, "listItems")["annotations"]["readOnlyHint"], true);
+  nlohmann::json drop = tool_named(list, "dropOrg");
+  EXPECT_EQ(drop["annotations"]["destructiveHint"], true);
+  EXPECT_EQ(drop["annotations"]["idempotentHint"], true);
+  EXPECT_FALSE(drop.contains("outputSchema")) << "a 204 route answers no object";
+}
+
+TEST(McpCalls, AToolCallAnswersWhatTheRestCallAnswers) {
+  application app;
+  add_tools(app);
+  nlohmann::json r = call(app, "tools/call",
+                          {{"name", "listItems"},
+                           {"arguments", {{"org", "a b"}, {"limit", 5}, {"tag", {"x", "y"}}}}});
+  response rest = app.respond(make_request("GET", "/orgs/a%20b/items?limit=5&tag=x&tag=y"));
+  ASSERT_EQ(rest.result_int(), 200u) << rest.body();
+  EXPECT_EQ(r["result"]["structuredContent"], body_json(rest)) << r.dump();
+  EXPECT_EQ(r["result"]["content"][0]["text"], rest.body());
+  EXPECT_FALSE(r["result"].contains("isError"));
+
+  nlohmann::json placed = call(app, "tools/call",
+                               {{"name", "placeItem"},
+                                {"arguments", {{"org", "acme"}, {"sku", "k"}, {"quantity", 3}}}});
+  EXPECT_EQ(placed["result"]["structuredContent"],
+            nlohmann::json::parse(R"({"id":"i-1","org":"acme","sku":"k","quantity":3})"))
+      << placed.dump();
+}
+
+TEST(McpCalls, ABrokenConstraintIsAnErrorResultWithThePointer) {
+  application app;
+  add_tools(app);
+  nlohmann::json r = call(app, "tools/call",
+                          {{"name", "placeItem"},
+                           {"arguments", {{"org", "acme"}, {"sku", "k"}, {"quantity", 0}}}});
+  EXPECT_EQ(r["result"]["isError"], true) << r.dump();
+  std::string text = r["result"]["content"][0]["text"];
+  EXPECT_NE(text.find("422"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(pointer "/quantity")"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(keyword "minimum")"), std::string::npos) << text;
+  nlohmann::json q = call(app, "tools/call",
+                          {{"name", "listItems"}, {"arguments", {{"org", "a"}, {"limit", 99}}}});
+  EXPECT_EQ(q["result"]["isError"], true) << q.dump();
+}
+
+TEST(McpCalls, TheRoutesLayersRunAndSeeTheCallersAuthorization) {
+  application app;
+  add_tools(app);
+  nlohmann::json refused = call(app, "tools/call", {{"name", "whoami"}});
+  EXPECT_EQ(refused["result"]["isError"], true) << refused.dump();
+  EXPECT_NE(refused["result"]["content"][0]["text"].get<std::string>().find("401"), std::string::npos);
+  nlohmann::json allowed =
+      call(app, "tools/call", {{"name", "whoami"}}, {{"Authorization", "Bearer good"}});
+  EXPECT_EQ(allowed["result"]["structuredContent"]["org"], "ada") << allowed.dump();
+}
+
+// --- the protocol's errors -----------------------------------------------------------------
+
+struct error_row {
+  const char* rule;
+  std::string body;
+  unsigned status;
+  int code;  // 0: no JSON-RPC error expected
+};
+
+class McpErrors : public ::testing::TestWithParam<error_row> {};
+
+TEST_P(McpErrors, EachMistakeGetsItsCode) {
+  const error_row& row = GetParam();
+  application app;
+  add_tools(app);
+  response res = app.respond(rpc(row.body));
+  EXPECT_EQ(res.result_int(), row.status) << row.rule << ": " << res.body();
+  if (row.code != 0) {
+    EXPECT_EQ(body_json(res)["error"]["code"], row.code) << row.rule << ": " << res.body();
+  } else {
+    EXPECT_TRUE(res.body().empty()) << row.rule << ": " << res.body();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, McpErrors,
+    ::testing::Values(
+        error_row{"not JSON", "{", 400, -32700},
+        error_row{"a batch", R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])", 400, -32600},
+        error_row{"not JSON-RPC 2.0", R"({"id":1,"method":"ping"})", 400, -32600},
+        error_row{"an id that is an object", R"({"jsonrpc":"2.0","id":{},"method":"ping"})", 400, -32600},
+        error_row{"an unknown method", R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})", 200, -32601},
+        error_row{"params that are not an object", R"({"jsonrpc":"2.0","id":1,"method":"ping","params":[]})", 200, -32602},
+        error_row{"initialize without a version", R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{}})", 200, -32602},
+        error_row{"an unknown tool", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}})", 200, -32602},
+        error_row{"a tool left out is unknown", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hidden"}})", 200, -32602},
+        error_row{"a path input missing", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"listItems","arguments":{}}})", 200, -32602},
+        error_row{"a path input that cannot route back", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"listItems","arguments":{"org":".."}}})", 200, -32602},
+        error_row{"an argument that is an object", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"listItems","arguments":{"org":{}}}})", 200, -32602},
+        error_row{"a notification is 202 without a body", R"({"jsonrpc":"2.0","method":"notifications/initialized"})", 202, 0},
+        error_row{"a response from the client is 202", R"({"jsonrpc":"2.0","id":3,"result":{}})", 202, 0}));
+
+TEST(McpHttp, GetIs405AndForeignOriginsAre403) {
+  application app;
+  add_tools(app);
+  response get = app.respond(make_request("GET", "/mcp", {{"Accept", "text/event-stream"}}));
+  EXPECT_EQ(get.result_int(), 405u);
+  EXPECT_NE(field(get, "Allow").find("POST"), std::string::npos);
+  std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
+  EXPECT_EQ(app.respond(rpc(ping, {{"Origin", "https://evil.example"}})).result_int(), 403u);
+  EXPECT_EQ(app.respond(rpc(ping, {{"Origin", "http://example.com"}})).result_int(), 200u)
+      << "the request's own authority";
+  EXPECT_EQ(app.respond(rpc(ping, {{"Origin", "https://agent.example"}})).result_int(), 200u)
+      << "an allowed origin";
+  EXPECT_EQ(app.respond(rpc(ping, {{"MCP-Protocol-Version", "1999-01-01"}})).result_int(), 400u);
+  EXPECT_EQ(app.respond(rpc(ping, {{"MCP-Protocol-Version", "2025-06-18"}})).result_int(), 200u);
+  request text = rpc(ping);
+  text.set(http::field::content_type, "text/plain");
+  EXPECT_EQ(app.respond(text).result_int(), 415u);
+}
+
+TEST(McpHttp, TheEndpointIsNotInTheDocument) {
+  application app;
+  add_tools(app);
+  EXPECT_FALSE(app.openapi()["paths"].contains("/mcp"));
+}
+
+TEST(McpRegistration, TwoInputsOfOneNameFailFreeze) {
+  application app;
+  app.get<tools::item>("/t", [](tools::twice) { return tools::item{}; }).describe({.name = "t"});
+  serve_mcp(app);
+  try {
+    app.freeze();
+    FAIL() << "freeze() accepted a tool with two inputs named x";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("two of its inputs are named \"x\""), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
