@@ -2,14 +2,18 @@
 // a static and a param route (against waypoint::beast::dispatch_to, the raw router
 // dispatch with the same Beast messages and the same handler work), the cost of middleware
 // depth, and typed JSON routes against hand-written decoding and encoding of the same
-// payload, with one nlohmann/json encode as a ruler. Every row reports allocs/op, counted
+// payload (with the contract checked and not, and called as an MCP tool), with one
+// nlohmann/json encode as a ruler. Every row reports allocs/op, counted
 // exactly by waypoint_bench_alloc_counter (bench/support/malloc_counter.cpp), which
 // implements support/alloc_counter.hpp at the malloc level, so operator new and
 // direct malloc calls are counted alike.
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/json.hpp>
+#include <waypoint/app/mcp.hpp>
 #include <waypoint/app/serve.hpp>
 #include <waypoint/beast/router_dispatch.hpp>
+
+#include "records.hpp"
 
 #include <benchmark/benchmark.h>
 #include <alloc_counter.hpp>
@@ -199,6 +203,52 @@ void run_typed_post(benchmark::State& state, const app::request& req) {
 
 void BM_TypedPost(benchmark::State& state) { run_typed_post(state, session_request); }
 BENCHMARK(BM_TypedPost);
+
+// The same with the contract unchecked (application_options request_contract and
+// response_contract off): what checking the body and the answer against their schemas costs.
+void BM_TypedPostUnchecked(benchmark::State& state) {
+  app::application application({.request_contract = app::contract_check::off,
+                                .response_contract = app::contract_check::off});
+  application.post<create_session, session>("/v1/iam/sessions",
+                                            [](create_session in) { return open_session(in); });
+  application.freeze();
+  run(state, session_request,
+      [&](const app::request& r, app::response& res) { application.respond(r, res); });
+}
+BENCHMARK(BM_TypedPostUnchecked);
+
+// The mixed workload's typed write (bench/load/mixed): the gateway's record route, its body
+// one line of bench/tables/mix1000.replay, with its contract checked (constraints on six of
+// the eight members: lengths, a format, bounds, a pattern per tag, an enum) and unchecked.
+void BM_RecordWrite(benchmark::State& state, app::contract_check check) {
+  app::application application({.request_contract = check, .response_contract = check});
+  waypoint::examples::add_record_route(application, "POST /inventory/leads/latest");
+  application.freeze();
+  app::request req = make_request(
+      http::verb::post, "/inventory/leads/latest",
+      R"({"name":"user-51903","email":"user-51903@example.com","quantity":41,"active":false,)"
+      R"("score":6.35,"tags":["web","beta","mobile"],"region":"eu-central","note":"note 418"})");
+  run(state, req, [&](const app::request& r, app::response& res) { application.respond(r, res); });
+}
+BENCHMARK_CAPTURE(BM_RecordWrite, checked, app::contract_check::enforce);
+BENCHMARK_CAPTURE(BM_RecordWrite, unchecked, app::contract_check::off);
+
+// The same route called as a Model Context Protocol tool (waypoint/app/mcp.hpp): the JSON-RPC
+// message parsed, the REST request built and run through async_handle, its answer wrapped.
+void BM_TypedPostAsTool(benchmark::State& state) {
+  app::application application;
+  application.post<create_session, session>("/v1/iam/sessions",
+                                            [](create_session in) { return open_session(in); })
+      .describe({.name = "openSession"});
+  app::serve_mcp(application);
+  application.freeze();
+  app::request req = make_request(
+      http::verb::post, "/mcp",
+      R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"openSession","arguments":)" +
+          std::string(session_body) + "}}");
+  run(state, req, [&](const app::request& r, app::response& res) { application.respond(r, res); });
+}
+BENCHMARK(BM_TypedPostAsTool);
 
 // The same route and value in CBOR both ways (Content-Type and Accept application/cbor).
 const app::request session_request_cbor = [] {

@@ -222,6 +222,11 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
   json responses = json::object();
   if (!doc.typed) {
     responses["default"] = {{"description", "The handler's answer (an untyped route)."}};
+    // The handler reads whatever body comes: a validating client or proxy (Prism) must not
+    // refuse an upload the route takes.
+    if (method == "post" || method == "put" || method == "patch")
+      op["requestBody"] = {{"required", false},
+                           {"content", {{"*/*", {{"schema", json::object()}}}}}};
   } else {
     std::string status = std::to_string(doc.success_status);
     std::string reason(beast::reason_phrase(static_cast<unsigned>(doc.success_status)));

@@ -66,8 +66,10 @@ void throw_bad_value(std::string_view where, std::string_view name, std::string_
   detail += "\" must be ";
   detail.append(expected);
   detail += ", not \"";
-  detail.append(text);
-  detail += '"';
+  // The client's text, clipped: it is echoed back, and a header may be long.
+  constexpr std::size_t shown = 64;
+  detail.append(text.substr(0, shown));
+  detail += text.size() > shown ? "...\"" : "\"";
   throw http_error(400, std::move(detail));
 }
 

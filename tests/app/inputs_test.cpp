@@ -106,7 +106,7 @@ struct input_row {
   std::string target;
   std::vector<header_field> headers;
   unsigned status;
-  const char* detail;   // a part of the problem's detail, or of the body on success
+  std::string detail;   // a part of the problem's detail, or of the body on success
   const char* keyword;  // "" when none
 };
 
@@ -149,6 +149,9 @@ INSTANTIATE_TEST_SUITE_P(
                   R"(path value \"org\" must be an integer in range, not \"seven\")", ""},
         input_row{"a query value of the wrong type is a 400", "/orgs/7/orders?limit=ten", tenant, 400,
                   R"(query parameter \"limit\" must be an integer in range, not \"ten\")", ""},
+        input_row{"a long value is clipped where the detail echoes it",
+                  "/orgs/7/orders?limit=" + std::string(100, '9') + "x", tenant, 400,
+                  R"(not \")" + std::string(64, '9') + R"(...\")", ""},
         input_row{"an empty value is not an integer", "/orgs/7/orders?limit=", tenant, 400,
                   R"(query parameter \"limit\" must be an integer)", ""},
         input_row{"an enum takes only its listed strings", "/orgs/7/orders?status=lost", tenant, 400,

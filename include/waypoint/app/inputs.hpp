@@ -62,18 +62,18 @@ namespace detail {
 
 // Non-template parts, compiled once (src/app/inputs.cpp).
 
-// "query parameter", "header", ...: how a 400 names where the input was looked for.
+// "path", "query", "header", "cookie": the source as OpenAPI's "in" names it.
 std::string_view input_source_name(input_source source) noexcept;
-// How an error names an input: "query parameter \"limit\"", "header \"X-Tenant\"",
-// "path value \"org\"", "cookie \"session\"" (`source` as input_source_name gives it).
-std::string input_named(std::string_view source, std::string_view name);
+// How an error names where an input is: "query parameter", "path value", "header", "cookie"
+// (`in` as input_source_name gives it).
+std::string_view input_where(std::string_view in) noexcept;
+// How an error names an input: "query parameter \"limit\"", "header \"X-Tenant\"".
+std::string input_named(std::string_view in, std::string_view name);
 // The first value of the input `name` in `source`; nullopt when absent (a path wildcard is
 // always present on a route that has it).
 std::optional<std::string_view> input_text(context& ctx, input_source source,
                                            std::string_view name);
 [[noreturn]] void throw_missing_input(input_source source, std::string_view name);
-[[noreturn]] void throw_bad_input(input_source source, std::string_view name,
-                                  std::string_view text, std::string_view expected);
 // The 400 for query keys outside `known`, when the application refuses them.
 void check_query_keys(context& ctx, std::span<const std::string_view> known);
 // The 422 for a parameter (route_doc::parameters[index]) whose value, as JSON, breaks its
@@ -135,9 +135,10 @@ void parse_input(input_source source, std::string_view name, std::string_view te
       }
     std::string expected = "one of";
     for (const auto& v : values) expected += (&v == &values.front() ? " " : ", ") + v.dump();
-    throw_bad_input(source, name, text, expected);
+    throw_bad_value(input_where(input_source_name(source)), name, text, expected);
   } else {
-    if (!parse_text(text, out)) throw_bad_input(source, name, text, expected_name<V>());
+    if (!parse_text(text, out))
+      throw_bad_value(input_where(input_source_name(source)), name, text, expected_name<V>());
   }
 }
 

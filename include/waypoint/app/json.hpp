@@ -29,7 +29,8 @@
 //        validation_error with one
 // json_field() (used by WAYPOINT_JSON_OBJECT) reports exact pointers for nested members,
 // and is strict where nlohmann/json is lenient, at every depth (vectors, std::array, sets,
-// maps, optionals): an integer refuses 1.5 and values out of its type's range; a
+// maps, optionals): an integer refuses 1.5 and values out of its type's range (and takes 2.0,
+// as JSON Schema's "integer" does); a
 // std::array<T, N> takes exactly N elements; a set refuses duplicates; an enum serialized
 // with NLOHMANN_JSON_SERIALIZE_ENUM refuses a value it does not list (nlohmann/json would
 // silently take the first enumerator). Unknown members are ignored unless the type is a
@@ -46,6 +47,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <concepts>
 #include <cstdint>
 #include <functional>
@@ -272,8 +274,22 @@ template <class T>
                                        std::to_string(std::numeric_limits<T>::max()));
 }
 
+// An integer member takes what JSON Schema's "integer" (the document's type) takes: a number
+// without a fractional part, so 2.0 and 1e3 as well as 2 (RFC 8259 has one number type; the
+// contract's validator and every 2020-12 validator accept 2.0, and refusing it would answer a
+// valid document with a 422).
 template <class T>
 void read_integer(const nlohmann::json& value, T& out) {
+  if (value.is_number_float()) {
+    double d = value.get<double>();
+    if (!(d == std::trunc(d))) throw_wrong_type(value.type_name(), "an integer");
+    // Within T's range exactly: the bounds are powers of two (or next to one), exact in double.
+    if (d < static_cast<double>(std::numeric_limits<T>::min()) ||
+        d >= static_cast<double>(std::numeric_limits<T>::max()) + 1.0)
+      throw_integer_out_of_range<T>(value);
+    out = static_cast<T>(d);
+    return;
+  }
   if (!value.is_number_integer()) throw_wrong_type(value.type_name(), "an integer");
   if (value.is_number_unsigned()) {
     auto v = value.get<std::uint64_t>();

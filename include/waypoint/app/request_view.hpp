@@ -96,7 +96,8 @@ bool parse_text(std::string_view text, T& out) noexcept {
   }
 }
 
-// Throws the 400 http_error for a path or query value that is not a `T`.
+// Throws the 400 http_error for a path, query, header or cookie value that is not a `T`
+// ("query parameter \"limit\" must be an integer in range, not \"ten\""; the text clipped).
 [[noreturn]] void throw_bad_value(std::string_view where, std::string_view name,
                                   std::string_view text, std::string_view expected);
 
