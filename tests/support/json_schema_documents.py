@@ -1,11 +1,12 @@
 """Documents for a JSON Schema, and documents that break it, for the differential tests that hold
-waypoint's validator to Debian's python3-jsonschema (Draft202012Validator), first of them
-tests/app/schema_validator_differential.py (random schemas through schema_validator_cli).
+waypoint to Debian's python3-jsonschema (Draft202012Validator):
+tests/app/schema_validator_differential.py (random schemas through schema_validator_cli) and
+tests/gateway/contract_differential.py (the gateway's typed routes, over HTTP).
 
 - schema(rng, defs): a random schema of the keywords waypoint enforces;
 - instance(s, rng, defs): a document meant to satisfy s (best effort: the oracle decides);
-- mutations(s, doc, rng, defs): documents that each break one keyword of s, at the top or in
-  one nested value.
+- mutations(s, doc, rng, defs, nested=2): documents that each break one keyword of s, at the
+  top or in one nested value (up to `nested` of each nested value's).
 
 defs maps a name to the schema a "$ref" names by its last segment ("#/$defs/d0",
 "#/components/schemas/order"). Everything is drawn from rng, so a seed fixes the cases.
@@ -15,13 +16,18 @@ Left out, because the two implementations differ on purpose or Python's differs 
   3.11's date.fromisoformat (which takes "20240101" and "2024-W01-1"), "uuid" with uuid.UUID
   (braces and "urn:uuid:" prefixes pass when dashes sit at 8, 13, 18, 23), and skips
   "date-time" and "uri" without the rfc3339-validator and rfc3987 modules (not installed by
-  python3-jsonschema). The suite's format files test ours instead.
+  python3-jsonschema). The suite's format files test ours instead. The random schemas hold
+  no "format"; a given schema's formatted string is drawn from FORMAT_EXAMPLES, which every
+  checker takes, and no mutation breaks a format alone. (The oracle is run without a
+  FormatChecker, so it reads "format" as an annotation.)
 - \\w, \\s, \\d on non-ASCII text: Python's are Unicode-aware, ECMA's (and ours) ASCII (\\s has its
-  own Unicode list). Patterns here use explicit classes, and \\d only against ASCII text.
+  own Unicode list). Patterns here use explicit classes, and \\d only against ASCII text; a
+  given schema whose pattern has such a class sees ASCII strings only.
 - integers outside [-2^63, 2^64-1]: Python keeps them exact, nlohmann/json reads them as doubles.
 - multipleOf above 2^53 on a float document: Python rounds the divisor to a double, ours is exact.
 """
 import math
+import re
 
 INT_EDGES = [0, 1, -1, 2, 7, 100, 2**31 - 1, -2**31, 2**53, 2**53 + 1, 2**63 - 1, -2**63,
              2**63, 2**64 - 1]
@@ -33,6 +39,27 @@ STRINGS = ["", "a", "ab", "abc", "é", "😀", "a😀", "😀😀😀", "x y", "
 PATTERNS = ["^[a-z]+$", "^a*b?$", "ab|cd", "^(?:x|yz){2,3}$", "[0-9]{3}", "^.{2}$", "😀+",
             "^[^a-c]*$", "^\\d+$", "(a*)*b", "^$", "^[a-zé]{1,3}$", "c$", "^(a|b)+c?$"]
 SCALARS = [None, True, False, 0, 1, 1.0, -1, 2.5, "a", "b", "", "😀", 2**63 - 1, 2**64 - 1]
+# Strings every checker takes for the formats waypoint enforces. A string with a "format" is
+# always drawn from these and never mutated for its format alone (see the module doc).
+FORMAT_EXAMPLES = {
+    "date-time": ["2024-02-29T12:00:00Z", "1999-12-31T23:59:59.25+01:00"],
+    "date": ["2024-02-29", "1999-12-31"],
+    "email": ["a@example.com", "first.last@sub.example.org"],
+    "uuid": ["123e4567-e89b-12d3-a456-426614174000", "00000000-0000-0000-0000-000000000000"],
+    "uri": ["https://example.com/a?b=c#d", "urn:isbn:0451450523"],
+}
+# A pattern with a class whose meaning on non-ASCII text differs (see the module doc) sees
+# ASCII strings only.
+UNICODE_AWARE_CLASS = re.compile(r"\\[wWsSdDbB]")
+
+
+def resolve(ref, defs):
+    """The schema "$ref" names: defs[its last segment], unescaped as a JSON Pointer's."""
+    return defs[ref.split("/")[-1].replace("~1", "/").replace("~0", "~")]
+
+
+def ascii_only(s):
+    return isinstance(s, dict) and bool(UNICODE_AWARE_CLASS.search(s.get("pattern", "")))
 
 
 def number(rng):
@@ -123,7 +150,7 @@ def instance(s, rng, defs, depth=0):
         return None
     defs = {**defs, **s.get("$defs", {})}
     if "$ref" in s:
-        return instance(defs[s["$ref"].split("/")[-1]], rng, defs, depth + 1) if depth < 6 else {"v": 0}
+        return instance(resolve(s["$ref"], defs), rng, defs, depth + 1) if depth < 6 else {"v": 0}
     if "const" in s:
         return s["const"]
     if "enum" in s:
@@ -146,8 +173,15 @@ def instance(s, rng, defs, depth=0):
             candidates = [v for v in candidates if v % s["multipleOf"] == 0] or [0]
         return rng.choice(candidates or [0])
     if t == "string":
+        if s.get("format") in FORMAT_EXAMPLES:
+            return rng.choice(FORMAT_EXAMPLES[s["format"]])
         lo, hi = s.get("minLength", 0), s.get("maxLength", 10)
         pool = [x for x in STRINGS + ["aab", "xyz", "123", "ab", "abc", "😀😀", "acd"] if lo <= len(x) <= hi]
+        if ascii_only(s):
+            pool = [x for x in pool if x.isascii()]
+        if "pattern" in s:  # strings that match, when there are any
+            pool = [x for x in pool if re.search(s["pattern"], x)] or \
+                [x for x in s.get("examples", []) if isinstance(x, str)] or pool
         return rng.choice(pool or ["a" * lo])
     if t == "boolean":
         return rng.random() < 0.5
@@ -172,20 +206,25 @@ def instance(s, rng, defs, depth=0):
     return rng.choice(SCALARS)
 
 
-def mutations(s, doc, rng, defs):
+def mutations(s, doc, rng, defs, nested=2):
     """Documents that break one keyword of s, at the top or in one nested value."""
     out = []
     if not isinstance(s, dict):
         return [rng.choice(SCALARS)]
     defs = {**defs, **s.get("$defs", {})}
     if "$ref" in s:
-        return mutations(defs[s["$ref"].split("/")[-1]], doc, rng, defs)
+        return mutations(resolve(s["$ref"], defs), doc, rng, defs, nested)
     t = s.get("type")
     wrong = {"integer": "1", "number": "x", "string": 5, "array": {}, "object": [], "boolean": 0, "null": 0}
     if isinstance(t, str):
         out.append(wrong[t])
         if t == "integer":
             out.append(1.5)
+    elif isinstance(t, list):  # a value of the first type the list leaves out
+        samples = {"string": "s", "number": 2.5, "integer": 3, "object": {}, "array": [],
+                   "null": None, "boolean": True}
+        out.extend([v for k, v in samples.items()
+                    if k not in t and not (k == "integer" and "number" in t)][:1])
     if isinstance(doc, (int, float)) and not isinstance(doc, bool):
         for k, delta in (("minimum", -1), ("exclusiveMinimum", 0), ("maximum", 1), ("exclusiveMaximum", 0)):
             if k in s:
@@ -197,10 +236,11 @@ def mutations(s, doc, rng, defs):
         if "multipleOf" in s:
             out.append(doc + (1 if isinstance(s["multipleOf"], int) and s["multipleOf"] > 1 else 0.3))
     if isinstance(doc, str):
+        unit = "x" if ascii_only(s) else "😀"  # a code point in 4 UTF-8 bytes, where it can
         if "minLength" in s and s["minLength"] > 0:
-            out.append("😀" * (s["minLength"] - 1))
+            out.append(unit * (s["minLength"] - 1))
         if "maxLength" in s:
-            out.append("😀" * (s["maxLength"] + 1))
+            out.append(unit * (s["maxLength"] + 1))
         if "pattern" in s:
             out.append(doc + "!")
             out.append("!" + doc)
@@ -218,7 +258,7 @@ def mutations(s, doc, rng, defs):
             out.append(doc + [float(first) if isinstance(first, int) and not isinstance(first, bool) and abs(first) < 2**53 else first])
         for k, item in enumerate(doc):
             sub = s["prefixItems"][k] if k < len(s.get("prefixItems", [])) else s.get("items", True)
-            for m in mutations(sub, item, rng, defs)[:2]:
+            for m in mutations(sub, item, rng, defs, nested)[:nested]:
                 out.append(doc[:k] + [m] + doc[k + 1:])
     if isinstance(doc, dict):
         for name in s.get("required", []):
@@ -227,11 +267,11 @@ def mutations(s, doc, rng, defs):
             out.append({**doc, "zz": rng.choice(SCALARS)})
         for name, sub in s.get("properties", {}).items():
             if name in doc:
-                for m in mutations(sub, doc[name], rng, defs)[:2]:
+                for m in mutations(sub, doc[name], rng, defs, nested)[:nested]:
                     out.append({**doc, name: m})
     for word in ("anyOf", "oneOf", "allOf"):
         for sub in s.get(word, []):
-            out.extend(mutations(sub, doc, rng, defs)[:2])
+            out.extend(mutations(sub, doc, rng, defs, nested)[:nested])
     if "not" in s:
         out.append(instance(s["not"], rng, defs))
     return out
