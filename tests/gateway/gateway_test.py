@@ -55,7 +55,10 @@ def expect(condition, message):
 
 
 class Gateway:
-    """A gateway process on a free port; `base` and `curl_lines` are what it printed."""
+    """A gateway process on a free port; `base` and `curl_lines` are what it printed.
+    prism_test.py runs checks again with this name bound to a subclass that puts Prism in
+    front of the gateway: there `base` is Prism's URL, so a check sends every request to
+    `base` and starts its gateways through this name."""
 
     def __init__(self, binary, *args, quiet=True, drain_grace_ms=0):
         flags = ["--port", "0", "--drain-grace", str(drain_grace_ms)] + (["--quiet"] if quiet else [])
@@ -744,6 +747,7 @@ def check_printed_websocket_line_echoes(binary):
         g.stop()
 
 
+# prism_test.py places each of these: run again through Prism, or left out with a reason.
 CHECKS = [
     check_printed_websocket_line_echoes,
     check_every_printed_curl_line_answers_as_documented,
