@@ -243,18 +243,24 @@ void rpc_result(context& ctx, const json& id, json result) {
   ctx.response().status(200).body(body.dump(), "application/json");
 }
 
-// Whether a request's Origin may use the endpoint: none (not a browser), the request's own
-// authority, or one the options list (DNS rebinding: a page of another origin must not reach a server
-// on localhost through a name that resolves there).
+// Whether a request's Origin may use the endpoint: none (not a browser), a loopback origin
+// (localhost, 127.0.0.1, [::1], any port), or one the options list. Not the request's own
+// Host: a DNS-rebinding page at evil.example, its name now resolving to this server, sends
+// Host: evil.example and Origin: http://evil.example, so agreeing with Host proves nothing.
 bool origin_allowed(const context& ctx, const mcp_options& options) {
   std::string_view origin = ctx.header(http::field::origin);
-  if (origin.empty()) return true;  // not a browser
+  if (origin.empty()) return true;
   for (const std::string& allowed : options.allowed_origins)
     if (allowed == "*" || waypoint::detail::iequals(allowed, origin)) return true;
   std::size_t scheme = origin.find("://");
   if (scheme == std::string_view::npos) return false;
-  std::string_view authority = origin.substr(scheme + 3);
-  return !authority.empty() && waypoint::detail::iequals(authority, ctx.header(http::field::host));
+  std::string_view host = origin.substr(scheme + 3);
+  if (host.starts_with('[')) {
+    host = host.substr(0, host.find(']') + 1);  // npos + 1: all of it
+  } else {
+    host = host.substr(0, host.find(':'));
+  }
+  return waypoint::detail::iequals(host, "localhost") || host == "127.0.0.1" || host == "[::1]";
 }
 
 // An argument as the text of a path, query, header or cookie value; false for what has none.

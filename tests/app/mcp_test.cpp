@@ -313,8 +313,15 @@ TEST(McpHttp, GetIs405AndForeignOriginsAre403) {
   EXPECT_NE(field(get, "Allow").find("POST"), std::string::npos);
   std::string ping = R"({"jsonrpc":"2.0","id":1,"method":"ping"})";
   EXPECT_EQ(app.respond(rpc(ping, {{"Origin", "https://evil.example"}})).result_int(), 403u);
-  EXPECT_EQ(app.respond(rpc(ping, {{"Origin", "http://example.com"}})).result_int(), 200u)
-      << "the request's own authority";
+  // DNS rebinding: the rebound name is both the Host and the Origin.
+  EXPECT_EQ(app.respond(rpc(ping, {{"Host", "evil.example"}, {"Origin", "http://evil.example"}}))
+                .result_int(),
+            403u);
+  EXPECT_EQ(app.respond(rpc(ping, {{"Origin", "http://example.com"}})).result_int(), 403u)
+      << "the request's own authority is not enough";
+  for (const char* loopback : {"http://localhost:6274", "http://127.0.0.1", "http://[::1]:8080"})
+    EXPECT_EQ(app.respond(rpc(ping, {{"Origin", loopback}})).result_int(), 200u) << loopback;
+  EXPECT_EQ(app.respond(rpc(ping, {{"Origin", "http://localhost.evil.example"}})).result_int(), 403u);
   EXPECT_EQ(app.respond(rpc(ping, {{"Origin", "https://agent.example"}})).result_int(), 200u)
       << "an allowed origin";
   EXPECT_EQ(app.respond(rpc(ping, {{"MCP-Protocol-Version", "1999-01-01"}})).result_int(), 400u);

@@ -28,9 +28,10 @@
 // newer). JSON-RPC errors: -32700 (not JSON: HTTP 400), -32600 (not a request, or a batch:
 // HTTP 400), -32601 (unknown method), -32602 (bad params, an unknown tool, a path input
 // missing). A notification or a response is 202 without a body. GET and DELETE are 405
-// (there is no stream to open, no session to end). A request whose Origin is neither the
-// request's own authority nor in mcp_options::allowed_origins is 403 (the specification's
-// defence against DNS rebinding); an unsupported MCP-Protocol-Version is 400.
+// (there is no stream to open, no session to end). A request whose Origin is neither a
+// loopback origin (localhost, 127.0.0.1, [::1]) nor in mcp_options::allowed_origins is 403,
+// the specification's defence against DNS rebinding (an Origin equal to the request's Host
+// is not enough: a rebound name sends both); an unsupported MCP-Protocol-Version is 400.
 #pragma once
 
 #include "waypoint/app/application.hpp"
@@ -48,7 +49,8 @@ struct mcp_options {
   std::string server_version = "0.1.0";
   std::string instructions{};  // empty: none
   // Origins ("https://app.example.com", scheme://host[:port] as browsers send them) allowed
-  // besides the request's own authority; "*" allows any.
+  // besides loopback ones; "*" allows any. A browser client served from the API's own origin
+  // needs it listed here.
   std::vector<std::string> allowed_origins{};
   // The longest JSON-RPC message read; longer is a 413 before any layer runs.
   std::uint64_t max_body_bytes = 1024 * 1024;
