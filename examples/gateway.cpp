@@ -9,10 +9,12 @@
 // It also shows the framework: one match per request; the built-in middleware (access log,
 // request id, CORS, recover); automatic OPTIONS; typed JSON routes whose inputs come from the
 // path, query, headers and body, with their constraints enforced (orders.hpp), also served
-// as Model Context Protocol tools at /mcp; and a
+// as Model Context Protocol tools at /mcp (with --api-token, one of them behind an
+// authentication layer: account.hpp); and a
 // coroutine route that proxies to an upstream service (proxy.hpp). With --routes, a
 // table's POST, PUT and PATCH patterns are typed record routes (records.hpp).
 // With --tls-cert and --tls-key it serves HTTPS too (--tls-port, 8443 by default).
+#include "account.hpp"
 #include "files.hpp"
 #include "ops.hpp"
 #include "orders.hpp"
@@ -64,6 +66,7 @@ struct options {
   bool reuse_port = false;
   unsigned drain_grace_ms = 1000;
   std::string tls_cert, tls_key;  // both or neither: a TLS listener on tls_port
+  std::string api_token;          // empty: no GET /v1/account
   std::uint16_t tls_port = 8443;
   std::size_t max_connections = 0;  // the server's descriptor budget; 0: from RLIMIT_NOFILE
   std::uint64_t upload_disk_budget = waypoint::examples::default_upload_disk_budget;
@@ -106,6 +109,9 @@ PUT and PATCH patterns decode and answer JSON records.
   --contracts MODE typed routes check bodies and answers against the document:
                    enforce (default: 422 and 500), log (a line each, let through)
                    or off (unchecked: to measure what checking costs)
+  --api-token TOKEN
+                   also serve GET /v1/account (and its MCP tool getAccount) behind a
+                   layer that refuses, 401, a request without Authorization: Bearer TOKEN
   --swagger-ui-cdn the documentation page (/docs/) loads Swagger UI from jsDelivr
                    (pinned, with integrity hashes) even when this build holds its files
   --print-routes   print the built-in table and exit
@@ -161,6 +167,9 @@ options parse_arguments(int argc, char** argv) {
       else if (mode == "log") o.contracts = wa::contract_check::log;
       else if (mode == "off") o.contracts = wa::contract_check::off;
       else fail("--contracts is enforce, log or off, not \"" + mode + "\"");
+    } else if (arg == "--api-token") {
+      o.api_token = value();
+      if (o.api_token.empty()) fail("--api-token needs a token");
     } else if (arg == "--swagger-ui-cdn") {
       o.swagger_ui_cdn = true;
     } else if (arg == "--max-connections") {
@@ -324,6 +333,7 @@ int main(int argc, char** argv) {
       waypoint::examples::add_stream_routes(
           app, waypoint::beast::resource_budget(o.upload_disk_budget));
       waypoint::examples::add_websocket_route(app);
+      if (!o.api_token.empty()) waypoint::examples::add_account_route(app, o.api_token);
       // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.
       // The named typed routes as Model Context Protocol tools, at /mcp.
       wa::serve_mcp(app, {.server_name = "waypoint-gateway", .server_version = WAYPOINT_VERSION});

@@ -49,6 +49,16 @@ class CheckFailed(Exception):
     pass
 
 
+class Skipped(Exception):
+    """A check whose client is not installed; under CI (which installs it) a failure instead."""
+
+
+def skip_unless_ci(reason):
+    if os.environ.get("CI"):
+        raise CheckFailed(reason)
+    raise Skipped(reason)
+
+
 def expect(condition, message):
     if not condition:
         raise CheckFailed(message)
@@ -747,9 +757,46 @@ def check_printed_websocket_line_echoes(binary):
         g.stop()
 
 
+# The printed `scripts/install-deps mcp && build/node-mcp/.../mcp-inspector --cli URL ...` line:
+# the first command installs the npm group, the second, run as printed from the repository,
+# lists the gateway's MCP tools (the npm inspector's CLI, which starts a second node process:
+# both are in a session of their own, killed by its id past the timeout).
+INSPECTOR_LINE = "scripts/install-deps mcp && "
+INSPECTOR_TIMEOUT_S = 30
+
+
+def check_printed_inspector_line_lists_the_tools(binary):
+    g = Gateway(binary)
+    try:
+        lines = [l.strip() for l in g.printed if l.strip().startswith(INSPECTOR_LINE)]
+        expect(len(lines) == 1, "one printed MCP inspector line, got %r" % lines)
+        argv = shlex.split(lines[0][len(INSPECTOR_LINE):], comments=True)
+        expect(g.base + "/mcp" in argv, "the line uses the printed base URL %s: %r"
+               % (g.base, lines[0]))
+        inspector = os.path.join(ROOT, argv[0])
+        if not os.access(inspector, os.X_OK):
+            skip_unless_ci("%s is not installed (scripts/install-deps mcp installs it)" % argv[0])
+        child = subprocess.Popen([inspector] + argv[1:], cwd=ROOT, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            out, err = child.communicate(timeout=INSPECTOR_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.communicate()
+            raise
+        expect(child.returncode == 0, "the inspector line failed (exit %d): %s"
+               % (child.returncode, err.strip()[-400:]))
+        names = sorted(tool["name"] for tool in json.loads(out)["tools"])
+        expect(names == ["listOrgOrders", "placeOrder", "placeOrgOrder"],
+               "the inspector lists the named typed routes, got %r" % names)
+    finally:
+        g.stop()
+
+
 # prism_test.py places each of these: run again through Prism, or left out with a reason.
 CHECKS = [
     check_printed_websocket_line_echoes,
+    check_printed_inspector_line_lists_the_tools,
     check_every_printed_curl_line_answers_as_documented,
     check_order_book_reads_its_inputs_pages_and_answers_304,
     check_docs_page_without_local_files_loads_pinned_swagger_ui_with_integrity,
@@ -768,7 +815,7 @@ CHECKS = [
 
 
 def run_checks(name, checks, binary):
-    """Runs every check against the gateway `binary`, printing PASS or FAIL for each; 1 when
+    """Runs every check against the gateway `binary`, printing PASS, SKIP or FAIL for each; 1 when
     any failed. A check fails by raising; those errors are reported, others propagate."""
     failed = []
     for check in checks:
@@ -776,6 +823,8 @@ def run_checks(name, checks, binary):
         try:
             check(binary)
             print("PASS %s (%.1f s)" % (check.__name__[len("check_"):], time.monotonic() - started))
+        except Skipped as e:
+            print("SKIP %s: %s" % (check.__name__[len("check_"):], e))
         except (CheckFailed, OSError, ValueError, KeyError, subprocess.TimeoutExpired) as e:
             failed.append(check.__name__)
             print("FAIL %s: %s: %s" % (check.__name__[len("check_"):], type(e).__name__, e))

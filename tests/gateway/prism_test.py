@@ -74,6 +74,8 @@ LEFT_OUT = {
     "check_docs_page_without_local_files_loads_pinned_swagger_ui_with_integrity":
         "Prism follows the gateway's 302 to jsDelivr itself, so the check would ask the CDN",
     "check_printed_websocket_line_echoes": "Prism proxies no WebSocket upgrade",
+    "check_printed_inspector_line_lists_the_tools":
+        "its traffic is JSON-RPC to /mcp, which the document leaves out",
     "check_readiness_says_503_from_sigterm_until_the_listeners_close":
         "it checks that the gateway's port closes, and Prism's stays open",
     "check_access_log_and_metrics_count_the_requests_sent":
