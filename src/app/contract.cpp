@@ -6,6 +6,7 @@
 #include "waypoint/app/schema.hpp"
 
 #include <stdexcept>
+#include <unordered_map>
 
 namespace waypoint::app::detail {
 
@@ -63,6 +64,13 @@ void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_member
   if (typed.empty()) return;
   auto root = std::make_shared<const std::string>(R"({"components":{"schemas":)" +
                                                   sink.components_text() + "}}");
+  // One validator per distinct schema text, shared by the routes that have it.
+  std::unordered_map<std::string, route_contract::validator> compiled;
+  auto validator_for = [&](std::string text) {
+    auto [it, added] = compiled.try_emplace(text);
+    if (added) it->second = std::make_shared<const lazy_validator>(std::move(text), root);
+    return it->second;
+  };
   // Every contract compiled before any is given: a refusal leaves no route with one.
   std::vector<std::shared_ptr<const route_contract>> contracts;
   contracts.reserve(typed.size());
@@ -70,15 +78,17 @@ void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_member
     const route_doc& doc = t.route->doc;
     std::string checking = "its schema";
     try {
-      auto contract = std::make_shared<route_contract>(std::move(t.request), std::move(t.response),
-                                                       root, doc.success_status, doc.conditional);
+      auto contract = std::make_shared<route_contract>(validator_for(std::move(t.request)),
+                                                       validator_for(std::move(t.response)),
+                                                       doc.success_status, doc.conditional);
       (void)contract->request<nlohmann::json>();
       (void)contract->response<nlohmann::ordered_json>();
       for (std::size_t i = 0; i < doc.parameters.size(); ++i) {
         const parameter_doc& p = doc.parameters[i];
         checking = "the schema of its " + input_named(p.in, p.name);
-        contract->add_parameter(p.constraints.empty() ? std::string() : parameter_schema(p),
-                                input_named(p.in, p.name));
+        contract->add_parameter(
+            validator_for(p.constraints.empty() ? std::string() : parameter_schema(p)),
+            input_named(p.in, p.name));
         (void)contract->parameter<nlohmann::json>(i);
       }
       contracts.push_back(std::move(contract));

@@ -15,15 +15,15 @@
 #include "waypoint/app/route_doc.hpp"
 
 #include <array>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace waypoint::app::detail {
 
-// One schema's text, compiled on first use for each ABI that asks.
+// One schema's text, compiled on first use for each ABI and document type that asks.
 class lazy_validator {
  public:
   // `root`: the document "$ref"s resolve in; null: the schema itself. An empty text: none.
@@ -36,11 +36,14 @@ class lazy_validator {
   template <class Json>
   const schema_validator<Json>* get() const {
     if (schema_.empty()) return nullptr;
+    // A slot per ABI and per document type: routes share a text, and one route's request
+    // (nlohmann::json) and answer (ordered_json) may have the same.
 #if defined(JSON_DIAGNOSTICS) && JSON_DIAGNOSTICS
-    constexpr std::size_t slot = 1;
+    constexpr std::size_t abi = 2;
 #else
-    constexpr std::size_t slot = 0;
+    constexpr std::size_t abi = 0;
 #endif
+    constexpr std::size_t slot = abi + (std::is_same_v<Json, nlohmann::json> ? 0 : 1);
     std::call_once(once_[slot], [&] {
       Json schema = Json::parse(schema_);
       Json root = root_ ? Json::parse(*root_) : schema;
@@ -53,19 +56,19 @@ class lazy_validator {
  private:
   std::string schema_;
   std::shared_ptr<const std::string> root_;
-  mutable std::array<std::once_flag, 2> once_;
-  mutable std::array<std::shared_ptr<const void>, 2> compiled_;
+  mutable std::array<std::once_flag, 4> once_;
+  mutable std::array<std::shared_ptr<const void>, 4> compiled_;
 };
 
 class route_contract {
  public:
-  // `root` is {"components":{"schemas":{...}}}, shared by every route of the application,
-  // which the schemas' "$ref"s point into. An empty schema text: no body, or no content.
-  route_contract(std::string request_schema, std::string response_schema,
-                 const std::shared_ptr<const std::string>& root, int success_status,
-                 bool conditional)
-      : request_(std::move(request_schema), root),
-        response_(std::move(response_schema), root),
+  using validator = std::shared_ptr<const lazy_validator>;
+
+  // Routes with the same schema share its validator (build_contracts): a table of 300 record
+  // routes walks one compiled schema, which stays in cache, not 300.
+  route_contract(validator request, validator response, int success_status, bool conditional)
+      : request_(std::move(request)),
+        response_(std::move(response)),
         success_status_(success_status),
         conditional_(conditional) {}
 
@@ -76,30 +79,30 @@ class route_contract {
   // The request body's validator; null when the route reads none.
   template <class Json>
   const schema_validator<Json>* request() const {
-    return request_.get<Json>();
+    return request_->get<Json>();
   }
   // The answer's validator; null when the route answers without content.
   template <class Json>
   const schema_validator<Json>* response() const {
-    return response_.get<Json>();
+    return response_->get<Json>();
   }
   // The validator of the route's parameter `index` (route_doc::parameters' order); null when
   // it has no constraints.
   template <class Json>
   const schema_validator<Json>* parameter(std::size_t index) const {
-    return index < parameters_.size() ? parameters_[index].get<Json>() : nullptr;
+    return index < parameters_.size() ? parameters_[index]->get<Json>() : nullptr;
   }
   // "query parameter \"limit\"": how a 422 names parameter `index`.
   const std::string& parameter_label(std::size_t index) const { return labels_.at(index); }
-  void add_parameter(std::string schema, std::string label) {
-    parameters_.emplace_back(std::move(schema), nullptr);
+  void add_parameter(validator schema, std::string label) {
+    parameters_.push_back(std::move(schema));
     labels_.push_back(std::move(label));
   }
 
  private:
-  lazy_validator request_;
-  lazy_validator response_;
-  std::deque<lazy_validator> parameters_;  // deque: a once_flag does not move
+  validator request_;
+  validator response_;
+  std::vector<validator> parameters_;
   std::vector<std::string> labels_;
   int success_status_;
   bool conditional_;
