@@ -4,7 +4,7 @@
 // is one the server hands to Beast.
 #include "waypoint/beast/websocket.hpp"
 
-#include "waypoint/detail/http_grammar.hpp"
+#include <boost/beast/http/rfc7230.hpp>
 
 #include <string_view>
 
@@ -33,18 +33,25 @@ bool has_body(const request& req) noexcept {
   return length.find_first_not_of('0') != std::string_view::npos;
 }
 
+// Whether the first `name` field lists `token` as Beast's accept reads it: as a list of
+// tokens (http::token_list), whose reading ends at the first element that is not a token,
+// so that in "h2c/1, websocket" or "a:b, websocket" it never reaches websocket.
+bool lists_token(const request& req, http::field name, std::string_view token) noexcept {
+  return http::token_list(req[name]).exists(token);
+}
+
 }  // namespace
 
 handshake_defect websocket_handshake_defect(const request& req) noexcept {
-  using waypoint::detail::list_has_token;
-  // Beast's accept reads the first Connection and Upgrade fields only; so does this, so that
-  // a request this takes is one Beast answers with 101.
+  // Beast's accept reads the first Connection and Upgrade fields only, as token lists, and
+  // takes HTTP/1.1 alone; so does this, so that a request this takes is one Beast answers
+  // with 101.
   if (req.method() != http::verb::get) return handshake_defect::not_get;
-  if (req.version() < 11) return handshake_defect::before_http_1_1;
+  if (req.version() != 11) return handshake_defect::not_http_1_1;
   if (req.count(http::field::host) == 0) return handshake_defect::no_host;
-  if (!list_has_token(req[http::field::connection], "upgrade"))
+  if (!lists_token(req, http::field::connection, "upgrade"))
     return handshake_defect::no_connection_upgrade;
-  if (!list_has_token(req[http::field::upgrade], "websocket"))
+  if (!lists_token(req, http::field::upgrade, "websocket"))
     return handshake_defect::no_upgrade_websocket;
   // RFC 6455 §11.3.1 and §11.3.5: each appears once in a request.
   if (req.count(http::field::sec_websocket_version) != 1 ||
@@ -61,13 +68,13 @@ std::string_view describe(handshake_defect defect) noexcept {
   switch (defect) {
     case handshake_defect::none: return {};
     case handshake_defect::not_get: return "a WebSocket opening handshake is a GET request";
-    case handshake_defect::before_http_1_1:
-      return "a WebSocket opening handshake needs HTTP/1.1 or later";
+    case handshake_defect::not_http_1_1:
+      return "a WebSocket opening handshake is an HTTP/1.1 request";
     case handshake_defect::no_host: return "a WebSocket opening handshake needs a Host field";
     case handshake_defect::no_connection_upgrade:
-      return "the Connection field must list the token upgrade";
+      return "the Connection field must list the token upgrade, in a list of tokens";
     case handshake_defect::no_upgrade_websocket:
-      return "the Upgrade field must list websocket";
+      return "the Upgrade field must list websocket, in a list of tokens";
     case handshake_defect::bad_version:
       return "send exactly one Sec-WebSocket-Version field, 13: the only version served";
     case handshake_defect::bad_key:

@@ -338,6 +338,12 @@ TEST(WebSocketServer, RefusedHandshakeIsLoggedWithTheStatusSent) {
       {"no Host", "GET /echo HTTP/1.1\r\n" + upgrade + key + "Sec-WebSocket-Version: 13\r\n\r\n"},
       {"version 8", host + key + "Sec-WebSocket-Version: 8\r\n\r\n"},
       {"short key", host + "Sec-WebSocket-Key: c2hvcnQ=\r\nSec-WebSocket-Version: 13\r\n\r\n"},
+      // Found by fuzz_connection: Beast's accept reads Upgrade no further than "h2c/1", and
+      // answered a bare 400 (then closed) after the route had taken the upgrade and logged
+      // its 101.
+      {"websocket after a protocol version",
+       "GET /echo HTTP/1.1\r\nHost: t\r\nConnection: Upgrade\r\nUpgrade: h2c/1, websocket\r\n" +
+           key + "Sec-WebSocket-Version: 13\r\n\r\n"},
       {"valid", host + key + "Sec-WebSocket-Version: 13\r\n\r\n"},
   };
   waypoint::app::testing::access_log_capture log;

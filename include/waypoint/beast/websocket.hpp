@@ -149,10 +149,14 @@ struct websocket_upgrade {
 enum class handshake_defect : std::uint8_t {
   none,
   not_get,                // the method is not GET
-  before_http_1_1,        // HTTP/1.0: Upgrade means nothing there (RFC 9110 §7.8)
+  not_http_1_1,           // HTTP/1.0, where Upgrade means nothing (RFC 9110 §7.8), or a
+                          // version past 1.1 (1.2), which Beast's accept refuses
   no_host,                // no Host field
-  no_connection_upgrade,  // the first Connection field does not list the token `upgrade`
-  no_upgrade_websocket,   // the first Upgrade field does not list `websocket`
+  // The first Connection (Upgrade) field does not list the token `upgrade` (`websocket`)
+  // before any element that is not a token: Beast reads "h2c/1, websocket" no further than
+  // h2c.
+  no_connection_upgrade,
+  no_upgrade_websocket,
   bad_version,            // not exactly one Sec-WebSocket-Version, or not 13: answered 426
   bad_key,                // not exactly one Sec-WebSocket-Key, the base64 of 16 bytes
   has_body,               // a body would be read as the first frames
@@ -165,7 +169,7 @@ handshake_defect websocket_handshake_defect(const request& req) noexcept;
 std::string_view describe(handshake_defect defect) noexcept;
 
 // Whether `req` is a WebSocket opening handshake the server can answer with 101 (RFC 6455
-// §4.2.1): GET, HTTP/1.1 or later, Host, a Connection field naming the token `upgrade`, an
+// §4.2.1): GET, HTTP/1.1, Host, a Connection field naming the token `upgrade`, an
 // Upgrade field naming `websocket`, exactly one Sec-WebSocket-Version and it 13, exactly
 // one Sec-WebSocket-Key and it the base64 of 16 bytes, and no body: Beast's accept refuses
 // none of these. exchange::upgrade() takes no other request; the framework's WebSocket
