@@ -2,6 +2,7 @@
 // (file_resolver), then answering for the file found (conditional requests, ranges,
 // precompressed siblings). The field parsers it uses are in static_fields.cpp.
 #include "waypoint/app/static_files.hpp"
+#include "waypoint/app/resource_limits.hpp"
 
 #include "waypoint/pattern.hpp"
 
@@ -214,6 +215,10 @@ class file_answer {
 
   // `directory`: where found's siblings are, -1 when unknown.
   void send(found_file& found, int directory) {
+    // The open file is the request's second descriptor: a share of the server's budget, as an
+    // upload's file takes, held until the body has gone out (file_payload::hold). None left:
+    // a 503 with Retry-After, before any header of the file's is set.
+    beast::resource_permit permit = require_descriptor(ctx_, "the file's descriptor");
     std::string_view type = content_type(found.name);
     if (options_.precompressed && directory >= 0) pick_precompressed(found, directory);
     std::string etag = entity_tag(found.status);
@@ -246,7 +251,9 @@ class file_answer {
                  "bytes " + std::to_string(range.first) + "-" +
                      std::to_string(range.first + range.length - 1) + "/" + std::to_string(size));
     }
-    ctx_.send_file(beast::file_payload(found.file.release(), range.first, range.length));
+    beast::file_payload body(found.file.release(), range.first, range.length);
+    body.hold(std::move(permit));
+    ctx_.send_file(std::move(body));
   }
 
  private:

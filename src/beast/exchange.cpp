@@ -61,6 +61,7 @@ file_payload& file_payload::operator=(file_payload&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     offset_ = other.offset_;
     length_ = other.length_;
+    permit_ = std::move(other.permit_);
   }
   return *this;
 }
@@ -70,6 +71,7 @@ void file_payload::reset() noexcept {
   fd_ = -1;
   offset_ = 0;
   length_ = 0;
+  permit_.reset();
 }
 
 deferred_send& deferred_send::operator=(deferred_send&& other) noexcept {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What the gateway holds for a request besides its connection, each against a limit
-(issue #29): the descriptor of a proxied request's upstream socket and of an upload's
-temporary file (the server's descriptor budget, --max-connections: 503 with Retry-After),
+(issue #29): the descriptor of a proxied request's upstream socket, of an upload's
+temporary file and of a static file being sent (the server's descriptor budget,
+--max-connections: 503 with Retry-After),
 and the bytes of temporary disk that uploads fill together (--upload-disk-budget: 507 with
 Retry-After). Real clients over loopback: curl for the refused and the later requests, a
 tiny upstream that answers when told to, raw sockets for the requests held open.
@@ -210,6 +211,31 @@ def check_upload_past_the_descriptor_budget_is_503_and_the_budget_comes_back(bin
         g.stop()
 
 
+def check_static_file_past_the_descriptor_budget_is_503_and_the_budget_comes_back(binary):
+    g = Gateway(binary, "--max-connections", str(MAX_CONNECTIONS))
+    holder = idle = None
+    try:
+        holder = start_held_upload(g.base, UPLOAD_BYTES)  # its connection and its file: two
+        idle = socket.create_connection(("127.0.0.1", port_of(g.base)))  # three
+        expect(keep_alive_get(idle, "/v1/health") == 200, "a request on a connection within the budget")
+        r = curl(["curl", "-i", g.base + "/style.css"])  # the fourth; the file would be the fifth
+        expect_refusal(r, 503, "the file's descriptor (a descriptor)",
+                       "a static file past the descriptor budget")
+        finish_upload(holder, UPLOAD_BYTES)
+        holder = None
+        r = curl(["curl", "-i", g.base + "/style.css"])
+        expect(r.status == 200 and r.body, "the file once the budget is back: 200, got %r" % r)
+        idle.close()
+        idle = None
+        poll(lambda: descriptors_in_use(g.base) == 1,
+             "the file's descriptor goes back once its body is out")
+    finally:
+        for s in (holder, idle):
+            if s:
+                s.close()
+        g.stop()
+
+
 def check_uploads_past_the_disk_budget_are_507_while_the_first_completes(binary):
     g = Gateway(binary, "--upload-disk-budget", str(DISK_BUDGET))
     sample = upload_file(UPLOAD_BYTES)
@@ -251,6 +277,7 @@ def check_uploads_past_the_disk_budget_are_507_while_the_first_completes(binary)
 CHECKS = [
     check_proxied_request_past_the_descriptor_budget_is_503_and_others_are_served,
     check_upload_past_the_descriptor_budget_is_503_and_the_budget_comes_back,
+    check_static_file_past_the_descriptor_budget_is_503_and_the_budget_comes_back,
     check_uploads_past_the_disk_budget_are_507_while_the_first_completes,
 ]
 

@@ -149,7 +149,10 @@ class file_payload {
   file_payload(int fd, std::uint64_t offset, std::uint64_t length) noexcept
       : fd_(fd), offset_(offset), length_(length) {}
   file_payload(file_payload&& other) noexcept
-      : fd_(std::exchange(other.fd_, -1)), offset_(other.offset_), length_(other.length_) {}
+      : fd_(std::exchange(other.fd_, -1)),
+        offset_(other.offset_),
+        length_(other.length_),
+        permit_(std::move(other.permit_)) {}
   file_payload& operator=(file_payload&& other) noexcept;
   ~file_payload() { reset(); }
 
@@ -163,11 +166,15 @@ class file_payload {
     length_ -= n;
   }
   void reset() noexcept;
+  // The descriptor's share of the server's budget (exchange_host::acquire_descriptor), held
+  // until the descriptor closes, however the body ends.
+  void hold(resource_permit permit) noexcept { permit_ = std::move(permit); }
 
  private:
   int fd_ = -1;
   std::uint64_t offset_ = 0;
   std::uint64_t length_ = 0;
+  resource_permit permit_;
 };
 
 // What the server does with a request's body, decided once its header is in
