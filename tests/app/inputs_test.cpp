@@ -6,6 +6,7 @@
 // Schema-first routes (a JSON Schema as text, a handler on nlohmann::json) are checked and
 // documented the same way.
 #include "app_test_support.hpp"
+#include "item_fixture.hpp"
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/inputs.hpp>
@@ -56,14 +57,7 @@ struct page {
 };
 WAYPOINT_JSON_OBJECT(page, org, cursor, limit, tags, status, tenant, session)
 
-struct item {
-  std::string sku;
-  std::int32_t quantity = 0;
-};
-WAYPOINT_JSON_OBJECT(item, sku, quantity)
-inline nlohmann::ordered_json schema_constraints(const item*) {
-  return {{"properties", {{"quantity", {{"minimum", 1}}}}}};
-}
+using fixtures::item;
 
 // A write whose path and body are both inputs.
 struct add_item {

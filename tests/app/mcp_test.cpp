@@ -3,6 +3,7 @@
 // through every layer and answers what the REST call answers, and the protocol's errors are
 // the JSON-RPC codes the specification gives. tests/mcp/ drives it with the npm SDK.
 #include "app_test_support.hpp"
+#include "item_fixture.hpp"
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/inputs.hpp>
@@ -18,14 +19,7 @@
 
 namespace tools {
 
-struct item {
-  std::string sku;
-  std::int32_t quantity = 0;
-};
-WAYPOINT_JSON_OBJECT(item, sku, quantity)
-inline nlohmann::ordered_json schema_constraints(const item*) {
-  return {{"properties", {{"quantity", {{"minimum", 1}}}}}};
-}
+using fixtures::item;
 
 struct placed {
   std::string id;
