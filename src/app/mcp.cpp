@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <memory>
 #include <set>
 #include <stdexcept>
@@ -283,8 +284,7 @@ struct call_error : std::runtime_error {
 
 // The REST request a tools/call stands for.
 request build_request(const context& ctx, const tool& t, const nlohmann::json& args) {
-  std::vector<std::string> texts;  // url_param holds views: the texts outlive them
-  texts.reserve(args.size() * 4 + 4);
+  std::deque<std::string> texts;  // url_param holds views: a deque never moves its strings
   std::vector<url_param> path, query;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string cookies;

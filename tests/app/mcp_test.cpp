@@ -222,6 +222,13 @@ TEST(McpCalls, AToolCallAnswersWhatTheRestCallAnswers) {
   EXPECT_EQ(r["result"]["content"][0]["text"], rest.body());
   EXPECT_FALSE(r["result"].contains("isError"));
 
+  // Many values of a repeated key: each one's text stays where the path builder reads it.
+  nlohmann::json many = nlohmann::json::array();
+  for (int i = 0; i < 200; ++i) many.push_back("tag-" + std::to_string(i));
+  nlohmann::json tags = call(app, "tools/call",
+                             {{"name", "listItems"}, {"arguments", {{"org", "o"}, {"tag", many}}}});
+  EXPECT_EQ(tags["result"]["structuredContent"]["tags"], many) << tags.dump().substr(0, 300);
+
   nlohmann::json placed = call(app, "tools/call",
                                {{"name", "placeItem"},
                                 {"arguments", {{"org", "acme"}, {"sku", "k"}, {"quantity", 3}}}});
