@@ -516,6 +516,9 @@ int client_left_status() noexcept {
 
 void answer_current_exception(context& ctx) noexcept {
   if (body_was_not_allowed()) return;
+  // The head went out with the first chunk: whatever is answered below is not sent, and the
+  // body must not end as if it were complete (exchange_host::abort_response).
+  if (ctx.streamed_) ctx.host_->abort_response();
   if (int status = client_left_status()) {  // nobody reads the answer: no body, no log
     ctx.response().message().result(static_cast<unsigned>(status));
     ctx.response().message().body().clear();

@@ -218,7 +218,10 @@ void application::dispatch(beast::exchange& x) noexcept {
     asio::co_spawn(x.executor(), run_rest(*ctx),
                    asio::bind_cancellation_slot(
                        x.cancellation_slot(),
-                       [this, ctx, done = std::move(done)](std::exception_ptr) mutable {
+                       [this, ctx, done = std::move(done)](std::exception_ptr error) mutable {
+                         // Cancelled (the drain, a client gone) after the head went out:
+                         // the body is cut, not complete.
+                         if (error && ctx->streamed_) ctx->host_->abort_response();
                          if (!(ctx->upgrade_requested_ && start_websocket(ctx))) {
                            finish(*ctx);
                            ctx->hand_over_file();

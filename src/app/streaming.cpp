@@ -75,8 +75,9 @@ awaitable<void> context::write_chunk(std::string_view data) {
       token);
   if (ec == asio::error::operation_not_supported) {
     res.body() += data;  // async_handle(): the caller writes the body whole
-  } else if (ec) {
-    throw std::system_error(ec, "waypoint::app: the response could not be written");
+  } else {
+    streamed_ = true;  // the head is out (or on its way): a later error cuts the body
+    if (ec) throw std::system_error(ec, "waypoint::app: the response could not be written");
   }
   chunked_bytes_ += data.size();
 }

@@ -132,8 +132,9 @@ void connection::drain() noexcept {
 // A response being streamed would hold the drain until drain_timeout and then be cut
 // without its last chunk, which a client cannot tell from an error. So its writer is told
 // to end: the cancellation stops a wait between writes (or the next co_await), later writes
-// fail with server_stopping, and its deferred send writes the last chunk. Once per response;
-// for one whose head goes out during the drain, at that write's completion.
+// fail with server_stopping, and its deferred send writes the last chunk (a writer that
+// ended by the error has its body cut instead: abort_response). Once per response; for one
+// whose head goes out during the drain, at that write's completion.
 void connection::end_stream() noexcept {
   if (stream_ended_ || life_ == life::closed || !session_.awaiting_response() ||
       !session_.response_streaming())

@@ -48,6 +48,7 @@ class connection final : public exchange_host {
   void read_body(boost::asio::mutable_buffer into, body_read_handler done) override;
   void write_chunk(std::string_view data, chunk_write_handler done) override;
   void set_trailers(const http::fields& trailers) override { session_.set_trailers(trailers); }
+  void abort_response() noexcept override { session_.abort_response(); }
   bool upgrade(websocket_upgrade& upgrade) noexcept override {
     return session_.accept_upgrade(upgrade);
   }

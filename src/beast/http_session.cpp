@@ -382,7 +382,7 @@ void http_session::send_response() {
   response_ready_ = false;
   if (upgrade_) return hand_over_upgrade();
   if (writing_ != writing_state::head) {
-    if (writing_ == writing_state::chunks && framing_.version >= 11) {
+    if (writing_ == writing_state::chunks && framing_.version >= 11 && !aborted_) {
       output_ += "0\r\n";
       output_ += trailers_;
       output_ += "\r\n";
@@ -397,7 +397,7 @@ void http_session::send_response() {
     attached_.reset();
   }
   // A streamed response's head went out before the body was read to its end.
-  if (!framing_.keep_alive || body_left()) keep_alive_ = keep_alive::disabled;
+  if (!framing_.keep_alive || body_left() || aborted_) keep_alive_ = keep_alive::disabled;
   end_request();
 }
 
@@ -476,6 +476,7 @@ void http_session::end_request() noexcept {
   parser_.reset();
   body_fault_ = {};
   trailers_.clear();
+  aborted_ = false;
   exchange_ = exchange_state::idle;
   response_ready_ = false;
   body_ = body_state::whole;

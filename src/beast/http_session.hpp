@@ -127,6 +127,11 @@ class http_session {
   // The deferred response's head has gone out: its body follows in chunks.
   bool response_streaming() const noexcept { return writing_ != writing_state::head; }
   void set_trailers(const http::fields& trailers);
+  // exchange_host::abort_response: the streamed response ends without its last chunk, and
+  // the connection with it.
+  void abort_response() noexcept {
+    if (writing_ == writing_state::chunks) aborted_ = true;
+  }
 
   std::string_view input() const noexcept {
     return {static_cast<const char*>(input_.data().data()), input_.size()};
@@ -246,6 +251,7 @@ class http_session {
   };
   // Invariant: chunks and head_only only while deferred.
   writing_state writing_ = writing_state::head;
+  bool aborted_ = false;  // abort_response(): chunks, and no last chunk
 
   // Whether the connection outlives the response being answered (decided by
   // head_keeps_alive() and the framing errors): once disabled, never enabled again.

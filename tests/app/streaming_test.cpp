@@ -153,6 +153,21 @@ struct streaming_server {
         no_content_error = e.code() == expected ? e.code().value() : -1;
       }
     });
+    // Two pieces of a body, then a failure: the body is cut, not ended.
+    app.get("/fails-midway", [](wa::context& ctx) -> wa::awaitable<void> {
+      co_await ctx.write_chunk("piece 0\n");
+      co_await ctx.write_chunk("piece 1\n");
+      throw std::runtime_error("the source of the body failed");
+    });
+    // Pieces 10 ms apart for ever: a body the drain cuts (not an event stream, which it ends).
+    app.get("/endless", [](wa::context& ctx) -> wa::awaitable<void> {
+      asio::steady_timer pause(co_await asio::this_coro::executor);
+      for (int i = 0;; ++i) {
+        co_await ctx.write_chunk("piece " + std::to_string(i) + "\n");
+        pause.expires_after(10ms);
+        co_await pause.async_wait(asio::use_awaitable);
+      }
+    });
     app.get("/firehose", [this](wa::context& ctx) -> wa::awaitable<void> {
       std::string megabyte(1024 * 1024, 'f');
       try {
@@ -373,6 +388,34 @@ TEST(Streaming, ChunkedResponseCarriesItsTrailers) {
   // curl reads the same response, trailers and all.
   std::string body = run("curl -sS " + s.url("/chunks"));
   EXPECT_EQ(body, all);
+}
+
+// A body whose handler fails after its head has gone out cannot be answered with a 500; it
+// must not end with the last chunk either, or the client takes the part for the whole.
+TEST(Streaming, AHandlerThatFailsMidwayCutsTheBodyWithoutTheLastChunk) {
+  streaming_server s;
+  raw_client c(s.port());
+  c.send("GET /fails-midway HTTP/1.1\r\nHost: t\r\n\r\n");  // keep-alive asked for
+  std::string answer = c.read_to_end();  // the server closes
+  EXPECT_NE(answer.find("8\r\npiece 1\n\r\n"), std::string::npos) << answer;
+  EXPECT_EQ(answer.find("0\r\n\r\n"), std::string::npos) << answer;
+  EXPECT_EQ(s.failures_logged, 1);
+  // curl says so: exit 18, "transfer closed with outstanding read data remaining".
+  int status = std::system(("curl -sS -o /dev/null " + s.url("/fails-midway") + " 2>/dev/null").c_str());
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 18) << status;
+}
+
+TEST(Streaming, DrainCutsAnEndlessBodyWithoutTheLastChunk) {
+  wb::server_options options = loopback_options();
+  options.drain_timeout = 5s;
+  streaming_server s(options);
+  raw_client c(s.port());
+  c.send("GET /endless HTTP/1.1\r\nHost: t\r\n\r\n");
+  std::string seen = c.read_until("piece 2\n");
+  ASSERT_NE(seen.find("piece 2\n"), std::string::npos) << seen;
+  s.server->stop();
+  std::string rest = seen + c.read_to_end();
+  EXPECT_EQ(rest.find("0\r\n\r\n"), std::string::npos) << rest;
 }
 
 TEST(Streaming, EventsArriveInOrderAndTheHandlerSeesTheClientLeave) {

@@ -85,6 +85,7 @@ class context : public request_view, public request_values, public connection {
   friend class next;
   friend struct detail::deferred_state;
   friend struct detail::websocket_owner;
+  friend void answer_current_exception(context& ctx) noexcept;
 
   bool deferred() const noexcept { return static_cast<bool>(deferred_); }
   void detach_deferred() noexcept;  // the deferred response outlives its request
@@ -119,6 +120,7 @@ class context : public request_view, public request_values, public connection {
   bool upgrade_requested_ = false;  // a WebSocket route took the request (status 101)
   beast::file_payload file_;  // send_file(): the body, unless a layer replaced it
   std::uint64_t chunked_bytes_ = 0;   // write_chunk(): the body sent so far
+  bool streamed_ = false;  // write_chunk() sent the head: an error can only cut the body
   std::unique_ptr<http::fields> trailers_;  // set_trailer()
 };
 

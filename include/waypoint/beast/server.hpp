@@ -275,13 +275,20 @@ class exchange_host {
   // drain, a response whose head has gone out is told to end: the exchange's
   // cancellation_slot() emits `terminal` (so a wait between writes ends too) and later
   // writes fail with exchange_error::server_stopping; the deferred send then ends the body
-  // with its last chunk and trailers, and the connection closes. The response ends when the
-  // deferred send is sent; its body() is not sent.
+  // with its last chunk and trailers (none after abort_response()), and the connection
+  // closes. The response ends when the deferred send is sent; its body() is not sent.
   // Here: operation_not_supported at once.
   virtual void write_chunk(std::string_view data, chunk_write_handler done);
   // Fields sent after the last chunk (HTTP/1.1 only; a field holding CR, LF or NUL is
   // dropped). Before the deferred send.
   virtual void set_trailers(const http::fields& trailers) { (void)trailers; }
+  // The response whose head has gone out (write_chunk) cannot be completed: the handler
+  // failed, or the drain cut a body that had more to say. The deferred send then ends the
+  // connection after the bytes already written, without the last chunk, so that a client
+  // sees a body cut short rather than a complete one (an HTTP/1.0 body, delimited by the
+  // close, cannot tell the difference; it closes all the same). Nothing for a response not
+  // yet streaming. On the connection's thread, before the deferred send.
+  virtual void abort_response() noexcept {}
 
  protected:
   ~exchange_host() = default;
