@@ -1,6 +1,7 @@
 // The non-template parts of typed inputs (waypoint/app/inputs.hpp): finding an input's text
 // and the 400s for a missing, malformed or unknown one.
 #include "waypoint/app/inputs.hpp"
+#include "waypoint/json_string.hpp"
 
 #include <algorithm>
 #include <string>
@@ -86,9 +87,8 @@ void throw_missing_input(input_source source, std::string_view name) {
 
 namespace {
 
-// `"a", "b"`: each name quoted (clipped: they are the client's), without repeats. Appended
-// piece by piece: GCC 12 at -O3 reports "\"" + std::string as an overlapping memcpy
-// (-Wrestrict, GCC bug 105329), which -Werror makes fatal.
+// `"a", "b"`: each name as a JSON string (escaped and clipped: they are the client's), as
+// throw_unknown_members lists a body's, without repeats.
 template <class Names>
 std::string quoted_list(const Names& names, std::size_t& count) {
   std::string list;
@@ -97,9 +97,7 @@ std::string quoted_list(const Names& names, std::size_t& count) {
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
     seen.push_back(name);
     if (!list.empty()) list.append(", ");
-    list.push_back('"');
-    list.append(name.substr(0, 64));
-    list.push_back('"');
+    waypoint::append_json_string(list, name.substr(0, 64));
   }
   count = seen.size();
   return list;

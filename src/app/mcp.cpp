@@ -108,10 +108,7 @@ json self_contained(json schema, const json& components) {
     schema["$defs"] = std::move(defs);
   }
   std::string text = schema.dump();
-  const std::string to = "#/$defs/";
-  for (std::size_t at = text.find(component_prefix); at != std::string::npos;
-       at = text.find(component_prefix, at + to.size()))
-    text.replace(at, component_prefix.size(), to);
+  detail::refs_to_defs(text);
   return json::parse(text);
 }
 

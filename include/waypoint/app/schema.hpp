@@ -196,6 +196,17 @@ std::string schema_text(schema_sink& sink) {
 
 }  // namespace detail
 
+namespace detail {
+// Points every "#/components/schemas/X" reference of a schema's text at "#/$defs/X": how a
+// schema stands alone once the components it names are under its own "$defs" (json_schema
+// below; an MCP tool's schemas, src/app/mcp.cpp).
+inline void refs_to_defs(std::string& text) {
+  constexpr std::string_view from = "#/components/schemas/", to = "#/$defs/";
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at))
+    text.replace(at, from.size(), to);
+}
+}  // namespace detail
+
 // T's JSON Schema with the object types it names under "$defs": what a client validating
 // one value would use (OpenAPI documents put them under components/schemas instead).
 template <class T>
@@ -204,10 +215,7 @@ nlohmann::ordered_json json_schema(bool refuse_unknown_members = false) {
   std::string text = detail::schema_text<T>(sink);
   std::string defs = sink.components_text();
   if (defs != "{}") text = R"({"$defs":)" + defs + "," + text.substr(1);
-  // Every reference points into this document's $defs.
-  const std::string from = "#/components/schemas/", to = "#/$defs/";
-  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at))
-    text.replace(at, from.size(), to);
+  detail::refs_to_defs(text);
   nlohmann::ordered_json schema;
   detail::parse_ordered(text, schema);
   return schema;
