@@ -127,4 +127,30 @@ TEST(Orders, IdsAreDistinct) {
   EXPECT_NE(first["id"], second["id"]);
 }
 
+// The order book is memory a client fills: bounded per organisation and in organisations,
+// the write past either bound a 507 that says which, the others still taken.
+TEST(OrderBook, WritesPastEitherBoundAre507AndTheRestGoOn) {
+  using book = waypoint::examples::org_order_book;
+  book b;
+  auto order = [] { return waypoint::examples::org_order_request{"AB-1", 1, "a@example.com", {}, {}}; };
+  for (std::size_t i = 0; i < book::max_orders; ++i) b.place("full", order());
+  try {
+    b.place("full", order());
+    FAIL() << "an order past max_orders was kept";
+  } catch (const waypoint::http_error& e) {
+    EXPECT_EQ(e.status(), 507);
+    EXPECT_NE(std::string(e.detail()).find("full"), std::string::npos) << e.detail();
+  }
+  for (std::size_t i = 1; i < book::max_orgs; ++i) b.place("org-" + std::to_string(i), order());
+  try {
+    b.place("one-too-many", order());
+    FAIL() << "an organisation past max_orgs was kept";
+  } catch (const waypoint::http_error& e) {
+    EXPECT_EQ(e.status(), 507);
+  }
+  EXPECT_EQ(b.place("org-1", order()).second, 1u) << "a known organisation still takes orders";
+  std::string etag;
+  EXPECT_EQ(b.page("full", book::max_orders - 1, 20, etag).orders.size(), 1u);
+}
+
 }  // namespace
