@@ -1,23 +1,25 @@
 // The gateway's static files: examples/www served under "/", below every API route (the
 // precedence rule gives any other pattern the path first), with the curl lines that show
-// them. The directory is compiled in (WAYPOINT_WWW_DIR) so that the binary runs from anywhere.
+// them. Its files are compiled in (waypoint_embed_directory in examples/CMakeLists.txt), so the
+// binary serves them from anywhere, with no file on disk.
 #pragma once
 
 #include <waypoint/app/static_files.hpp>
+#include <waypoint/embedded/www.hpp>
 
 #include <ostream>
 #include <string>
 
 namespace waypoint::examples {
 
-inline void add_file_routes(waypoint::app::application& app, const std::string& www) {
+inline void add_file_routes(waypoint::app::application& app) {
   waypoint::app::static_file_options files;
   files.cache_control = "no-cache";  // a demo page: revalidate on every use (a cheap 304)
-  app.static_files("/", www, files);
+  app.static_files("/", waypoint::embedded::www(), files);
 }
 
 inline void print_file_examples(std::ostream& out, const std::string& base) {
-  out << "  curl -i " << base << "/   # static file: examples/www/index.html\n";
+  out << "  curl -i " << base << "/   # static file: examples/www/index.html, compiled in\n";
   out << "  curl -i --compressed " << base
       << "/style.css   # precompressed: style.css.gz for a client that accepts gzip\n";
   out << "  curl -i -r 0-99 " << base << "/style.css   # a byte range: 206\n";

@@ -45,9 +45,23 @@
 
 #include <unistd.h>
 
+// Swagger UI's files, compiled in when the build had them (examples/CMakeLists.txt); else the
+// documentation page loads them from jsDelivr.
+#if WAYPOINT_GATEWAY_SWAGGER_UI
+#include <waypoint/embedded/swagger_ui.hpp>
+#endif
+
 namespace {
 
 using namespace std::string_view_literals;
+
+waypoint::embedded_directory swagger_ui() {
+#if WAYPOINT_GATEWAY_SWAGGER_UI
+  return waypoint::embedded::swagger_ui();
+#else
+  return {};
+#endif
+}
 namespace wb = waypoint::beast;
 namespace wa = waypoint::app;
 
@@ -339,8 +353,8 @@ int main(int argc, char** argv) {
       wa::serve_mcp(app, {.server_name = "waypoint-gateway", .server_version = WAYPOINT_VERSION});
       wa::serve_openapi(app, {.title = "waypoint-gateway", .version = WAYPOINT_VERSION,
                               .license = "BSL-1.0"},
-                        {.ui_directory = o.swagger_ui_cdn ? "" : WAYPOINT_SWAGGER_UI_DIR});
-      waypoint::examples::add_file_routes(app, WAYPOINT_WWW_DIR);
+                        {.ui_files = o.swagger_ui_cdn ? waypoint::embedded_directory() : swagger_ui()});
+      waypoint::examples::add_file_routes(app);
     } else {
       add_routes(app, read_file(o.routes_file), o.routes_file, true);
     }

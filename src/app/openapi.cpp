@@ -395,9 +395,15 @@ struct openapi_site {
   std::vector<std::string> files;
 };
 
-// page_files' bytes from `directory`; empty unless every one of them can be read.
-std::vector<std::string> read_page_files(const std::string& directory) {
+// page_files' bytes, from `embedded` when it holds them all, else from `directory`; empty
+// unless every one of them was found.
+std::vector<std::string> read_page_files(const embedded_directory& embedded,
+                                         const std::string& directory) {
   std::vector<std::string> files;
+  for (const page_file& f : page_files)
+    if (const embedded_file* file = embedded.find(f.name)) files.emplace_back(file->content);
+  if (files.size() == std::size(page_files)) return files;
+  files.clear();
   if (directory.empty()) return files;
   for (const page_file& f : page_files) {
     std::optional<std::string> bytes = read_whole(directory + "/" + f.name);
@@ -413,7 +419,7 @@ void serve_openapi(application& app, openapi_info info, openapi_page_options opt
   auto site = std::make_shared<openapi_site>();
   site->info = std::move(info);
   site->options = std::move(options);
-  site->files = read_page_files(site->options.ui_directory);
+  site->files = read_page_files(site->options.ui_files, site->options.ui_directory);
   site->page = page_html(site->info, site->options, !site->files.empty());
 
   const application* documented = &app;

@@ -208,52 +208,67 @@ std::string lower_extension(std::string_view name) {
   return ext;
 }
 
-// The answer for one file: the representation chosen, then validators, then the range.
+// What the answer needs of the representation chosen, wherever its bytes are kept.
+struct representation {
+  std::string_view name;  // the file's own name (not its sibling's): its Content-Type
+  std::uint64_t size = 0;
+  std::string etag;
+  // None for an embedded file: no Last-Modified, and the date preconditions are ignored.
+  std::optional<std::time_t> modified;
+};
+
+// The answer for one file: validators, preconditions, then the range. The same rules for a
+// file on disk and one compiled in; the caller sends the bytes.
 class file_answer {
  public:
   file_answer(context& ctx, const static_file_options& options) : ctx_(ctx), options_(options) {}
 
-  // `directory`: where found's siblings are, -1 when unknown.
-  void send(found_file& found, int directory) {
-    // The open file is the request's second descriptor: a share of the server's budget, as an
-    // upload's file takes, held until the body has gone out (file_payload::hold). None left:
-    // a 503 with Retry-After, before any header of the file's is set.
-    beast::resource_permit permit = require_descriptor(ctx_, "the file's descriptor");
-    std::string_view type = content_type(found.name);
-    if (options_.precompressed && directory >= 0) pick_precompressed(found, directory);
-    std::string etag = entity_tag(found.status);
+  // name.br, then name.gz, when the client accepts the coding and `sibling(suffix)` finds
+  // one (and takes it as the representation); Vary: Accept-Encoding either way.
+  template <class Sibling>
+  void choose_precompressed(Sibling&& sibling) {
+    ctx_.response().append_header("Vary", "Accept-Encoding");
+    std::string_view accepted = ctx_.header(http::field::accept_encoding);
+    if (accepted.empty()) return;
+    for (auto [suffix, coding] : {std::pair{".br", "br"}, std::pair{".gz", "gzip"}}) {
+      if (!detail::accepts_coding(accepted, coding) || !sibling(std::string_view(suffix))) continue;
+      ctx_.response().header(http::field::content_encoding, coding);
+      return;
+    }
+  }
+
+  // Sets the status and fields; the bytes to send, or nullopt when the answer needs none of
+  // them (412, 304, 416).
+  std::optional<detail::byte_range> prepare(const representation& r) {
     response_builder& res = ctx_.response();
-    res.header(http::field::content_type, type);
-    validators(found.status, etag);
-    if (const char* why = failed_precondition(found.status, etag)) {
+    res.header(http::field::content_type, content_type(r.name));
+    validators(r);
+    if (const char* why = failed_precondition(r)) {
       res.message().erase(http::field::content_encoding);
       res.problem(412, why);
-      return;
+      return std::nullopt;
     }
-    if (not_modified(found.status, etag)) {
+    if (not_modified(r)) {
       res.status(http::status::not_modified);
-      return;
+      return std::nullopt;
     }
-    auto size = static_cast<std::uint64_t>(found.status.st_size);
-    detail::byte_range range{0, size};
-    if (auto asked = wanted_range(found.status, etag, size)) {
+    detail::byte_range range{0, r.size};
+    if (auto asked = wanted_range(r)) {
       if (asked->unsatisfiable) {
         res.status(http::status::range_not_satisfiable);
-        res.header(http::field::content_range, "bytes */" + std::to_string(size));
+        res.header(http::field::content_range, "bytes */" + std::to_string(r.size));
         res.header(http::field::content_type, "text/plain; charset=utf-8");
         res.message().erase(http::field::content_encoding);
-        res.body("Range Not Satisfiable: the file has " + std::to_string(size) + " bytes\n");
-        return;
+        res.body("Range Not Satisfiable: the file has " + std::to_string(r.size) + " bytes\n");
+        return std::nullopt;
       }
       range = asked->range;
       res.status(http::status::partial_content);
       res.header(http::field::content_range,
                  "bytes " + std::to_string(range.first) + "-" +
-                     std::to_string(range.first + range.length - 1) + "/" + std::to_string(size));
+                     std::to_string(range.first + range.length - 1) + "/" + std::to_string(r.size));
     }
-    beast::file_payload body(found.file.release(), range.first, range.length);
-    body.hold(std::move(permit));
-    ctx_.send_file(std::move(body));
+    return range;
   }
 
  private:
@@ -265,81 +280,84 @@ class file_answer {
     return builtin.empty() ? std::string_view(options_.default_content_type) : builtin;
   }
 
-  // name.br, then name.gz, when the client accepts the coding and the sibling is a regular
-  // file; its status then stands for the representation (its own ETag and length).
-  void pick_precompressed(found_file& found, int directory) {
-    ctx_.response().append_header("Vary", "Accept-Encoding");
-    std::string_view accepted = ctx_.header(http::field::accept_encoding);
-    if (accepted.empty()) return;
-    for (auto [suffix, coding] : {std::pair{".br", "br"}, std::pair{".gz", "gzip"}}) {
-      if (!detail::accepts_coding(accepted, coding)) continue;
-      std::string sibling = found.name + suffix;
-      descriptor file(::openat(directory, sibling.c_str(), file_flags));
-      struct stat status {};
-      if (!file || ::fstat(file.get(), &status) != 0 || !S_ISREG(status.st_mode)) continue;
-      found.file = std::move(file);
-      found.status = status;
-      ctx_.response().header(http::field::content_encoding, coding);
-      return;
-    }
-  }
-
-  void validators(const struct stat& status, const std::string& etag) {
+  void validators(const representation& r) {
     response_builder& res = ctx_.response();
-    res.header(http::field::etag, etag);
-    res.header(http::field::last_modified, last_modified(status));
+    res.header(http::field::etag, r.etag);
+    if (r.modified) res.header(http::field::last_modified, beast::http_date(*r.modified));
     res.header(http::field::accept_ranges, "bytes");
     if (!options_.cache_control.empty())
       res.header(http::field::cache_control, options_.cache_control);
   }
 
-  static std::string last_modified(const struct stat& status);
-
   // RFC 9110 §13.2.2 steps 1-2, before the 304 of steps 3-4: If-Match decides when present
   // (§13.1.1, strongly), else If-Unmodified-Since (§13.1.4; a date that does not parse is
   // ignored). The reason when the precondition fails (412), else null.
-  const char* failed_precondition(const struct stat& status, const std::string& etag) const {
+  const char* failed_precondition(const representation& r) const {
     std::string_view match = ctx_.header(http::field::if_match);
     if (!match.empty()) {
-      if (detail::etag_listed_strongly(match, etag)) return nullptr;
+      if (detail::etag_listed_strongly(match, r.etag)) return nullptr;
       return "If-Match names no current version of the file";
     }
     std::string_view since = ctx_.header(http::field::if_unmodified_since);
     std::optional<std::time_t> when = since.empty() ? std::nullopt : detail::parse_http_date(since);
-    if (!when || status.st_mtim.tv_sec <= *when) return nullptr;
+    if (!when || !r.modified || *r.modified <= *when) return nullptr;
     return "the file was modified after the If-Unmodified-Since date";
   }
 
   // RFC 9110 §13.1.2-3: If-None-Match decides when present, else If-Modified-Since.
-  bool not_modified(const struct stat& status, const std::string& etag) const {
+  bool not_modified(const representation& r) const {
     std::string_view none_match = ctx_.header(http::field::if_none_match);
-    if (!none_match.empty()) return detail::etag_listed(none_match, etag);
+    if (!none_match.empty()) return detail::etag_listed(none_match, r.etag);
     std::string_view since = ctx_.header(http::field::if_modified_since);
-    if (since.empty()) return false;
+    if (since.empty() || !r.modified) return false;
     std::optional<std::time_t> when = detail::parse_http_date(since);
-    return when && status.st_mtim.tv_sec <= *when;
+    return when && *r.modified <= *when;
   }
 
-  // The Range to honour: none when If-Range names another version (RFC 9110 §13.1.5).
-  std::optional<detail::range_request> wanted_range(const struct stat& status,
-                                                    const std::string& etag,
-                                                    std::uint64_t size) const {
+  // The Range to honour: none when If-Range names another version (RFC 9110 §13.1.5); a
+  // date names none of an embedded file's.
+  std::optional<detail::range_request> wanted_range(const representation& r) const {
     std::string_view field = ctx_.header(http::field::range);
     if (field.empty()) return std::nullopt;
     std::string_view if_range = ctx_.header(http::field::if_range);
     if (!if_range.empty()) {
       bool is_tag = if_range.front() == '"' || if_range.starts_with("W/");
-      if (is_tag ? if_range != etag : if_range != last_modified(status)) return std::nullopt;
+      if (is_tag ? if_range != r.etag : !r.modified || if_range != beast::http_date(*r.modified))
+        return std::nullopt;
     }
-    return detail::parse_range(field, size);
+    return detail::parse_range(field, r.size);
   }
 
   context& ctx_;
   const static_file_options& options_;
 };
 
-std::string file_answer::last_modified(const struct stat& status) {
-  return beast::http_date(status.st_mtim.tv_sec);
+// A file on disk: its sibling chosen, then sent with sendfile.
+void send_disk_file(context& ctx, const static_file_options& options, found_file& found,
+                    int directory) {
+  // The open file is the request's second descriptor: a share of the server's budget, as an
+  // upload's file takes, held until the body has gone out (file_payload::hold). None left:
+  // a 503 with Retry-After, before any header of the file's is set.
+  beast::resource_permit permit = require_descriptor(ctx, "the file's descriptor");
+  file_answer answer(ctx, options);
+  if (options.precompressed && directory >= 0) {
+    answer.choose_precompressed([&](std::string_view suffix) {
+      std::string sibling = found.name + std::string(suffix);
+      descriptor file(::openat(directory, sibling.c_str(), file_flags));
+      struct stat status {};
+      if (!file || ::fstat(file.get(), &status) != 0 || !S_ISREG(status.st_mode)) return false;
+      found.file = std::move(file);
+      found.status = status;
+      return true;
+    });
+  }
+  representation r{found.name, static_cast<std::uint64_t>(found.status.st_size),
+                   entity_tag(found.status), found.status.st_mtim.tv_sec};
+  std::optional<detail::byte_range> range = answer.prepare(r);
+  if (!range) return;
+  beast::file_payload body(found.file.release(), range->first, range->length);
+  body.hold(std::move(permit));
+  ctx.send_file(std::move(body));
 }
 
 // The route's handler: shares the resolver and options between threads (both immutable).
@@ -363,21 +381,76 @@ struct static_handler {
       ctx.response().redirect(301, location + "/");
       return;
     }
-    file_answer(ctx, *options).send(found, resolver->directory_fd(found));
+    send_disk_file(ctx, *options, found, resolver->directory_fd(found));
   }
 };
+
+// The route's handler for a directory compiled in: the same answers, from memory. The path
+// rules are the same (safe_segments), links and descriptors do not arise, and the bytes are
+// copied into the body, as Go's http.FileServer copies from an embed.FS: a zero-copy body
+// would be a new kind of payload in the server for files that are small or, like Swagger
+// UI's 1.5 MB script, cached by the browser after the first load.
+struct embedded_handler {
+  embedded_directory files;
+  std::shared_ptr<const static_file_options> options;
+
+  void operator()(context& ctx) const {
+    auto segments = detail::safe_segments(ctx.path_value("path"), options->hidden_files);
+    if (!segments) {
+      ctx.response().problem(404, "no such file");
+      return;
+    }
+    std::string path;
+    for (std::string_view s : *segments) {
+      if (!path.empty()) path += '/';
+      path.append(s);
+    }
+    bool directory_request = segments->back().empty();
+    if (directory_request) path += options->index_file;  // path ends in '/' (or is empty)
+    const embedded_file* file =
+        directory_request && options->index_file.empty() ? nullptr : files.find(path);
+    if (!file) {
+      if (!directory_request && files.has_directory(path)) {
+        std::string location = "./";
+        waypoint::detail::append_escaped(location, segments->back());
+        ctx.response().redirect(301, location + "/");
+        return;
+      }
+      ctx.response().problem(404, "no such file");
+      return;
+    }
+    std::string_view name = file->path.substr(file->path.rfind('/') + 1);
+    file_answer answer(ctx, *options);
+    if (options->precompressed) {
+      answer.choose_precompressed([&](std::string_view suffix) {
+        const embedded_file* sibling = files.find(path + std::string(suffix));
+        if (sibling) file = sibling;
+        return sibling != nullptr;
+      });
+    }
+    std::optional<detail::byte_range> range =
+        answer.prepare({name, file->content.size(), std::string(file->etag), std::nullopt});
+    if (!range) return;
+    ctx.response().body().assign(file->content.substr(range->first, range->length));
+  }
+};
+
+// "<prefix>{path...}"; throws for a prefix that does not end in '/'.
+std::string static_files_pattern(std::string_view prefix) {
+  if (prefix.empty() || prefix.back() != '/')
+    throw std::invalid_argument("waypoint::app: a static_files prefix ends in '/': " +
+                                std::string(prefix));
+  return std::string(prefix) + "{path...}";
+}
 
 }  // namespace
 
 route_scope& route_scope::static_files(std::string_view prefix, const std::string& root,
                                        const static_file_options& options,
                                        source_location where) {
-  if (prefix.empty() || prefix.back() != '/')
-    throw std::invalid_argument("waypoint::app: a static_files prefix ends in '/': " +
-                                std::string(prefix));
+  std::string pattern = static_files_pattern(prefix);
   auto shared_options = std::make_shared<const static_file_options>(options);
   auto resolver = std::make_shared<const file_resolver>(root, *shared_options);
-  std::string pattern = std::string(prefix) + "{path...}";
   return add("GET", pattern, static_handler{std::move(resolver), std::move(shared_options)},
              where);
 }
@@ -385,6 +458,19 @@ route_scope& route_scope::static_files(std::string_view prefix, const std::strin
 route_scope& route_scope::static_files(std::string_view prefix, const std::string& root,
                                        source_location where) {
   return static_files(prefix, root, static_file_options{}, where);
+}
+
+route_scope& route_scope::static_files(std::string_view prefix, const embedded_directory& files,
+                                       const static_file_options& options,
+                                       source_location where) {
+  std::string pattern = static_files_pattern(prefix);
+  return add("GET", pattern,
+             embedded_handler{files, std::make_shared<const static_file_options>(options)}, where);
+}
+
+route_scope& route_scope::static_files(std::string_view prefix, const embedded_directory& files,
+                                       source_location where) {
+  return static_files(prefix, files, static_file_options{}, where);
 }
 
 }  // namespace waypoint::app

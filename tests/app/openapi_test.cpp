@@ -273,6 +273,27 @@ TEST(Serving, MissingFilesLoadPinnedSwaggerUiFromTheCdnWithIntegrity) {
   }
 }
 
+TEST(Serving, FilesCompiledInAreServedBeforeADirectory) {
+  // A table as waypoint_embed_directory() generates it, sorted by path.
+  static constexpr waypoint::embedded_file all[] = {
+      {"favicon-32x32.png", "icon bytes", "\"1\""},
+      {"swagger-ui-bundle.js", "bundle bytes", "\"2\""},
+      {"swagger-ui.css", "css bytes", "\"3\""},
+  };
+  application app;
+  serve_openapi(app, {}, {.ui_directory = "/nonexistent", .ui_files = waypoint::embedded_directory(all)});
+  std::string page = answer(app, "GET", "/docs/").body();
+  EXPECT_NE(page.find("<script src=\"swagger-ui-bundle.js\"></script>"), std::string::npos);
+  EXPECT_EQ(page.find("cdn.jsdelivr.net"), std::string::npos);
+  EXPECT_EQ(answer(app, "GET", "/docs/swagger-ui-bundle.js").body(), "bundle bytes");
+  EXPECT_EQ(answer(app, "GET", "/docs/favicon-32x32.png").body(), "icon bytes");
+
+  // A table without every file is not used: the page falls back to the CDN.
+  application partial;
+  serve_openapi(partial, {}, {.ui_files = waypoint::embedded_directory(std::span(all, 2))});
+  EXPECT_NE(answer(partial, "GET", "/docs/").body().find("cdn.jsdelivr.net"), std::string::npos);
+}
+
 TEST(Serving, LocalFilesAreLoadedFromThePageWithoutTheCdn) {
   std::filesystem::path dir = std::filesystem::temp_directory_path() / "waypoint_openapi_local";
   std::filesystem::create_directories(dir);

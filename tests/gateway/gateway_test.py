@@ -248,8 +248,11 @@ def static_file(argv, r):
            "static file: Content-Type text/html, got %r" % r.header("Content-Type"))
     with open(os.path.join(WWW, "index.html")) as f:
         expect(r.body == f.read(), "static file: examples/www/index.html as it is, got %r" % r)
-    expect(r.header("ETag") and r.header("Last-Modified"),
-           "static file: ETag and Last-Modified, got headers %r" % r.headers)
+    with open(os.path.join(WWW, "index.html"), "rb") as f:
+        tag = '"%s"' % hashlib.sha256(f.read()).hexdigest()[:32]
+    expect(r.header("ETag") == tag and not r.header("Last-Modified"),
+           "static file, compiled in: ETag %s (its SHA-256) and no Last-Modified, got headers %r"
+           % (tag, r.headers))
 
 
 def precompressed_file(argv, r):

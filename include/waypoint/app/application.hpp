@@ -45,6 +45,10 @@
 #include <utility>
 #include <vector>
 
+namespace waypoint {
+class embedded_directory;  // waypoint/embedded_directory.hpp
+}  // namespace waypoint
+
 namespace waypoint::app {
 
 // What typed routes do with object members a WAYPOINT_JSON_OBJECT type does not declare.
@@ -188,6 +192,13 @@ class route_scope {
                             const static_file_options& options,
                             source_location where = source_location::current());
   route_scope& static_files(std::string_view prefix, const std::string& root,
+                            source_location where = source_location::current());
+  // The same, for files compiled into the binary by waypoint_embed_directory()
+  // (waypoint/embedded_directory.hpp): `files` views static data, and is copied.
+  route_scope& static_files(std::string_view prefix, const embedded_directory& files,
+                            const static_file_options& options,
+                            source_location where = source_location::current());
+  route_scope& static_files(std::string_view prefix, const embedded_directory& files,
                             source_location where = source_location::current());
 
   // A WebSocket route: GET `pattern`, whose upgrade requests run `fn` on the upgraded

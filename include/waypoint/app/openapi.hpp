@@ -22,6 +22,7 @@
 #pragma once
 
 #include "waypoint/app/application.hpp"
+#include "waypoint/embedded_directory.hpp"
 
 #include <string>
 
@@ -37,6 +38,10 @@ struct openapi_page_options {
   // https://cdn.jsdelivr.net with Subresource Integrity hashes (scripts/pin-swagger-ui), and
   // its file paths redirect there.
   std::string ui_directory{};
+  // The same files compiled into the binary (waypoint_embed_directory() of a directory
+  // holding them), used in place of ui_directory when it holds every one: a page that needs
+  // neither the network nor a file at run time.
+  embedded_directory ui_files{};
 };
 
 // Registers GET `document_path` (the document of every other route, written once, on the

@@ -23,9 +23,17 @@
 // sibling (name.br, name.gz) chosen by Accept-Encoding, with `Vary: Accept-Encoding`, and
 // Cache-Control. The body is a file_payload: the server sends it with sendfile, never
 // reading it into memory.
+//
+// From files compiled into the binary (waypoint_embed_directory(), embedded_directory.hpp):
+//   app.static_files("/", waypoint::embedded::www());
+// the same path rules and the same answers, with two differences: the ETag is the start
+// of the content's SHA-256, computed at build time, and there is no Last-Modified (so
+// If-Modified-Since and If-Unmodified-Since are ignored, as RFC 9110 says for a resource
+// without a modification date, and If-Range needs the ETag). `symlinks` does not apply.
 #pragma once
 
 #include "waypoint/app/application.hpp"
+#include "waypoint/embedded_directory.hpp"
 
 #include <cstdint>
 #include <ctime>
