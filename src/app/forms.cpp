@@ -3,6 +3,7 @@
 // routes bind.
 #include "waypoint/app/forms.hpp"
 
+#include "waypoint/app/async.hpp"
 #include "waypoint/app/http_error.hpp"
 #include "waypoint/app/inputs.hpp"
 #include "waypoint/app/resource_limits.hpp"
@@ -188,7 +189,7 @@ constexpr std::string_view disk_name = "temporary disk for forms";
 
 }  // namespace
 
-awaitable<form> read_form(context& ctx, form_options options) {
+awaitable<form> read_form(context& ctx, const form_options& options) {
   form out;
   std::string_view type = ctx.header(http::field::content_type);
   if (is_media_type(type, urlencoded)) {
@@ -197,7 +198,10 @@ awaitable<form> read_form(context& ctx, form_options options) {
   }
   if (!is_media_type(type, multipart)) throw_not_a_form();
   multipart_reader reader(ctx, options.limits);
-  if (options.disk) out.disk = require_share(ctx, *options.disk, 0, 507, disk_name);
+  if (options.disk) {
+    beast::resource_budget disk = *options.disk;  // a copy shares the count
+    out.disk = require_share(ctx, disk, 0, 507, disk_name);
+  }
   std::unique_ptr<char[]> buffer(new char[read_buffer_bytes]);
   std::span<char> chunk(buffer.get(), read_buffer_bytes);
   while (co_await reader.next_part()) {

@@ -5,6 +5,8 @@
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/forms.hpp>
+#include <waypoint/app/json.hpp>
+#include <waypoint/app/openapi.hpp>
 #include <waypoint/app/serve.hpp>
 
 #include <boost/asio/write.hpp>
@@ -66,12 +68,14 @@ struct forms_app {
 
   forms_app() {
     app.post("/form", [this](wa::context& ctx) -> wa::awaitable<void> {
-      wa::form f = co_await wa::read_form(ctx, {.limits = {.max_parts = 8, .max_field_bytes = 64}});
+      wa::form_options options{.limits = {.max_parts = 8, .max_field_bytes = 64}};
+      wa::form f = co_await wa::read_form(ctx, options);
       if (!f.files.empty()) last_file = f.files.back().content.read_all();
       ctx.response().json(describe(f));
     });
     app.post("/small-disk", [this](wa::context& ctx) -> wa::awaitable<void> {
-      wa::form f = co_await wa::read_form(ctx, {.disk = disk});
+      wa::form_options options{.disk = disk};
+      wa::form f = co_await wa::read_form(ctx, options);
       ctx.response().json(describe(f));
     });
     // Each part's name, size and FNV-1a of its content, read in 7-byte pieces.
@@ -117,7 +121,9 @@ TEST(ReadForm, ReadsFieldsInMemoryAndFilesToTemporaryFiles) {
   wa::response res = post(s.app, "/form", multipart_type, body);
   ASSERT_EQ(res.result_int(), 200) << res.body();
   nlohmann::json expected = {
-      {"fields", {{"title", "Hello"}, {"title", "again"}, {"empty", ""}}},
+      {"fields", nlohmann::json::array({nlohmann::json::array({"title", "Hello"}),
+                                        nlohmann::json::array({"title", "again"}),
+                                        nlohmann::json::array({"empty", ""})})},
       {"files", {{{"name", "doc"}, {"filename", "../../etc/a.bin"}, {"safe", "a.bin"},
                   {"type", "application/octet-stream"}, {"size", 5000}, {"same", true}}}}};
   EXPECT_EQ(body_json(res), expected);
@@ -128,7 +134,7 @@ TEST(ReadForm, ReadsUrlencodedBodies) {
   forms_app s;
   wa::response res = post(s.app, "/form", "application/x-www-form-urlencoded; charset=UTF-8", "a=1+2&b=%E2%82%AC&a=3");
   ASSERT_EQ(res.result_int(), 200) << res.body();
-  EXPECT_EQ(body_json(res)["fields"], nlohmann::json({{"a", "1 2"}, {"b", "\xE2\x82\xAC"}, {"a", "3"}}));
+  EXPECT_EQ(body_json(res)["fields"], nlohmann::json::parse(R"([["a","1 2"],["b","€"],["a","3"]])"));
 }
 
 // Each refusal is a problem document naming what was wrong.
@@ -192,7 +198,7 @@ TEST(MultipartReader, StreamsEachPartAndSkipsWhatIsNotRead) {
 // slowly, so the parser meets every kind of cut the network makes, Content-Length or chunked.
 TEST(MultipartReader, ReadsBodiesSplitAcrossReadsThroughTheServer) {
   forms_app s;
-  auto server = std::make_unique<wb::server>(wa::options_for(s.app, wa::testing::loopback_options()), wa::serve(s.app));
+  auto server = std::make_unique<wb::server>(wa::options_for(s.app, wa::testing::loopback_options()), wa::dispatch_to(s.app));
   server->start();
   std::uint16_t port = server->endpoints().front().port;
   std::string file = binary_bytes(200'000, 3);
@@ -243,6 +249,98 @@ TEST(MultipartReader, ReadsBodiesSplitAcrossReadsThroughTheServer) {
   }
   server->stop();
   server->wait();
+}
+
+struct signup {
+  std::string email;
+  std::int32_t age = 0;
+  std::vector<std::string> topic;
+  std::optional<std::string> referrer;
+  static constexpr auto inputs = wa::inputs(
+      wa::from::form("email", &signup::email).describe("where to write"),
+      wa::from::form("age", &signup::age).constraints(R"({"minimum":13})"),
+      wa::from::form("topic", &signup::topic),
+      wa::from::form("referrer", &signup::referrer));
+};
+
+struct welcome {
+  std::string email;
+  std::int32_t age = 0;
+  std::vector<std::string> topic;
+  std::string referrer;
+};
+WAYPOINT_JSON_OBJECT(welcome, email, age, topic, referrer)
+
+struct signup_app {
+  wa::application app;
+  signup_app() {
+    app.post<signup, welcome>("/signup", [](signup in) {
+      return welcome{in.email, in.age, in.topic, in.referrer.value_or("-")};
+    });
+    wa::serve_openapi(app, {.title = "t", .version = "1"});
+  }
+};
+
+// from::form binds urlencoded and multipart fields alike, with the query's conversions.
+TEST(FormInputs, BindsUrlencodedAndMultipartFieldsAlike) {
+  signup_app s;
+  nlohmann::json expected = {{"email", "a@b.c"}, {"age", 30}, {"topic", {"x", "y z"}}, {"referrer", "-"}};
+  wa::response res = post(s.app, "/signup", "application/x-www-form-urlencoded",
+                          "email=a%40b.c&topic=x&age=30&topic=y+z");
+  EXPECT_EQ(res.result_int(), 201) << res.body();
+  EXPECT_EQ(body_json(res), expected);
+  res = post(s.app, "/signup", multipart_type,
+             part("email", "a@b.c") + part("topic", "x") + part("upload", "skipped", "f.txt") +
+                 part("age", "30") + part("topic", "y z") + std::string(closing));
+  EXPECT_EQ(res.result_int(), 201) << res.body();
+  EXPECT_EQ(body_json(res), expected);
+}
+
+TEST(FormInputs, AnswersMissingWrongAndConstrainedFieldsAsQueryParameters) {
+  signup_app s;
+  struct row {
+    const char* rule;
+    std::string type, body;
+    int status;
+    std::string detail;
+  };
+  const row rows[] = {
+      {"RefusesMissingField", "application/x-www-form-urlencoded", "age=30", 400,
+       "missing form field \"email\""},
+      {"RefusesWrongType", "application/x-www-form-urlencoded", "email=a&age=ten", 400,
+       "form field \"age\" must be an integer in range, not \"ten\""},
+      {"RefusesBrokenConstraint", "application/x-www-form-urlencoded", "email=a&age=12", 422,
+       "form field \"age\" is 12; the minimum is 13"},
+      {"RefusesJsonBody", "application/json", "{\"email\":\"a\"}", 415,
+       "the body must be application/x-www-form-urlencoded or multipart/form-data"},
+      {"RefusesMalformedMultipart", std::string(multipart_type), part("email", "a"), 400,
+       "the body ends before the multipart body's final boundary"},
+  };
+  for (const row& r : rows) {
+    wa::response res = post(s.app, "/signup", r.type, r.body);
+    EXPECT_EQ(res.result_int(), r.status) << r.rule << ": " << res.body();
+    EXPECT_EQ(body_json(res)["detail"], r.detail) << r.rule;
+  }
+}
+
+TEST(FormInputs, DocumentsFieldsAsTheRequestBodyOfBothMediaTypes) {
+  signup_app s;
+  nlohmann::json doc = body_json(wa::testing::answer(s.app, "GET", "/openapi.json"));
+  const nlohmann::json& op = doc["paths"]["/signup"]["post"];
+  EXPECT_FALSE(op.contains("parameters")) << op.dump();
+  nlohmann::json schema = {
+      {"type", "object"},
+      {"properties",
+       {{"email", {{"type", "string"}, {"description", "where to write"}}},
+        {"age", {{"type", "integer"}, {"format", "int32"}, {"minimum", 13}, {"maximum", 2147483647}}},
+        {"topic", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+        {"referrer", {{"type", "string"}}}}},
+      {"required", {"email", "age"}}};
+  EXPECT_EQ(op["requestBody"]["content"]["application/x-www-form-urlencoded"]["schema"], schema)
+      << op["requestBody"].dump();
+  EXPECT_EQ(op["requestBody"]["content"]["multipart/form-data"]["schema"], schema);
+  for (const char* status : {"400", "413", "415", "422"})
+    EXPECT_TRUE(op["responses"].contains(status)) << status;
 }
 
 }  // namespace

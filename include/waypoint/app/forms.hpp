@@ -92,7 +92,9 @@ struct form {
 
 // The request's form: an urlencoded body (held whole: at most max_parts fields of
 // max_field_bytes) or a multipart one, fields in memory and files in temporary files.
-awaitable<form> read_form(context& ctx, form_options options = {});
+// `options` is read until the form is: co_await the call where it is made. Pass a named
+// form_options: GCC 12 destroys a braced temporary in a co_await expression twice.
+awaitable<form> read_form(context& ctx, const form_options& options = {});
 
 // A multipart/form-data body part by part, for a handler that streams each file somewhere
 // (a digest, another server) instead of to disk. Holds one 64 KiB buffer.
