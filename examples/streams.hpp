@@ -1,5 +1,7 @@
 // The gateway's streaming routes: POST /v1/upload reads its body as it arrives into a
-// temporary file and answers with its length and SHA-256; GET /v1/events is a stream of
+// temporary file and answers with its length and SHA-256; POST /v1/uploads/form reads a
+// multipart form (an HTML form's upload, curl -F) part by part and answers each part's name,
+// filename, length and SHA-256, holding none of them; GET /v1/events is a stream of
 // server-sent events. Neither holds more than one 64 KiB buffer of the body, whatever its
 // size. SHA-256 is OpenSSL's (a well-kept implementation; the project links it for TLS).
 // An upload holds two things besides its connection, each counted against a limit: its
@@ -10,6 +12,7 @@
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/event_stream.hpp>
+#include <waypoint/app/forms.hpp>
 #include <waypoint/app/http_error.hpp>
 #include <waypoint/app/resource_limits.hpp>
 
@@ -133,6 +136,31 @@ inline waypoint::app::awaitable<void> receive_upload(waypoint::app::context& ctx
                                         digest.hex() + "\"}", "application/json");
 }
 
+// Each part digested as it arrives, never stored: a form of any number of files (up to the
+// route's body limit and form_limits' count of parts) costs one 64 KiB buffer. The filename
+// answered is the safe one (form_parser.hpp): the client's own may hold a path.
+inline waypoint::app::awaitable<void> digest_form(waypoint::app::context& ctx) {
+  waypoint::app::multipart_reader reader(ctx);
+  nlohmann::json parts = nlohmann::json::array();
+  std::array<char, 64 * 1024> buffer;
+  while (co_await reader.next_part()) {
+    sha256 digest;
+    std::uint64_t bytes = 0;
+    while (std::size_t n = co_await reader.read_some(buffer)) {
+      digest.update(buffer.data(), n);
+      bytes += n;
+    }
+    nlohmann::json part = {{"name", reader.part().name}, {"bytes", bytes},
+                           {"sha256", digest.hex()}};
+    if (reader.part().is_file()) {
+      part["filename"] = reader.part().safe_filename;
+      part["content_type"] = reader.part().content_type;
+    }
+    parts.push_back(std::move(part));
+  }
+  ctx.response().json({{"parts", std::move(parts)}});
+}
+
 // The shortest ?interval_ms served: ten events a second is more than a person watching the
 // demo can read, and it bounds the CPU of a stream (20 streams at 0 ms, proxied, took most
 // of a core). A shorter interval is refused (400), not raised, so the client learns it.
@@ -166,6 +194,11 @@ inline void add_stream_routes(
       .stream_body()
       .describe({.summary = "Stores a body of up to 1 GiB, streamed, and answers its length and "
                             "SHA-256"});
+  app.post("/v1/uploads/form", digest_form)
+      .stream_body()
+      .describe({.summary = "Reads a multipart form (curl -F, examples/www/upload.html) part "
+                            "by part and answers each part's name, filename, length and "
+                            "SHA-256"});
   app.get("/v1/events", tick_events).describe({.summary = "Server-sent events: a tick a second"});
 }
 
@@ -174,6 +207,9 @@ inline void print_stream_examples(std::ostream& out, const std::string& base,
                                   const std::string& sample) {
   out << "  curl -i -X POST -T " << sample << " " << base
       << "/v1/upload   # streamed upload: 201 with the bytes and their SHA-256\n";
+  out << "  curl -i -F title=hello -F file=@" << sample << " -F file=@" << sample << " " << base
+      << "/v1/uploads/form   # multipart form upload: each part's name, bytes and SHA-256 "
+         "(or open " << base << "/upload.html)\n";
   out << "  curl -i -N '" << base
       << "/v1/events?count=3'   # server-sent events, one a second\n";
 }

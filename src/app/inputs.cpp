@@ -41,6 +41,7 @@ std::string_view input_source_name(input_source source) noexcept {
     case input_source::header: return "header";
     case input_source::cookie: return "cookie";
     case input_source::body: return "body";
+    case input_source::form: return "form";
   }
   return "input";
 }
@@ -62,6 +63,7 @@ std::optional<std::string_view> input_text(context& ctx, input_source source,
         if (auto value = cookie_in(it->value(), name)) return value;
       return std::nullopt;
     case input_source::body:
+    case input_source::form:
       break;
   }
   return std::nullopt;
@@ -70,6 +72,7 @@ std::optional<std::string_view> input_text(context& ctx, input_source source,
 std::string_view input_where(std::string_view in) noexcept {
   if (in == "query") return "query parameter";
   if (in == "path") return "path value";
+  if (in == "form") return "form field";
   return in;
 }
 

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <deque>
 #include <memory>
 #include <set>
@@ -38,7 +39,7 @@ bool supported_version(std::string_view v) {
 }
 
 struct tool_input {
-  std::string in;  // "path", "query", "header", "cookie"
+  std::string in;  // "path", "query", "header", "cookie", "form"
   std::string name;
 };
 
@@ -279,13 +280,37 @@ struct call_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Appends name=value to an application/x-www-form-urlencoded body: every byte but the URL
+// standard's unreserved ones escaped (so '+', '&' and '=' in a value survive).
+void append_form_pair(std::string& body, std::string_view name, std::string_view value) {
+  auto append = [&](std::string_view text) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    for (unsigned char c : text) {
+      if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+        body += static_cast<char>(c);
+      } else {
+        body += '%';
+        body += hex[c >> 4];
+        body += hex[c & 15];
+      }
+    }
+  };
+  if (!body.empty()) body += '&';
+  append(name);
+  body += '=';
+  append(value);
+}
+
 // The REST request a tools/call stands for.
 request build_request(const context& ctx, const tool& t, const nlohmann::json& args) {
   std::deque<std::string> texts;  // url_param holds views: a deque never moves its strings
   std::vector<url_param> path, query;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string cookies;
+  std::string form;  // the fields of a route that binds from::form
+  bool binds_form = false;
   for (const tool_input& input : t.inputs) {
+    binds_form = binds_form || input.in == "form";
     auto it = args.find(input.name);
     if (it == args.end() || it->is_null()) {
       if (input.in == "path")
@@ -293,7 +318,7 @@ request build_request(const context& ctx, const tool& t, const nlohmann::json& a
       continue;
     }
     std::vector<const nlohmann::json*> values;
-    if (it->is_array() && input.in == "query") {
+    if (it->is_array() && (input.in == "query" || input.in == "form")) {
       for (const auto& v : *it) values.push_back(&v);
     } else {
       values.push_back(&*it);
@@ -310,6 +335,8 @@ request build_request(const context& ctx, const tool& t, const nlohmann::json& a
         query.push_back({input.name, value});
       } else if (input.in == "header") {
         headers.emplace_back(input.name, value);
+      } else if (input.in == "form") {
+        append_form_pair(form, input.name, value);
       } else {
         cookies += (cookies.empty() ? "" : "; ") + input.name + "=" + std::string(value);
       }
@@ -348,6 +375,10 @@ request build_request(const context& ctx, const tool& t, const nlohmann::json& a
   if (t.body != body_kind::none) {
     req.set(http::field::content_type, "application/json");
     req.body() = std::move(body);
+    req.prepare_payload();
+  } else if (binds_form) {
+    req.set(http::field::content_type, "application/x-www-form-urlencoded");
+    req.body() = std::move(form);
     req.prepare_payload();
   }
   return req;

@@ -179,6 +179,27 @@ std::vector<std::string> tags_of(const detail::group_node* node) {
   return tags;
 }
 
+// The requestBody of a typed route that binds form fields (from::form): an object of its
+// fields, in either media type a form is read in; null when it binds none.
+json form_request_body(const route_doc& doc) {
+  json properties = json::object();
+  json required = json::array();
+  for (const parameter_doc& p : doc.parameters) {
+    if (p.in != "form") continue;
+    json schema = json::parse(detail::parameter_schema(p));
+    if (!p.description.empty()) schema["description"] = p.description;
+    properties[p.name] = std::move(schema);
+    if (p.required) required.push_back(p.name);
+  }
+  if (properties.empty()) return nullptr;
+  json schema = {{"type", "object"}, {"properties", std::move(properties)}};
+  if (!required.empty()) schema["required"] = std::move(required);
+  return {{"required", true},
+          {"content",
+           {{"application/x-www-form-urlencoded", {{"schema", schema}}},
+            {"multipart/form-data", {{"schema", schema}}}}}};
+}
+
 // One operation of an application route.
 json operation_of(const detail::endpoint& ep, std::string_view method,
                   const openapi_place& place, detail::schema_sink& sink) {
@@ -199,7 +220,7 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
           p && !p->description.empty())
         parameter["description"] = p->description;
   for (const parameter_doc& p : doc.parameters) {
-    if (p.in == "path") continue;
+    if (p.in == "path" || p.in == "form") continue;
     json parameter = {{"name", p.name}, {"in", p.in}, {"required", p.required}};
     if (!p.description.empty()) parameter["description"] = p.description;
     parameter["schema"] = json::parse(detail::parameter_schema(p));
@@ -239,11 +260,14 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
       responses["304"] = {{"description", "Not Modified: If-None-Match names the answer's ETag"}};
     if (!body.empty())
       op["requestBody"] = {{"required", true}, {"content", typed_content(json::parse(body))}};
+    json form = form_request_body(doc);
+    bool reads_body = !body.empty() || !form.is_null();
+    if (!form.is_null()) op["requestBody"] = std::move(form);
     bool constrained = std::any_of(doc.parameters.begin(), doc.parameters.end(),
                                    [](const parameter_doc& p) { return !p.constraints.empty(); });
-    if (!body.empty() || !doc.parameters.empty()) responses["400"] = problem_ref(400);
+    if (reads_body || !doc.parameters.empty()) responses["400"] = problem_ref(400);
     if (!answer.empty()) responses["406"] = problem_ref(406);
-    if (!body.empty()) {
+    if (reads_body) {
       responses["413"] = problem_ref(413);
       responses["415"] = problem_ref(415);
     }

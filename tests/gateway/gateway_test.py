@@ -280,6 +280,29 @@ def streamed_upload(argv, r):
            "streamed upload: the file's length and SHA-256, got %r" % r)
 
 
+def form_upload(argv, r):
+    """Each -F field answered in order: its name and, for a file, its basename, with the
+    length and SHA-256 hashlib computes from what curl sent."""
+    expect(r.status == 200, "multipart form upload: 200, got %r" % r)
+    expected = []
+    for i, arg in enumerate(argv):
+        if arg != "-F":
+            continue
+        name, _, value = argv[i + 1].partition("=")
+        part = {"name": name}
+        if value.startswith("@"):
+            with open(value[1:], "rb") as f:
+                data = f.read()
+            part.update(filename=os.path.basename(value[1:]), content_type="text/html")
+        else:
+            data = value.encode()
+        part.update(bytes=len(data), sha256=hashlib.sha256(data).hexdigest())
+        expected.append(part)
+    expect(len(expected) >= 3 and r.json() == {"parts": expected},
+           "multipart form upload: each part's name, filename, bytes and SHA-256 %r, got %r"
+           % (expected, r))
+
+
 def server_sent_events(argv, r):
     expect(r.status == 200 and r.header("Content-Type") == "text/event-stream",
            "server-sent events: 200 text/event-stream, got %r" % r)
@@ -377,6 +400,7 @@ CURL_LINE_RULES = [  # (comment contains, rule)
     ("precompressed", precompressed_file),
     ("a byte range", byte_range),
     ("streamed upload", streamed_upload),
+    ("multipart form upload", form_upload),
     ("server-sent events", server_sent_events),
     ("documentation page", documentation_page),
 ]

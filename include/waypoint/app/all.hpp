@@ -8,6 +8,7 @@
 #include "waypoint/app/async.hpp"
 #include "waypoint/app/context.hpp"
 #include "waypoint/app/event_stream.hpp"
+#include "waypoint/app/forms.hpp"
 #include "waypoint/app/forwarded.hpp"
 #include "waypoint/app/health.hpp"
 #include "waypoint/app/http_error.hpp"

@@ -24,7 +24,7 @@
 //   T, .or_default()  optional: absent keeps the value the type's default constructor gives,
 //                     which the document shows as the parameter's "default"
 //   std::optional<T>  optional: absent leaves it empty
-//   std::vector<T>    query only: every value of a repeated key (?tag=a&tag=b), in order
+//   std::vector<T>    query and form: every value of a repeated key (?tag=a&tag=b), in order
 // T is a string, a number, bool ("true"/"false") or an enum serialized with
 // NLOHMANN_JSON_SERIALIZE_ENUM (its listed strings); a value that is not one is a 400 naming the
 // parameter and what was expected. `.constraints(schema)` is a JSON merge patch onto the
@@ -36,10 +36,19 @@
 // answer 304: when the handler sets an ETag that the field names, the answer is 304 without
 // a body (RFC 9110 13.1.2), and the document lists it.
 //
+// from::form(name, &T::member) binds a field of an HTML form: the body is
+// application/x-www-form-urlencoded or multipart/form-data (another type is a 415), read whole
+// (so the route must not stream its body) under form_limits' defaults (forms.hpp), with the
+// same conversions, 400s and 422s as a query parameter. File parts are skipped: a route that
+// takes files reads them with read_form or multipart_reader. The document shows the fields as
+// the requestBody's schema, for both media types. An input type binds its body with
+// from::body or from::form, not both.
+//
 // Query keys the input type does not bind are ignored, or refused with a 400 naming them when
 // application_options::unknown_query_parameters says refuse.
 #pragma once
 
+#include "waypoint/app/form_parser.hpp"
 #include "waypoint/app/json.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 
@@ -56,16 +65,17 @@
 
 namespace waypoint::app {
 
-enum class input_source : std::uint8_t { path, query, header, cookie, body };
+enum class input_source : std::uint8_t { path, query, header, cookie, body, form };
 
 namespace detail {
 
 // Non-template parts, compiled once (src/app/inputs.cpp).
 
-// "path", "query", "header", "cookie": the source as OpenAPI's "in" names it.
+// "path", "query", "header", "cookie": the source as OpenAPI's "in" names it; "form" for a
+// form field (in the document, a property of the requestBody).
 std::string_view input_source_name(input_source source) noexcept;
-// How an error names where an input is: "query parameter", "path value", "header", "cookie"
-// (`in` as input_source_name gives it).
+// How an error names where an input is: "query parameter", "path value", "header", "cookie",
+// "form field" (`in` as input_source_name gives it).
 std::string_view input_where(std::string_view in) noexcept;
 // How an error names an input: "query parameter \"limit\"", "header \"X-Tenant\"".
 std::string input_named(std::string_view in, std::string_view name);
@@ -74,6 +84,9 @@ std::string input_named(std::string_view in, std::string_view name);
 std::optional<std::string_view> input_text(context& ctx, input_source source,
                                            std::string_view name);
 [[noreturn]] void throw_missing_input(input_source source, std::string_view name);
+// The fields of the request's form, from its whole body (file parts skipped): 415 when the
+// body is not a form, 400 malformed, 413 past form_limits' defaults (src/app/forms.cpp).
+std::vector<form_field> buffered_form_fields(const context& ctx);
 // The 400 for query keys outside `known`, when the application refuses them.
 void check_query_keys(context& ctx, std::span<const std::string_view> known);
 // The 422 for a parameter (route_doc::parameters[index]) whose value, as JSON, breaks its
@@ -151,9 +164,37 @@ std::string parameter_value_schema() {
     return scalar_schema<V>();
 }
 
-// Reads one binding into `into`; `index` is its place among the route's parameters.
+// Each value of `name` in order, from the query or the form.
+template <input_source Source, class Visit>
+void for_each_value(context& ctx, std::span<const form_field> form, std::string_view name,
+                    Visit&& visit) {
+  if constexpr (Source == input_source::form) {
+    for (const form_field& f : form)
+      if (f.name == name) visit(std::string_view(f.value));
+  } else {
+    for (const query_param& p : ctx.query_params())
+      if (p.name == name) visit(p.value);
+  }
+}
+
+// The first value of input `name`: for a form field, from `form`.
+template <input_source Source>
+std::optional<std::string_view> first_value(context& ctx, std::span<const form_field> form,
+                                            std::string_view name) {
+  if constexpr (Source == input_source::form) {
+    for (const form_field& f : form)
+      if (f.name == name) return f.value;
+    return std::nullopt;
+  } else {
+    return input_text(ctx, Source, name);
+  }
+}
+
+// Reads one binding into `into`; `index` is its place among the route's parameters; `form`
+// the request's form fields, when the input type binds any.
 template <input_source Source, class T, class M>
-void read_binding(context& ctx, const input_binding<Source, T, M>& b, std::size_t index, T& into) {
+void read_binding(context& ctx, const input_binding<Source, T, M>& b, std::size_t index,
+                  std::span<const form_field> form, T& into) {
   M& out = into.*(b.member);
   if constexpr (Source == input_source::body) {
     out = read_json<M>(ctx);
@@ -161,15 +202,14 @@ void read_binding(context& ctx, const input_binding<Source, T, M>& b, std::size_
   } else {
     if constexpr (is_vector<M>::value) {
       out.clear();
-      for (const query_param& p : ctx.query_params()) {
-        if (p.name != b.name) continue;
+      for_each_value<Source>(ctx, form, b.name, [&](std::string_view text) {
         typename M::value_type element{};
-        parse_input(Source, b.name, p.value, element);
+        parse_input(Source, b.name, text, element);
         out.push_back(std::move(element));
-      }
+      });
       if (out.empty()) return;
     } else {
-      std::optional<std::string_view> text = input_text(ctx, Source, b.name);
+      std::optional<std::string_view> text = first_value<Source>(ctx, form, b.name);
       if (!text) {
         if constexpr (is_optional<M>::value) {
           out.reset();
@@ -192,6 +232,14 @@ T read_inputs(context& ctx) {
   T in{};
   std::apply(
       [&](const auto&... b) {
+        constexpr bool binds_form =
+            ((std::remove_cvref_t<decltype(b)>::source == input_source::form) || ... || false);
+        static_assert(!binds_form ||
+                          ((std::remove_cvref_t<decltype(b)>::source != input_source::body) &&
+                           ... && true),
+                      "an input type binds its body with from::body or from::form, not both");
+        std::vector<form_field> form;
+        if constexpr (binds_form) form = buffered_form_fields(ctx);
         std::array<std::string_view, sizeof...(b)> known{};
         std::size_t count = 0;
         ((b.source == input_source::query ? void(known[count++] = b.name) : void()), ...);
@@ -199,11 +247,11 @@ T read_inputs(context& ctx) {
         std::size_t index = 0;
         auto parameter = [&](const auto& binding) {
           if constexpr (std::remove_cvref_t<decltype(binding)>::source != input_source::body)
-            read_binding(ctx, binding, index++, in);
+            read_binding(ctx, binding, index++, form, in);
         };
         auto body = [&](const auto& binding) {
           if constexpr (std::remove_cvref_t<decltype(binding)>::source == input_source::body)
-            read_binding(ctx, binding, 0, in);
+            read_binding(ctx, binding, 0, form, in);
         };
         (parameter(b), ...);
         (body(b), ...);
@@ -278,6 +326,10 @@ constexpr detail::input_binding<input_source::cookie, T, M> cookie(std::string_v
 template <class T, class M>
 constexpr detail::input_binding<input_source::body, T, M> body(M T::*member) {
   return {{}, member};
+}
+template <class T, class M>
+constexpr detail::input_binding<input_source::form, T, M> form(std::string_view field, M T::*member) {
+  return {field, member};
 }
 }  // namespace from
 
