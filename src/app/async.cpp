@@ -88,6 +88,7 @@ awaitable<void> application::run_rest(context& ctx) const {
       co_await ctx.run_async(0);
     else
       co_await ctx.finish_deferred();
+    co_await ctx.finish_chunks();  // an encoded streamed body ends once every layer is done
   } catch (...) {
     error = std::current_exception();
   }
