@@ -73,7 +73,6 @@ awaitable<void> context::write_chunk(std::string_view data) {
 }
 
 awaitable<void> context::finish_chunks() {
-  if (!chunk_encoder_) co_return;
   std::string_view tail = chunk_encoder_->encode({}, true);
   if (!tail.empty()) co_await send_chunk(tail);
 }

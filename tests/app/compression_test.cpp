@@ -544,15 +544,7 @@ TEST(Compression, EventsArriveOneAtATimeDecodedAsTheyCome) {
   }
 }
 
-std::string run(const std::string& command) {
-  std::string out;
-  if (FILE* pipe = ::popen(command.c_str(), "r")) {
-    char buffer[4096];
-    while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-    ::pclose(pipe);
-  }
-  return out;
-}
+std::string run(const std::string& command) { return wa::testing::command_output(command); }
 
 bool have(const char* tool) { return run(std::string("command -v ") + tool).size() > 0; }
 
