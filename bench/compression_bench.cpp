@@ -1,8 +1,8 @@
 // The compression layer's cost per response: a JSON or HTML body of 1, 10 or 100 KB
 // answered through application::respond() with compression() at each coding and a few
 // levels, beside the same route without the layer (identity). Counters: the compressed
-// size as a fraction of the body (`ratio`) and the bytes of body per second. BENCHMARKS.md
-// §17 reports a run; not part of CI beyond compiling.
+// size as a fraction of the body (`ratio`) and the bytes of body per second. No run is
+// reported in BENCHMARKS.md yet; not part of CI beyond compiling.
 #include <waypoint/app/all.hpp>
 #include <waypoint/app/compression.hpp>
 

@@ -35,7 +35,7 @@ inline constexpr std::uint64_t default_max_decoded_bytes = std::uint64_t{1} << 2
 struct compression_options {
   // The codings offered, in the server's order of preference, which breaks ties between
   // equal q-values. br first: for text it is the smallest at the default levels below
-  // (BENCHMARKS.md §"Response compression"), and every browser that accepts zstd accepts br;
+  // (bench/compression_bench.cpp reports the ratios), and every browser that accepts zstd accepts br;
   // zstd next, faster to compress at a size close to br's; gzip last, the one every client
   // decodes. Remove one to disable it.
   std::vector<content_coding> codings{content_coding::br, content_coding::zstd,
