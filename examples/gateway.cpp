@@ -23,6 +23,7 @@
 #include "streams.hpp"
 #include "websocket_echo.hpp"
 
+#include <waypoint/app/compression.hpp>
 #include <waypoint/app/mcp.hpp>
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/openapi.hpp>
@@ -320,6 +321,9 @@ int main(int argc, char** argv) {
   app.use(wa::request_id());
   // Browsers of any origin may call the API; the operational endpoints are for the platform.
   app.use(wa::cors({.skip_paths = waypoint::examples::operation_paths}));
+  // Responses a client accepts compressed (br, zstd, gzip), request bodies decoded; outside
+  // recover(), so that the problem documents it writes are seen too.
+  app.use(wa::compression());
   app.use(wa::recover());
 
   wb::server_options server_options;
@@ -382,6 +386,8 @@ int main(int argc, char** argv) {
                 << "   # typed path and query inputs; ETag, and 304 for If-None-Match\n";
       std::cout << "  curl -i " << base << "/v1/proxy/v1/health   # a coroutine: GET "
                 << (o.upstream.empty() ? base : o.upstream) << "/v1/health\n";
+      std::cout << "  curl -i --compressed " << base << "/openapi.json"
+                << "   # compressed JSON: Content-Encoding br, zstd or gzip, Vary: Accept-Encoding\n";
       std::cout << "  curl -i " << base << "/docs/   # documentation page: Swagger UI reading "
                 << base << "/openapi.json; open it in a browser\n";
       waypoint::examples::print_file_examples(std::cout, base);

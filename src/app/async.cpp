@@ -88,6 +88,10 @@ awaitable<void> application::run_rest(context& ctx) const {
       co_await ctx.run_async(0);
     else
       co_await ctx.finish_deferred();
+    // An encoded streamed body ends once every layer is done. Tested first: a request
+    // without an encoder awaits nothing more (no frame, and no await a drain's cancellation
+    // could turn into an exception).
+    if (ctx.chunk_encoder_) co_await ctx.finish_chunks();
   } catch (...) {
     error = std::current_exception();
   }

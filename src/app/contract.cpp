@@ -10,9 +10,13 @@
 
 namespace waypoint::app::detail {
 
-const route_contract* application_access::contract_of(const context& ctx) noexcept {
+const endpoint* application_access::endpoint_of(const context& ctx) noexcept {
   if (ctx.outcome().kind != match_status::matched || !ctx.match_.route()) return nullptr;
-  const endpoint* ep = ctx.match_.handler();
+  return ctx.match_.handler();
+}
+
+const route_contract* application_access::contract_of(const context& ctx) noexcept {
+  const endpoint* ep = endpoint_of(ctx);
   return ep ? ep->contract.get() : nullptr;
 }
 

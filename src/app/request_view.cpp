@@ -76,6 +76,11 @@ void throw_bad_value(std::string_view where, std::string_view name, std::string_
 }  // namespace detail
 
 
+void request_view::replace_body(std::string decoded) {
+  replaced_body_ = std::make_unique<std::string>(std::move(decoded));
+  body_read_ = 0;
+}
+
 std::string_view request_view::header(std::string_view name) const noexcept {
   auto it = request_->find(name);
   return it == request_->end() ? std::string_view() : std::string_view(it->value());

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <system_error>
+#include <utility>
 
 namespace waypoint::app {
 
@@ -44,7 +45,7 @@ auto shared_handler(Handler&& handler) {
 awaitable<std::size_t> request_view::read_some(std::span<char> into) {
   if (into.empty()) co_return 0;
   if (!body_source_->body_streamed()) {
-    const std::string& whole = request_->body();
+    const std::string& whole = body();
     std::size_t n = std::min(into.size(), whole.size() - body_read_);
     std::memcpy(into.data(), whole.data() + body_read_, n);
     body_read_ += n;
@@ -63,7 +64,20 @@ awaitable<std::size_t> request_view::read_some(std::span<char> into) {
   co_return n;
 }
 
+// Not a coroutine itself: the encoded piece is awaited at once, so a view of the encoder's
+// buffer is enough, and a request without an encoder pays one pointer test.
 awaitable<void> context::write_chunk(std::string_view data) {
+  if (chunk_encoding_) chunk_encoder_ = std::exchange(chunk_encoding_, nullptr)->open(*this);
+  if (chunk_encoder_) data = chunk_encoder_->encode(data, false);
+  return send_chunk(data);
+}
+
+awaitable<void> context::finish_chunks() {
+  std::string_view tail = chunk_encoder_->encode({}, true);
+  if (!tail.empty()) co_await send_chunk(tail);
+}
+
+awaitable<void> context::send_chunk(std::string_view data) {
   app::response& res = response_.message();
   beast::exchange_host* host = host_;
   auto token = asio::as_tuple(asio::use_awaitable);

@@ -14,6 +14,8 @@
 #include <boost/beast/http/write.hpp>
 
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 namespace waypoint::app::testing {
@@ -40,6 +42,17 @@ inline std::vector<response> exchange(std::uint16_t port, std::vector<request> r
     parser.skip(req.method() == http::verb::head);
     http::read(socket, buffer, parser);
     out.push_back(parser.release());
+  }
+  return out;
+}
+
+// What a shell command (curl, a decoder after a pipe) writes to its standard output.
+inline std::string command_output(const std::string& command) {
+  std::string out;
+  if (FILE* pipe = ::popen(command.c_str(), "r")) {
+    char buffer[4096];
+    while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
+    ::pclose(pipe);
   }
   return out;
 }

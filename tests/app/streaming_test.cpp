@@ -237,15 +237,7 @@ class raw_client {
   std::atomic<std::size_t> trickled_{0};
 };
 
-std::string run(const std::string& command) {
-  std::string out;
-  if (FILE* pipe = ::popen(command.c_str(), "r")) {
-    char buffer[4096];
-    while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-    ::pclose(pipe);
-  }
-  return out;
-}
+std::string run(const std::string& command) { return wa::testing::command_output(command); }
 
 std::string upload_bytes(std::size_t n, std::uint32_t seed) {
   std::mt19937 random(seed);

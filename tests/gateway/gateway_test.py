@@ -235,6 +235,24 @@ def org_orders_page(argv, r):
            "If-None-Match with the page's ETag: 304, no body, the same ETag, got %r" % again)
 
 
+def compressed_json(argv, r):
+    expect("--compressed" in argv, "the compressed JSON line asks with --compressed: %r" % argv)
+    coding = r.header("Content-Encoding")
+    expect(r.status == 200 and coding in ("br", "zstd", "gzip"),
+           "compressed JSON: 200 with Content-Encoding br, zstd or gzip, got %r (%r)" % (r, coding))
+    expect("Accept-Encoding" in (r.header("Vary") or ""),
+           "compressed JSON: Vary: Accept-Encoding, got %r" % r.header("Vary"))
+    plain = curl([a for a in argv if a != "--compressed"])
+    expect(plain.header("Content-Encoding") is None and plain.body == r.body,
+           "without --compressed: identity, and the body curl decoded is that body")
+    for name in ("br", "zstd", "gzip"):
+        one = curl(argv + ["-H", "Accept-Encoding: " + name])
+        expect(one.header("Content-Encoding") == name and one.body == r.body,
+               "Accept-Encoding: %s alone: that coding, decoded to the same body, got %r" % (
+                   name, one.header("Content-Encoding")))
+    r.json()
+
+
 def proxy_line(argv, r):
     expect(r.status == 200, "the proxy line: 200 from the upstream, got %r" % r)
 
@@ -396,6 +414,7 @@ CURL_LINE_RULES = [  # (comment contains, rule)
     ("constraints enforced", org_order_placed),
     ("typed path and query inputs", org_orders_page),
     ("a coroutine", proxy_line),
+    ("compressed JSON", compressed_json),
     ("static file", static_file),
     ("precompressed", precompressed_file),
     ("a byte range", byte_range),

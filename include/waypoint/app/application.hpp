@@ -447,6 +447,8 @@ struct application_access {
   static std::string openapi_text(const application& app, const openapi_info& info) {
     return app.openapi_text(info);
   }
+  // The route that matched `ctx`, null when none did.
+  static const endpoint* endpoint_of(const context& ctx) noexcept;
   // The contract of the route that matched `ctx`, null when it has none.
   static const route_contract* contract_of(const context& ctx) noexcept;
   // Every route, in registration order.

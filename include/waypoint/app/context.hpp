@@ -38,6 +38,29 @@ namespace detail {
 struct websocket_owner;  // src/app/websocket.cpp
 }
 
+// The body write_chunk() sends, transformed as it goes: the extension point of a layer
+// that encodes streamed bodies (compression(), compression.hpp). A layer installs a
+// chunk_encoding with context::encode_chunks(); the first write_chunk() opens it with the
+// response's head as it then stands, and the encoder it returns sees every piece.
+class chunk_encoder {
+ public:
+  virtual ~chunk_encoder() = default;
+  // The bytes to send for `piece`, flushed so that the client can decode all of it at once;
+  // with `last`, also the end of the encoding (`piece` is then empty). Valid until the next
+  // call.
+  virtual std::string_view encode(std::string_view piece, bool last) = 0;
+};
+
+class chunk_encoding {
+ public:
+  // An encoder for this response, having set the head's fields that announce it
+  // (Content-Encoding); null to send the pieces as written.
+  virtual std::unique_ptr<chunk_encoder> open(context& ctx) const = 0;
+
+ protected:
+  ~chunk_encoding() = default;
+};
+
 class context : public request_view, public request_values, public connection {
  public:
   // `host`: the connection the request came on; its executor and endpoints, and the bodies
@@ -66,6 +89,10 @@ class context : public request_view, public request_values, public connection {
   // client has gone or stopped reading for write_timeout. Outside waypoint::beast::server
   // (respond(), async_handle()) the pieces are gathered into the body.
   awaitable<void> write_chunk(std::string_view data);
+  // From the first write_chunk() on, the pieces go through an encoder `encoding` opens (the
+  // last installed wins); its end is sent once the chain is done. `encoding` outlives the
+  // request (a layer's own state).
+  void encode_chunks(const chunk_encoding& encoding) noexcept { chunk_encoding_ = &encoding; }
   // A field sent after the last chunk (announce it with a `Trailer` header before the
   // first write_chunk). Replaces one of the same name.
   void set_trailer(std::string_view name, std::string_view value);
@@ -108,6 +135,10 @@ class context : public request_view, public request_values, public connection {
   void run_postponed();
   // After the chain: the file body goes to the connection, or into the body.
   void hand_over_file() noexcept;
+  // write_chunk() without the encoder.
+  awaitable<void> send_chunk(std::string_view data);
+  // After the chain: the end of an encoded body (encode_chunks), when one was opened.
+  awaitable<void> finish_chunks();
 
   application* app_;
   response_builder response_;
@@ -122,6 +153,9 @@ class context : public request_view, public request_values, public connection {
   std::uint64_t chunked_bytes_ = 0;   // write_chunk(): the body sent so far
   bool streamed_ = false;  // write_chunk() sent the head: an error can only cut the body
   std::unique_ptr<http::fields> trailers_;  // set_trailer()
+  // encode_chunks(): to open at the first write_chunk(); null once opened, or never set.
+  const chunk_encoding* chunk_encoding_ = nullptr;
+  std::unique_ptr<chunk_encoder> chunk_encoder_;  // what it opened, null for nearly every request
 };
 
 }  // namespace waypoint::app

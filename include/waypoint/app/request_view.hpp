@@ -129,8 +129,15 @@ class request_view {
   // The first value of a request header field, empty when absent.
   std::string_view header(std::string_view name) const noexcept;
   std::string_view header(http::field name) const noexcept;
-  // The whole body; empty for a route that streams it (route_scope::stream_body).
-  const std::string& body() const noexcept { return request_->body(); }
+  // The whole body; empty for a route that streams it (route_scope::stream_body). After
+  // replace_body(), the replacement.
+  const std::string& body() const noexcept {
+    return replaced_body_ ? *replaced_body_ : request_->body();
+  }
+  // For a layer that decodes the whole body before the handler reads it (compression(),
+  // which undoes a Content-Encoding): body() and read_some() give `decoded` from now on.
+  // The request's header fields are left as they came.
+  void replace_body(std::string decoded);
 
   // --- the body as it arrives (coroutine handlers; docs/files.md) ------------------------
   // The next body bytes, up to into.size(); 0 once the body is complete. A route that
@@ -203,6 +210,7 @@ class request_view {
   basic_match_result<const detail::endpoint*> match_;
   detail::query_index query_index_;
   std::size_t body_read_ = 0;  // read_some() over a whole body: where it is
+  std::unique_ptr<std::string> replaced_body_;  // replace_body(); null for nearly every request
 };
 
 }  // namespace waypoint::app
