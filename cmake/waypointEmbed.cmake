@@ -141,10 +141,14 @@ namespace waypoint::embedded {
 waypoint::embedded_directory ${name}() noexcept;
 }  // namespace waypoint::embedded
 ")
+  # The list, rewritten only when it changes: a file added with an old time (cp -p, an
+  # archive) is newer than nothing, but the list it joins is.
+  string(REPLACE ";" "\n" listed "${files}")
+  file(CONFIGURE OUTPUT ${out}/files.txt CONTENT "${listed}\n")
   add_custom_command(OUTPUT ${out}/${name}.cpp
     COMMAND ${CMAKE_COMMAND} -DWAYPOINT_EMBED_NAME=${name} -DWAYPOINT_EMBED_DIR=${dir}
             -DWAYPOINT_EMBED_OUTPUT=${out}/${name}.cpp -P ${_waypoint_embed_script}
-    DEPENDS ${files} ${_waypoint_embed_script}
+    DEPENDS ${files} ${out}/files.txt ${_waypoint_embed_script}
     COMMENT "Embedding ${dir} as waypoint::embedded::${name}()"
     VERBATIM)
   target_sources(${target} PRIVATE ${out}/${name}.cpp)

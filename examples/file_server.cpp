@@ -2,16 +2,25 @@
 // middleware), for bench/load/files to compare with nginx serving the same directory.
 //
 //   waypoint-file-server --root DIR [--address ADDR] [--port N] [--threads N]
+//                        [--memory] [--gzip LEVEL]
+//
+// --memory reads the directory's top-level files once, at start, and answers each from
+// memory (a string body, as an embedded file is); --gzip adds compression() with gzip alone
+// at LEVEL and no minimum size: what bench/load/compression compares with nginx's gzip.
 //
 // Prints "waypoint-file-server: serving DIR on http://ADDR:PORT" once it listens; stops
 // gracefully on SIGINT or SIGTERM.
+#include <waypoint/app/compression.hpp>
 #include <waypoint/app/serve.hpp>
 #include <waypoint/app/static_files.hpp>
 #include <waypoint/beast/server.hpp>
 
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -19,8 +28,24 @@ namespace {
 
 [[noreturn]] void fail(const std::string& message) {
   std::cerr << "waypoint-file-server: " << message << "\n"
-            << "usage: waypoint-file-server --root DIR [--address ADDR] [--port N] [--threads N]\n";
+            << "usage: waypoint-file-server --root DIR [--address ADDR] [--port N] [--threads N]"
+               " [--memory] [--gzip LEVEL]\n";
   std::exit(2);
+}
+
+// Each regular file at the top of `root` as GET /<name>, answered from memory.
+void add_memory_routes(waypoint::app::application& app, const std::string& root) {
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::string name = entry.path().filename().string();
+    std::string type(waypoint::app::detail::builtin_content_type(name));
+    if (type.empty()) type = "application/octet-stream";
+    app.get("/" + name, [bytes = std::move(bytes), type](waypoint::app::context& ctx) {
+      ctx.response().body(bytes, type);
+    });
+  }
 }
 
 }  // namespace
@@ -30,8 +55,14 @@ int main(int argc, char** argv) {
   waypoint::beast::server_options options;
   std::string address = "127.0.0.1";
   unsigned long port = 8080;
+  bool memory = false;
+  int gzip_level = 0;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
+    if (arg == "--memory") {
+      memory = true;
+      continue;
+    }
     if (i + 1 >= argc) fail(std::string(arg) + " needs a value");
     std::string value = argv[++i];
     if (arg == "--root") {
@@ -40,6 +71,8 @@ int main(int argc, char** argv) {
       address = value;
     } else if (arg == "--port") {
       port = std::strtoul(value.c_str(), nullptr, 10);
+    } else if (arg == "--gzip") {
+      gzip_level = std::atoi(value.c_str());
     } else if (arg == "--threads") {
       options.threads = static_cast<unsigned>(std::strtoul(value.c_str(), nullptr, 10));
     } else {
@@ -50,7 +83,14 @@ int main(int argc, char** argv) {
   options.listen = {{address, static_cast<std::uint16_t>(port)}};
   try {
     waypoint::app::application app;
-    app.static_files("/", root);
+    if (gzip_level > 0)
+      app.use(waypoint::app::compression({.codings = {waypoint::app::content_coding::gzip},
+                                          .min_size = 0,
+                                          .gzip_level = gzip_level}));
+    if (memory)
+      add_memory_routes(app, root);
+    else
+      app.static_files("/", root);
     waypoint::beast::server server(options, waypoint::app::dispatch_to(app));
     server.start();
     auto e = server.endpoints().front();

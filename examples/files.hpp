@@ -12,10 +12,14 @@
 
 namespace waypoint::examples {
 
-inline void add_file_routes(waypoint::app::application& app) {
+// `directory`: serve it from disk instead (--www), for editing the page without a rebuild.
+inline void add_file_routes(waypoint::app::application& app, const std::string& directory) {
   waypoint::app::static_file_options files;
   files.cache_control = "no-cache";  // a demo page: revalidate on every use (a cheap 304)
-  app.static_files("/", waypoint::embedded::www(), files);
+  if (directory.empty())
+    app.static_files("/", waypoint::embedded::www(), files);
+  else
+    app.static_files("/", directory, files);
 }
 
 inline void print_file_examples(std::ostream& out, const std::string& base) {

@@ -86,6 +86,7 @@ struct options {
   std::size_t max_connections = 0;  // the server's descriptor budget; 0: from RLIMIT_NOFILE
   std::uint64_t upload_disk_budget = waypoint::examples::default_upload_disk_budget;
   bool swagger_ui_cdn = false;  // the docs page loads Swagger UI from jsDelivr even when built in
+  std::string www;  // empty: examples/www as compiled in
   wa::contract_check contracts = wa::contract_check::enforce;  // requests' and answers'
 };
 
@@ -127,6 +128,8 @@ PUT and PATCH patterns decode and answer JSON records.
   --api-token TOKEN
                    also serve GET /v1/account (and its MCP tool getAccount) behind a
                    layer that refuses, 401, a request without Authorization: Bearer TOKEN
+  --www DIR        serve DIR from disk at / instead of the compiled-in examples/www
+                   (to edit the page without a rebuild)
   --swagger-ui-cdn the documentation page (/docs/) loads Swagger UI from jsDelivr
                    (pinned, with integrity hashes) even when this build holds its files
   --print-routes   print the built-in table and exit
@@ -185,6 +188,8 @@ options parse_arguments(int argc, char** argv) {
     } else if (arg == "--api-token") {
       o.api_token = value();
       if (o.api_token.empty()) fail("--api-token needs a token");
+    } else if (arg == "--www") {
+      o.www = value();
     } else if (arg == "--swagger-ui-cdn") {
       o.swagger_ui_cdn = true;
     } else if (arg == "--max-connections") {
@@ -358,7 +363,7 @@ int main(int argc, char** argv) {
       wa::serve_openapi(app, {.title = "waypoint-gateway", .version = WAYPOINT_VERSION,
                               .license = "BSL-1.0"},
                         {.ui_files = o.swagger_ui_cdn ? waypoint::embedded_directory() : swagger_ui()});
-      waypoint::examples::add_file_routes(app);
+      waypoint::examples::add_file_routes(app, o.www);
     } else {
       add_routes(app, read_file(o.routes_file), o.routes_file, true);
     }

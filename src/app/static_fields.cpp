@@ -161,32 +161,6 @@ std::optional<std::time_t> parse_http_date(std::string_view text) noexcept {
   return static_cast<std::time_t>(days * 86400 + hour * 3600 + minute * 60 + second);
 }
 
-bool accepts_coding(std::string_view field, std::string_view coding) noexcept {
-  bool named = false;
-  bool named_ok = false;
-  bool star_ok = false;
-  for_each_list_element(field, [&](std::string_view element) {
-    std::size_t semi = element.find(';');
-    std::string_view name = trim(element.substr(0, semi));
-    bool refused = false;
-    if (semi != std::string_view::npos) {
-      std::string_view param = trim(element.substr(semi + 1));
-      if (param.size() >= 2 && ascii_lower(param[0]) == 'q' && param[1] == '=') {
-        std::string_view q = trim(param.substr(2));
-        // q=0, q=0.0, q=0.000: refused; anything else accepts.
-        refused = !q.empty() && q.find_first_not_of("0.") == std::string_view::npos;
-      }
-    }
-    if (iequals(name, coding)) {
-      named = true;
-      named_ok = !refused;
-    } else if (name == "*") {
-      star_ok = !refused;
-    }
-  });
-  return named ? named_ok : star_ok;
-}
-
 std::optional<std::vector<std::string_view>> safe_segments(std::string_view path,
                                                            bool hidden_files) {
   if (path.size() > PATH_MAX) return std::nullopt;

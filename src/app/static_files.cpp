@@ -2,6 +2,7 @@
 // (file_resolver), then answering for the file found (conditional requests, ranges,
 // precompressed siblings). The field parsers it uses are in static_fields.cpp.
 #include "waypoint/app/static_files.hpp"
+#include "waypoint/app/compression.hpp"
 #include "waypoint/app/resource_limits.hpp"
 
 #include "waypoint/pattern.hpp"
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -230,10 +232,18 @@ class file_answer {
     ctx_.response().append_header("Vary", "Accept-Encoding");
     std::string_view accepted = ctx_.header(http::field::accept_encoding);
     if (accepted.empty()) return;
-    for (auto [suffix, coding] : {std::pair{".br", "br"}, std::pair{".gz", "gzip"}}) {
-      if (!detail::accepts_coding(accepted, coding) || !sibling(std::string_view(suffix))) continue;
-      ctx_.response().header(http::field::content_encoding, coding);
-      return;
+    // The client's best coding among the siblings still to look for (compression()'s
+    // negotiation: q-values, then br before gzip), until one exists.
+    content_coding offered[] = {content_coding::br, content_coding::gzip};
+    std::size_t left = std::size(offered);
+    while (left > 0) {
+      content_coding best = detail::negotiate_coding(accepted, true, std::span(offered, left));
+      if (best == content_coding::identity) return;
+      if (sibling(best == content_coding::br ? std::string_view(".br") : std::string_view(".gz"))) {
+        ctx_.response().header(http::field::content_encoding, coding_name(best));
+        return;
+      }
+      left = static_cast<std::size_t>(std::remove(offered, offered + left, best) - offered);
     }
   }
 

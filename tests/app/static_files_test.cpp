@@ -98,28 +98,6 @@ TEST(StaticFields, HttpDateReadsBackWhatTheServerWrites) {
     EXPECT_FALSE(wd::parse_http_date(bad)) << bad;
 }
 
-TEST(StaticFields, AcceptEncodingHonoursQualityZeroAndStar) {
-  struct row {
-    const char* rule;
-    const char* field;
-    const char* coding;
-    bool accepted;
-  };
-  const std::vector<row> rows = {
-      {"named", "gzip, deflate, br", "br", true},
-      {"named with a quality", "br;q=0.5", "br", true},
-      {"case-insensitive", "GZIP", "gzip", true},
-      {"not named", "gzip", "br", false},
-      {"quality zero refuses", "br;q=0, gzip", "br", false},
-      {"quality 0.000 refuses", "br; q=0.000", "br", false},
-      {"a star accepts", "*", "br", true},
-      {"a name beats the star", "*, br;q=0", "br", false},
-      {"a star with quality zero refuses the rest", "gzip, *;q=0", "br", false},
-  };
-  for (const row& r : rows)
-    EXPECT_EQ(wd::accepts_coding(r.field, r.coding), r.accepted) << r.rule;
-}
-
 TEST(StaticFields, SafeSegmentsRefuseWhatCouldLeaveTheRoot) {
   struct row {
     const char* rule;

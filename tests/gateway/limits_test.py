@@ -25,6 +25,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_test import CheckFailed, Gateway, curl, expect, run_checks  # noqa: E402
 
+WWW = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                   "examples", "www")
 MAX_CONNECTIONS = 4
 UPLOAD_BYTES = 600_000
 DISK_BUDGET = 1_000_000  # one upload of UPLOAD_BYTES fits, two do not
@@ -212,7 +214,10 @@ def check_upload_past_the_descriptor_budget_is_503_and_the_budget_comes_back(bin
 
 
 def check_static_file_past_the_descriptor_budget_is_503_and_the_budget_comes_back(binary):
-    g = Gateway(binary, "--max-connections", str(MAX_CONNECTIONS))
+    """From disk (--www): the open file is a descriptor of the budget. Compiled in (the
+    default), the same file needs none and is answered while the budget is spent."""
+    g = Gateway(binary, "--max-connections", str(MAX_CONNECTIONS), "--www", WWW)
+    embedded = Gateway(binary, "--max-connections", str(MAX_CONNECTIONS))
     holder = idle = None
     try:
         holder = start_held_upload(g.base, UPLOAD_BYTES)  # its connection and its file: two
@@ -221,6 +226,15 @@ def check_static_file_past_the_descriptor_budget_is_503_and_the_budget_comes_bac
         r = curl(["curl", "-i", g.base + "/style.css"])  # the fourth; the file would be the fifth
         expect_refusal(r, 503, "the file's descriptor (a descriptor)",
                        "a static file past the descriptor budget")
+        held = start_held_upload(embedded.base, UPLOAD_BYTES)
+        spare = socket.create_connection(("127.0.0.1", port_of(embedded.base)))
+        try:
+            expect(keep_alive_get(spare, "/v1/health") == 200, "a request within the budget")
+            r = curl(["curl", "-i", embedded.base + "/style.css"])
+            expect(r.status == 200, "a compiled-in file with the descriptor budget spent: 200, got %r" % r)
+        finally:
+            finish_upload(held, UPLOAD_BYTES)
+            spare.close()
         finish_upload(holder, UPLOAD_BYTES)
         holder = None
         r = curl(["curl", "-i", g.base + "/style.css"])
@@ -234,6 +248,7 @@ def check_static_file_past_the_descriptor_budget_is_503_and_the_budget_comes_bac
             if s:
                 s.close()
         g.stop()
+        embedded.stop()
 
 
 def check_uploads_past_the_disk_budget_are_507_while_the_first_completes(binary):

@@ -107,9 +107,18 @@ def byte_range_through_prism(argv, r):
            "byte range through Prism: 206, Content-Range bytes 0-99/%d, got %r" % (size, r))
 
 
+def compressed_json_through_prism(argv, r):
+    """Prism's client asks for a coding and decodes what compression() sends: curl gets the
+    document decoded, without Content-Encoding."""
+    expect(r.status == 200 and r.header("Content-Encoding") is None,
+           "compressed JSON through Prism: 200, decoded, got %r" % r)
+    expect("openapi" in r.json(), "compressed JSON through Prism: the OpenAPI document")
+
+
 # The rules of gateway_test.CURL_LINE_RULES that Prism changes, by the comment they match.
 RULES_THROUGH_PRISM = {"precompressed": precompressed_file_through_prism,
-                       "a byte range": byte_range_through_prism}
+                       "a byte range": byte_range_through_prism,
+                       "compressed JSON": compressed_json_through_prism}
 
 # Every report Prism logged over the run: (check, request, report, why the document allows
 # it or None).

@@ -20,7 +20,8 @@
 // single byte range answered 206 with Content-Range (416 when it cannot be
 // satisfied, If-Range honoured, several ranges served whole), index_file for a directory
 // (a directory named without its trailing slash is redirected to it), a precompressed
-// sibling (name.br, name.gz) chosen by Accept-Encoding, with `Vary: Accept-Encoding`, and
+// sibling (name.br, name.gz) chosen by Accept-Encoding as compression() negotiates it
+// (compression.hpp: q-values, then br before gzip), with `Vary: Accept-Encoding`, and
 // Cache-Control. The body is a file_payload: the server sends it with sendfile, never
 // reading it into memory.
 //
@@ -100,9 +101,6 @@ bool etag_listed_strongly(std::string_view field, std::string_view etag) noexcep
 // An IMF-fixdate ("Tue, 01 Dec 2026 16:58:06 GMT") as seconds since the epoch; nullopt for
 // anything else (the obsolete forms are not worth their parsers here).
 std::optional<std::time_t> parse_http_date(std::string_view text) noexcept;
-
-// Whether Accept-Encoding `field` accepts `coding` (a q of 0 refuses it; "*" covers it).
-bool accepts_coding(std::string_view field, std::string_view coding) noexcept;
 
 // The decoded path value split into the segments a request may name, or nullopt when one
 // of them is not allowed (the rules in this header's comment). A trailing '/' gives a last
