@@ -442,7 +442,7 @@ TEST(Compression, ABrotliBombOf1GiBIsRefusedWithinItsLimitAndBoundedMemory) {
 struct streaming_server {
   wa::application app;
   std::atomic<int> acknowledged{0};  // events the client has decoded
-  std::unique_ptr<wb::server> server;
+  std::unique_ptr<wa::testing::loopback_server> server;
   std::string page = json_text(20000);
   explicit streaming_server() {
     app.use(wa::compression());
@@ -465,18 +465,10 @@ struct streaming_server {
       for (int i = 0; i < 50; ++i) co_await ctx.write_chunk("line " + std::to_string(i) + "\n");
     });
     app.get("/page", [this](wa::context& ctx) { ctx.response().body(page, "text/html"); });
-    server = std::make_unique<wb::server>(wa::options_for(app, wa::testing::loopback_options()),
-                                          wa::dispatch_to(app));
-    server->start();
+    server = std::make_unique<wa::testing::loopback_server>(app);
   }
-  ~streaming_server() {
-    server->stop();
-    server->wait();
-  }
-  std::uint16_t port() const { return server->endpoints().front().port; }
-  std::string url(std::string_view path) const {
-    return "http://127.0.0.1:" + std::to_string(port()) + std::string(path);
-  }
+  std::uint16_t port() const { return server->port(); }
+  std::string url(std::string_view path) const { return server->url(path); }
 };
 
 // The chunked body of a response read from a socket as it arrives, chunk by chunk.

@@ -198,9 +198,8 @@ TEST(MultipartReader, StreamsEachPartAndSkipsWhatIsNotRead) {
 // slowly, so the parser meets every kind of cut the network makes, Content-Length or chunked.
 TEST(MultipartReader, ReadsBodiesSplitAcrossReadsThroughTheServer) {
   forms_app s;
-  auto server = std::make_unique<wb::server>(wa::options_for(s.app, wa::testing::loopback_options()), wa::dispatch_to(s.app));
-  server->start();
-  std::uint16_t port = server->endpoints().front().port;
+  wa::testing::loopback_server server(s.app);
+  std::uint16_t port = server.port();
   std::string file = binary_bytes(200'000, 3);
   std::string body = part("title", "t") + part("f", file, "f.bin") + std::string(closing);
   std::string expected = "title 1 " + std::to_string(fnv("t")) + "\nf 200000 " + std::to_string(fnv(file)) + "\n";
@@ -247,8 +246,6 @@ TEST(MultipartReader, ReadsBodiesSplitAcrossReadsThroughTheServer) {
     EXPECT_NE(answer.find("HTTP/1.1 200 OK"), std::string::npos) << r.rule << "\n" << answer;
     EXPECT_NE(answer.find(expected), std::string::npos) << r.rule << "\n" << answer;
   }
-  server->stop();
-  server->wait();
 }
 
 struct signup {

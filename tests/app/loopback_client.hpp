@@ -4,6 +4,7 @@
 
 #include "app_test_support.hpp"
 
+#include <waypoint/app/serve.hpp>
 #include <waypoint/beast/server.hpp>
 
 #include <boost/asio/connect.hpp>
@@ -16,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace waypoint::app::testing {
@@ -28,6 +30,21 @@ inline waypoint::beast::server_options loopback_options() {
   options.handle_signals = false;
   return options;
 }
+
+// `app` served on a loopback port while this lives (beast::server's destructor stops it and
+// waits).
+class loopback_server : public waypoint::beast::server {
+ public:
+  explicit loopback_server(application& app,
+                           waypoint::beast::server_options options = loopback_options())
+      : server(options_for(app, std::move(options)), dispatch_to(app)) {
+    start();
+  }
+  std::uint16_t port() const { return endpoints().front().port; }
+  std::string url(std::string_view path) const {
+    return "http://127.0.0.1:" + std::to_string(port()) + std::string(path);
+  }
+};
 
 inline std::vector<response> exchange(std::uint16_t port, std::vector<request> requests) {
   boost::asio::io_context io;

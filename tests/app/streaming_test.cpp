@@ -77,7 +77,7 @@ struct streaming_server {
   std::atomic<int> unpaced_sends{0};     // /unpaced: events the server accepted
   std::atomic<bool> unpaced_ended{false};
   std::atomic<int> no_content_error{0};  // /no-content: write_chunk's error, as a value
-  std::unique_ptr<wb::server> server;
+  std::unique_ptr<wa::testing::loopback_server> server;
 
   explicit streaming_server(wb::server_options options = loopback_options()) {
     app.post("/digest/{chunk}", [](wa::context& ctx) -> wa::awaitable<void> {
@@ -176,18 +176,10 @@ struct streaming_server {
         writer_saw_failure = true;
       }
     });
-    server = std::make_unique<wb::server>(wa::options_for(app, std::move(options)),
-                                          wa::dispatch_to(app));
-    server->start();
+    server = std::make_unique<wa::testing::loopback_server>(app, std::move(options));
   }
-  ~streaming_server() {
-    server->stop();
-    server->wait();
-  }
-  std::uint16_t port() const { return server->endpoints().front().port; }
-  std::string url(std::string_view path) const {
-    return "http://127.0.0.1:" + std::to_string(port()) + std::string(path);
-  }
+  std::uint16_t port() const { return server->port(); }
+  std::string url(std::string_view path) const { return server->url(path); }
 };
 
 // A raw connection: bytes out in the pieces given, the answer read to the connection's end.

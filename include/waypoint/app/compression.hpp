@@ -34,10 +34,13 @@ inline constexpr std::uint64_t default_max_decoded_bytes = std::uint64_t{1} << 2
 
 struct compression_options {
   // The codings offered, in the server's order of preference, which breaks ties between
-  // equal q-values. br first: for text it is the smallest at the default levels below
-  // (bench/compression_bench.cpp reports the ratios), and every browser that accepts zstd accepts br;
-  // zstd next, faster to compress at a size close to br's; gzip last, the one every client
-  // decodes. Remove one to disable it.
+  // equal q-values. br first: every browser decodes it, and so do the HTTP clients and
+  // proxies that decode anything beyond gzip. zstd compresses JSON to within a few per cent
+  // of br's size for about a third of br's CPU at these levels (BENCHMARKS.md §18), but
+  // with it first a client that forwards its caller's Accept-Encoding without decoding zstd
+  // itself breaks (Prism 5 does, in tests/gateway/prism_test.py): put it first, {zstd, br,
+  // gzip}, where you know the clients. gzip last, the one every client decodes. Remove one
+  // to disable it.
   std::vector<content_coding> codings{content_coding::br, content_coding::zstd,
                                       content_coding::gzip};
   // Whole bodies shorter than this go as they are: a response of about 1 KiB fits one TCP
