@@ -4,10 +4,12 @@
 // and the decoding of request bodies under a limit. The only file that includes the codecs.
 //
 // Memory per stream is bounded by the parameters below, set explicitly rather than left to
-// each library's defaults (which grow with the input): deflate windowBits 15, memLevel 8
-// (about 256 KiB, zlib's formula); brotli lgwin 18 (a 256 KiB window); zstd windowLog 19
-// (512 KiB). Decoding: inflate's 32 KiB window; zstd refuses windows over 8 MiB (RFC 9659's
-// limit for HTTP); brotli's format caps its window at 16 MiB; and the decoded bytes
+// each library's defaults (which grow with the input): deflate windowBits 15, memLevel 8;
+// brotli lgwin 18; zstd windowLog 19. With the codecs' match tables, measured through their
+// allocator hooks: about 260 KiB for gzip, 2.2 MiB for br 4, 2.0 MiB for zstd 3
+// (docs/framework.md). Decoding: inflate's 32 KiB window; zstd refuses windows over 8 MiB
+// (RFC 9659's limit for HTTP); brotli's format caps its window at 16 MiB. Those windows are
+// what a small body can make a request hold while it is decoded; the decoded bytes
 // themselves stop at the limit.
 #include "waypoint/app/compression.hpp"
 
@@ -408,21 +410,25 @@ class compression_policy final : public chunk_encoding {
   // Before the handler: a request body with a Content-Encoding is decoded, or answered
   // (false) with why it cannot be.
   bool decode_request(context& ctx) const {
-    std::string_view field = ctx.header(http::field::content_encoding);
-    if (!options_.decode_requests || field.empty()) return true;
+    auto [first_line, end_line] = ctx.request().equal_range(http::field::content_encoding);
+    if (!options_.decode_requests || first_line == end_line) return true;
     const detail::endpoint* route = detail::application_access::endpoint_of(ctx);
     if (route && route->stream_body) return true;  // the handler reads it as it was sent
     content_coding coding = content_coding::identity;
     int layers = 0;
     bool known = true;
-    waypoint::detail::for_each_list_element(field, [&](std::string_view token) {
-      if (iequals(token, "identity")) return;
-      ++layers;
-      auto it = std::find_if(options_.codings.begin(), options_.codings.end(),
-                             [&](content_coding c) { return detail::names(token, c); });
-      if (it == options_.codings.end()) known = false;
-      else coding = *it;
-    });
+    // Every field line: a second Content-Encoding line is a second coding (RFC 9110 §5.3).
+    for (auto line = first_line; line != end_line; ++line) {
+      std::string_view field(line->value().data(), line->value().size());
+      waypoint::detail::for_each_list_element(field, [&](std::string_view token) {
+        if (iequals(token, "identity")) return;
+        ++layers;
+        auto it = std::find_if(options_.codings.begin(), options_.codings.end(),
+                               [&](content_coding c) { return detail::names(token, c); });
+        if (it == options_.codings.end()) known = false;
+        else coding = *it;
+      });
+    }
     if (!known || layers > 1) {
       // RFC 9110 §15.5.16: a 415 for a coding names those accepted.
       ctx.response().header(http::field::accept_encoding, accepted_);
@@ -455,6 +461,8 @@ class compression_policy final : public chunk_encoding {
   // After the handler: a whole body worth compressing is compressed.
   void compress_whole(context& ctx) const {
     app::response& res = ctx.response().message();
+    // A 304 carries the Vary and validators the 200 would have (RFC 9110 §15.4.5).
+    if (res.result_int() == 304) return revalidated(ctx);
     std::string& body = res.body();
     // Empty: a streamed body (already sent, encoded by open()) or a file's, never compressed.
     if (body.empty() || body.size() < options_.min_size || !worth_encoding(res)) return;
@@ -505,6 +513,8 @@ class compression_policy final : public chunk_encoding {
         options_.codings);
     if (coding == content_coding::identity) return coding;
     res.header(http::field::content_encoding, coding_name(coding));
+    // The compressed bytes are not the identity ones a range would count (nginx drops it too).
+    res.message().erase(http::field::accept_ranges);
     // Made weak, as nginx does: the compressed bytes are not the ones the strong tag names
     // (nor stable across codec versions), yet If-None-Match, which compares weakly, still
     // revalidates against the handler's own tag. Ranges, which need a strong tag, are never
@@ -512,6 +522,19 @@ class compression_policy final : public chunk_encoding {
     std::string_view etag = res.header("ETag");
     if (!etag.empty() && !etag.starts_with("W/")) res.header(http::field::etag, "W/" + std::string(etag));
     return coding;
+  }
+
+  // A 304 for a representation this layer would have compressed: Vary, and the ETag weak
+  // when the client's Accept-Encoding picks a coding, as announce() leaves the 200's.
+  void revalidated(context& ctx) const {
+    add_vary(ctx.response().message());
+    auto accepted = ctx.request().find(http::field::accept_encoding);
+    content_coding coding = detail::negotiate_coding(
+        ctx.header(http::field::accept_encoding), accepted != ctx.request().end(),
+        options_.codings);
+    std::string_view etag = ctx.response().header("ETag");
+    if (coding != content_coding::identity && !etag.empty() && !etag.starts_with("W/"))
+      ctx.response().header(http::field::etag, "W/" + std::string(etag));
   }
 
   // Vary: Accept-Encoding, once (a handler or another layer may have said it already).

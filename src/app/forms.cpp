@@ -211,6 +211,9 @@ awaitable<form> read_form(context& ctx, const form_options& options) {
       out.fields.push_back(std::move(f));
       continue;
     }
+    if (out.files.size() == options.max_files)
+      throw http_error(413, "the form has more than " + std::to_string(options.max_files) +
+                                " files (form_options::max_files)");
     beast::resource_permit descriptor = require_descriptor(ctx, "a form's temporary file");
     form_file file{reader.part(), 0,
                    temporary_file(open_unnamed_file(options.temp_directory), std::move(descriptor))};

@@ -261,7 +261,7 @@ TEST(Compression, CompressesWhatIsWorthItAndNeverTheRest) {
       {"a body already encoded is left alone", "/encoded", "br", "gzip", false},
       {"Cache-Control: no-transform", "/no-transform", "gzip", "", false},
       {"204 never", "/no-content", "gzip", "", false},
-      {"304 never", "/not-modified", "gzip", "", false},
+      {"304 never, but with the 200's Vary", "/not-modified", "gzip", "", true},
       {"a problem document (short)", "/fail", "gzip", "", false},
   };
   for (const rule_row& row : rows) {
@@ -299,6 +299,23 @@ TEST(Compression, StrongETagBecomesWeakAndWeakStays) {
   EXPECT_EQ(field(s.get("/etag", "gzip"), "ETag"), R"(W/"v1")");
   EXPECT_EQ(field(s.get("/etag", "deflate"), "ETag"), R"("v1")") << "identity keeps it strong";
   EXPECT_EQ(field(s.get("/weak", "br"), "ETag"), R"(W/"v1")");
+  // A 304 carries what the 200 would have: the weak tag for a client that takes a coding.
+  EXPECT_EQ(field(s.get("/not-modified", "gzip"), "ETag"), R"(W/"v1")");
+  EXPECT_EQ(field(s.get("/not-modified", "deflate"), "ETag"), R"("v1")");
+}
+
+TEST(Compression, CompressedAnswersDoNotOfferRanges) {
+  wa::application app;
+  std::string big = json_text(5000);
+  app.use(wa::compression());
+  app.get("/ranged", [&](wa::context& ctx) {
+    ctx.response().header("Accept-Ranges", "bytes").body(big, "application/json");
+  });
+  auto ask = [&](const char* accept) {
+    return app.respond(make_request("GET", "/ranged", {{"Accept-Encoding", accept}}));
+  };
+  EXPECT_EQ(field(ask("gzip"), "Accept-Ranges"), "") << "a range would count identity bytes";
+  EXPECT_EQ(field(ask("deflate"), "Accept-Ranges"), "bytes") << "identity keeps it";
 }
 
 TEST(Compression, VaryIsNotRepeated) {
@@ -389,6 +406,11 @@ TEST(Compression, RefusesBodiesItCannotDecode) {
       {"over the route's body_limit decoded is 413", "/small", "gzip",
        encoded(content_coding::gzip, std::string(1001, 'a')), 413, "1000 bytes"},
   };
+  // Two Content-Encoding lines are two codings, as one line listing both would be.
+  wa::request two_lines = make_request("POST", "/echo", {}, encoded(content_coding::br, gz));
+  two_lines.insert(wa::http::field::content_encoding, "gzip");
+  two_lines.insert(wa::http::field::content_encoding, "br");
+  EXPECT_EQ(s.app.respond(two_lines).result_int(), 415u);
   for (const refusal_row& row : rows) {
     wa::response res = s.post(row.target, row.coding, row.body);
     EXPECT_EQ(res.result_int(), row.status) << row.rule;

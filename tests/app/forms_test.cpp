@@ -68,7 +68,7 @@ struct forms_app {
 
   forms_app() {
     app.post("/form", [this](wa::context& ctx) -> wa::awaitable<void> {
-      wa::form_options options{.limits = {.max_parts = 8, .max_field_bytes = 64}};
+      wa::form_options options{.limits = {.max_parts = 8, .max_field_bytes = 64}, .max_files = 3};
       wa::form f = co_await wa::read_form(ctx, options);
       if (!f.files.empty()) last_file = f.files.back().content.read_all();
       ctx.response().json(describe(f));
@@ -165,6 +165,12 @@ TEST(ReadForm, AnswersEachRefusalWithItsStatusAndDetail) {
          return b + std::string(closing);
        }(),
        413, "the form has more than 8 parts"},
+      {"RefusesMoreFilesThanMaxFiles", "/form", m, [] {
+         std::string b;
+         for (int i = 0; i < 4; ++i) b += part("f", "x", "f.txt");
+         return b + std::string(closing);
+       }(),
+       413, "the form has more than 3 files (form_options::max_files)"},
       {"RefusesTooManyUrlencodedFields", "/form", "application/x-www-form-urlencoded",
        "a&b&c&d&e&f&g&h&i", 413, "the form has more than 8 fields"},
       {"RefusesUrlencodedBodyPastItsBound", "/form", "application/x-www-form-urlencoded",

@@ -39,6 +39,10 @@ namespace waypoint::app {
 
 struct form_options {
   form_limits limits{};
+  // Files read_form writes at once: each holds one of the server's descriptors until the
+  // form goes, so without this bound four forms of max_parts empty files would hold 1,024
+  // of them. Past it: 413 naming the bound.
+  std::size_t max_files = 16;
   // The directory files are written to; empty: $TMPDIR, else /tmp. Each file is created
   // unnamed there (O_TMPFILE, or mkstemp and unlink where the file system lacks it), so
   // nothing is left behind however the request ends.
@@ -97,7 +101,8 @@ struct form {
 awaitable<form> read_form(context& ctx, const form_options& options = {});
 
 // A multipart/form-data body part by part, for a handler that streams each file somewhere
-// (a digest, another server) instead of to disk. Holds one 64 KiB buffer.
+// (a digest, another server) instead of to disk. Holds one 64 KiB buffer (read_form, above,
+// holds that and one of its own).
 class multipart_reader {
  public:
   // 415 when the request is not multipart/form-data, 400 when its boundary is missing or
