@@ -231,7 +231,10 @@ def org_orders_page(argv, r):
     etag = r.header("ETag")
     expect(etag, "the order book's page carries an ETag, got %r" % r)
     again = curl(argv + ["-H", "If-None-Match: " + etag])
-    expect(again.status == 304 and again.body == "" and again.header("ETag") == etag,
+    # Compared weakly (RFC 9110 §8.8.3.2): the 304 carries the tag its 200 would have, made
+    # weak by compression() when the client (Prism's, here) takes a coding the 200 did not.
+    weak = lambda tag: (tag or "").removeprefix("W/")
+    expect(again.status == 304 and again.body == "" and weak(again.header("ETag")) == weak(etag),
            "If-None-Match with the page's ETag: 304, no body, the same ETag, got %r" % again)
 
 
