@@ -214,7 +214,7 @@ std::string lower_extension(std::string_view name) {
 struct representation {
   std::string_view name;  // the file's own name (not its sibling's): its Content-Type
   std::uint64_t size = 0;
-  std::string etag;
+  std::string_view etag;  // quoted; the caller's, alive until prepare() returns
   // None for an embedded file: no Last-Modified, and the date preconditions are ignored.
   std::optional<std::time_t> modified;
 };
@@ -361,8 +361,9 @@ void send_disk_file(context& ctx, const static_file_options& options, found_file
       return true;
     });
   }
-  representation r{found.name, static_cast<std::uint64_t>(found.status.st_size),
-                   entity_tag(found.status), found.status.st_mtim.tv_sec};
+  std::string etag = entity_tag(found.status);
+  representation r{found.name, static_cast<std::uint64_t>(found.status.st_size), etag,
+                   found.status.st_mtim.tv_sec};
   std::optional<detail::byte_range> range = answer.prepare(r);
   if (!range) return;
   beast::file_payload body(found.file.release(), range->first, range->length);
@@ -439,7 +440,7 @@ struct embedded_handler {
       });
     }
     std::optional<detail::byte_range> range =
-        answer.prepare({name, file->content.size(), std::string(file->etag), std::nullopt});
+        answer.prepare({name, file->content.size(), file->etag, std::nullopt});
     if (!range) return;
     ctx.response().body().assign(file->content.substr(range->first, range->length));
   }
