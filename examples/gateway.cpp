@@ -24,6 +24,7 @@
 #include "websocket_echo.hpp"
 
 #include <waypoint/app/compression.hpp>
+#include <waypoint/app/cose.hpp>
 #include <waypoint/app/mcp.hpp>
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/openapi.hpp>
@@ -32,6 +33,7 @@
 #include <waypoint/json_string.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +41,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -87,6 +90,7 @@ struct options {
   std::uint64_t upload_disk_budget = waypoint::examples::default_upload_disk_budget;
   bool swagger_ui_cdn = false;  // the docs page loads Swagger UI from jsDelivr even when built in
   std::string www;  // empty: examples/www as compiled in
+  std::string cose_keys;  // a key file; empty: typed routes answer application/cose with 503
   wa::contract_check contracts = wa::contract_check::enforce;  // requests' and answers'
 };
 
@@ -128,6 +132,10 @@ PUT and PATCH patterns decode and answer JSON records.
   --api-token TOKEN
                    also serve GET /v1/account (and its MCP tool getAccount) behind a
                    layer that refuses, 401, a request without Authorization: Bearer TOKEN
+  --cose-keys FILE typed routes also read and answer application/cose (COSE_Encrypt0 or
+                   COSE_Mac0) with the keys in FILE, a line each: KID ALGORITHM HEX,
+                   ALGORITHM chacha20-poly1305, a256gcm or hmac-256; the first line
+                   is the current key, the others are accepted in requests only
   --www DIR        serve DIR from disk at / instead of the compiled-in examples/www
                    (to edit the page without a rebuild)
   --swagger-ui-cdn the documentation page (/docs/) loads Swagger UI from jsDelivr
@@ -188,6 +196,8 @@ options parse_arguments(int argc, char** argv) {
     } else if (arg == "--api-token") {
       o.api_token = value();
       if (o.api_token.empty()) fail("--api-token needs a token");
+    } else if (arg == "--cose-keys") {
+      o.cose_keys = value();
     } else if (arg == "--www") {
       o.www = value();
     } else if (arg == "--swagger-ui-cdn") {
@@ -215,6 +225,47 @@ options parse_arguments(int argc, char** argv) {
   if (o.addresses.empty()) o.addresses.push_back("127.0.0.1");
   if (o.tls_cert.empty() != o.tls_key.empty()) fail("--tls-cert and --tls-key go together");
   return o;
+}
+
+// --cose-keys FILE: "KID ALGORITHM HEX" lines ('#' starts a comment), the first current. A
+// file rather than an argument, so that the keys are not in every process listing.
+std::shared_ptr<const wa::cose::keyring> read_cose_keys(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail("--cose-keys: cannot read \"" + path + "\"");
+  auto keys = std::make_shared<wa::cose::keyring>();
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    std::istringstream fields(line);
+    std::string id, algorithm, hex, extra;
+    if (!(fields >> id) || id[0] == '#') continue;
+    auto where = [&] { return "--cose-keys " + path + ":" + std::to_string(number) + ": "; };
+    if (!(fields >> algorithm >> hex) || (fields >> extra))
+      fail(where() + "expected KID ALGORITHM HEX");
+    static const std::map<std::string, wa::cose::algorithm> algorithms = {
+        {"chacha20-poly1305", wa::cose::algorithm::chacha20_poly1305},
+        {"a256gcm", wa::cose::algorithm::a256gcm},
+        {"hmac-256", wa::cose::algorithm::hmac_256}};
+    auto alg = algorithms.find(algorithm);
+    if (alg == algorithms.end())
+      fail(where() + "the algorithm is chacha20-poly1305, a256gcm or hmac-256, not \"" +
+           algorithm + "\"");
+    if (hex.size() % 2 || !std::all_of(hex.begin(), hex.end(), [](unsigned char c) {
+          return std::isxdigit(c);
+        }))
+      fail(where() + "the key is not an even number of hexadecimal digits");
+    std::string secret;
+    for (std::size_t i = 0; i < hex.size(); i += 2)
+      secret.push_back(static_cast<char>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+    try {
+      wa::cose::key k = wa::cose::key::symmetric(id, alg->second, secret);
+      if (keys->current_key()) keys->grace(std::move(k));
+      else keys->current(std::move(k));
+    } catch (const std::invalid_argument& e) {
+      fail(where() + e.what());
+    }
+  }
+  if (keys->empty()) fail("--cose-keys " + path + ": no key");
+  return keys;
 }
 
 // Every echo route's handler: the winning pattern as written and its values by name.
@@ -318,7 +369,8 @@ int main(int argc, char** argv) {
   options o = parse_arguments(argc, argv);
   wa::application app({.json_body_limit = 64 * 1024,
                         .request_contract = o.contracts,
-                        .response_contract = o.contracts});
+                        .response_contract = o.contracts,
+                        .cose_keys = o.cose_keys.empty() ? nullptr : read_cose_keys(o.cose_keys)});
   // Outermost first: the log sees the final status and the id; CORS answers preflights
   // before any route runs; recover turns exceptions into problem documents inside them.
   auto ops = waypoint::examples::add_operation_layers(

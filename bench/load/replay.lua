@@ -2,8 +2,10 @@
 -- METHOD<TAB>TARGET<TAB>ROUTE<TAB>BODY), each thread from its own offset and round-robin
 -- from there, so every run sends the same sequence. wrk's Lua sees threads, not
 -- connections: a thread's connections take turns on the thread's one sequence. Requests
--- with a body carry Content-Type: application/json. With `reads`, only the GET lines.
--- usage: wrk ... -s replay.lua URL -- TABLE [reads]
+-- with a body carry Content-Type: application/json. With `reads`, only the GET lines. With
+-- `hex`, the bodies are hexadecimal (binary ones: codec_replay.py's CBOR and COSE tables),
+-- sent as bytes with the Content-Type and Accept given.
+-- usage: wrk ... -s replay.lua URL -- TABLE [reads | hex CONTENT-TYPE ACCEPT]
 local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
 local summary = dofile(here .. "summary.lua")
 local threads = {}
@@ -24,7 +26,9 @@ end
 
 function init(args)
   local reads_only = args[2] == "reads"
+  local hex = args[2] == "hex"
   local json = { ["Content-Type"] = "application/json" }
+  if hex then json = { ["Content-Type"] = args[3], ["Accept"] = args[4] } end
   for line in io.lines(args[1]) do
     if line:sub(1, 1) ~= "#" then
       local method, target, _, body = line:match("^([^\t]+)\t([^\t]+)\t([^\t]*)\t?(.*)$")
@@ -32,6 +36,9 @@ function init(args)
         if body == "" then
           table.insert(requests, wrk.format(method, target))
         else
+          if hex then
+            body = body:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)
+          end
           table.insert(requests, wrk.format(method, target, json, body))
         end
       end

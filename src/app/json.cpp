@@ -5,6 +5,7 @@
 #include "waypoint/app/json.hpp"
 
 #include "contract.hpp"
+#include "waypoint/app/cose.hpp"
 #include "waypoint/app/static_files.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 #include "waypoint/json_string.hpp"
@@ -118,8 +119,39 @@ body_format check_json_request(context& ctx) {
   if (content_type.empty()) throw http_error(415, "the body needs Content-Type: application/json");
   if (is_media_type_of(content_type, "json")) return body_format::json;
   if (is_media_type_of(content_type, "cbor")) return body_format::cbor;
+  if (is_media_type_of(content_type, "cose")) return body_format::cose;
   throw http_error(415, "Content-Type \"" + std::string(content_type) +
-                            "\" is not JSON; send application/json (or application/cbor)");
+                            "\" is not JSON; send application/json (or application/cbor, "
+                            "application/cose)");
+}
+
+namespace {
+
+// The application's keys, or the 503 of a server that cannot do what the request needs:
+// open a COSE body (any key), or protect an answer (a current key).
+const cose::keyring& cose_keys_or_503(const context& ctx, bool to_protect) {
+  const cose::keyring* keys = application_access::options(ctx.app()).cose_keys.get();
+  if (!keys || keys->empty())
+    throw http_error(503, "this server holds no COSE keys: it cannot open or protect "
+                          "application/cose");
+  if (to_protect && !keys->current_key())
+    throw http_error(503, "this server holds no current COSE key to protect answers with");
+  return *keys;
+}
+
+}  // namespace
+
+std::string open_cose_body(context& ctx) {
+  const cose::keyring& keys = cose_keys_or_503(ctx, false);
+  try {
+    return keys.open(ctx.body());
+  } catch (const cose::error& e) {
+    // RFC 9110 15.5.2: a 401 names the scheme that would authenticate the request. The
+    // message's key id and tag are its credentials, so a failed check is a failed
+    // authentication, not a malformed request (400) nor a refused identity (403).
+    if (e.status() == 401) ctx.response().header(http::field::www_authenticate, "COSE");
+    throw http_error(e.status(), e.what());
+  }
 }
 
 bool report_broken_answer(context& ctx, std::string_view broken) {
@@ -161,25 +193,41 @@ void check_acceptable(const context& ctx) {
   std::string_view accept = ctx.header(http::field::accept);
   // An Accept whose weights cannot be read says nothing certain: answered as without one.
   bool unreadable = false;
-  if (accept.empty() || accept_weight(accept, "json", &unreadable) > 0 ||
-      accept_weight(accept, "cbor", &unreadable) > 0 || unreadable)
-    return;
-  throw http_error(406, "this route answers application/json or application/cbor; Accept \"" +
-                            std::string(accept) + "\" takes neither");
+  if (!(accept.empty() || accept_weight(accept, "json", &unreadable) > 0 ||
+        accept_weight(accept, "cbor", &unreadable) > 0 ||
+        accept_weight(accept, "cose", &unreadable) > 0 || unreadable))
+    throw http_error(406, "this route answers application/json, application/cbor or "
+                          "application/cose; Accept \"" + std::string(accept) + "\" takes none");
+  if (answer_format(ctx) == body_format::cose) (void)cose_keys_or_503(ctx, true);
 }
 
-bool answers_cbor(const context& ctx) noexcept {
+body_format answer_format(const context& ctx) noexcept {
+  if (is_media_type_of(ctx.header(http::field::content_type), "cose")) return body_format::cose;
   std::string_view accept = ctx.header(http::field::accept);
-  if (accept.empty()) return false;
-  return accept_weight(accept, "cbor") > accept_weight(accept, "json");
+  if (accept.empty()) return body_format::json;
+  double json = accept_weight(accept, "json");
+  double cbor = accept_weight(accept, "cbor");
+  double cose = accept_weight(accept, "cose");
+  if (cose > json && cose > cbor) return body_format::cose;
+  return cbor > json ? body_format::cbor : body_format::json;
 }
 
-void write_typed_body(context& ctx, std::string body, bool cbor) {
+void write_typed_body(context& ctx, std::string body, body_format format) {
   response_builder& res = ctx.response();
-  if (cbor)
+  if (format == body_format::cose) {
+    const cose::keyring& keys = cose_keys_or_503(ctx, true);
+    // RFC 9052 §9: cose-type names the message, for a reader that meets it untagged.
+    static constexpr std::string_view content_types[] = {
+        "application/cose; cose-type=\"cose-encrypt0\"", "application/cose; cose-type=\"cose-mac0\"",
+        "application/cose; cose-type=\"cose-sign1\""};
+    std::size_t type = static_cast<std::size_t>(keys.current_key()->type()) -
+                       static_cast<std::size_t>(cose::message_type::encrypt0);
+    res.body(keys.protect(body), content_types[type]);
+  } else if (format == body_format::cbor) {
     res.body(std::move(body), "application/cbor");
-  else
+  } else {
     res.body(std::move(body), "application/json");
+  }
   // The encoding follows Accept: a cache must not answer a JSON client with CBOR.
   res.header(http::field::vary, "Accept");
 }

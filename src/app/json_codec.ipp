@@ -118,7 +118,11 @@ bool keeps_contract(context& ctx, const nlohmann::ordered_json& value) {
 }  // namespace
 
 void parse_json_body(context& ctx, nlohmann::json& out) {
-  if (check_json_request(ctx) == body_format::cbor) return parse_cbor(ctx.body(), out);
+  switch (check_json_request(ctx)) {
+    case body_format::cbor: return parse_cbor(ctx.body(), out);
+    case body_format::cose: return parse_cbor(open_cose_body(ctx), out);
+    case body_format::json: break;
+  }
   check_json_depth(ctx.body());
   try {
     out = nlohmann::json::parse(ctx.body());
@@ -173,12 +177,10 @@ void check_parameter(context& ctx, std::size_t index, const nlohmann::json& valu
 void write_typed(context& ctx, const nlohmann::ordered_json& value) {
   if (!keeps_contract(ctx, value)) return;
   if (answers_not_modified(ctx)) return;
-  if (answers_cbor(ctx)) {
-    std::vector<std::uint8_t> bytes = nlohmann::ordered_json::to_cbor(value);
-    write_typed_body(ctx, std::string(bytes.begin(), bytes.end()), true);
-  } else {
-    write_typed_body(ctx, value.dump(), false);
-  }
+  body_format format = answer_format(ctx);
+  if (format == body_format::json) return write_typed_body(ctx, value.dump(), format);
+  std::vector<std::uint8_t> bytes = nlohmann::ordered_json::to_cbor(value);
+  write_typed_body(ctx, std::string(bytes.begin(), bytes.end()), format);
 }
 
 void parse_ordered(std::string_view text, nlohmann::ordered_json& out) {

@@ -5,6 +5,7 @@
 #include "waypoint/app/openapi.hpp"
 
 #include "contract.hpp"
+#include "waypoint/app/cose.hpp"
 #include "waypoint/app/websocket.hpp"
 
 #include "waypoint/app/schema.hpp"
@@ -101,11 +102,14 @@ struct problem_response {
 };
 constexpr problem_response problem_responses[] = {
     {400, "BadRequest", "The body is not JSON, or a path value does not convert."},
+    {401, "Unauthorized",
+     "An application/cose body whose key id names no key of the server, or whose protection "
+     "does not verify (WWW-Authenticate: COSE)."},
     {404, "NotFound", "No route serves the path."},
     {405, "MethodNotAllowed", "Routes serve the path, but not with this method."},
-    {406, "NotAcceptable", "Accept takes neither application/json nor application/cbor."},
+    {406, "NotAcceptable", "Accept takes none of the media types the operation answers in."},
     {413, "ContentTooLarge", "The body is longer than the application accepts."},
-    {415, "UnsupportedMediaType", "The body is neither application/json nor application/cbor."},
+    {415, "UnsupportedMediaType", "The body is none of the media types the operation reads."},
     {422, "UnprocessableContent",
      "The body is JSON of the wrong shape, breaks the route's schema, or the validation hook "
      "refused it; \"pointer\" names the value, \"keyword\" the schema keyword it broke."},
@@ -113,9 +117,19 @@ constexpr problem_response problem_responses[] = {
 };
 
 // A typed body's content: the same schema in JSON and in CBOR (RFC 8949), which typed
-// routes read and, when Accept ranks it first, answer in.
-json typed_content(const json& schema) {
-  return {{"application/json", {{"schema", schema}}}, {"application/cbor", {{"schema", schema}}}};
+// routes read and, when Accept ranks it first, answer in; and, for an application with COSE
+// keys, application/cose, whose schema can only say what the message holds (a schema
+// describes a document, and a COSE message is one only once opened).
+json typed_content(const json& schema, bool cose) {
+  json content = {{"application/json", {{"schema", schema}}},
+                  {"application/cbor", {{"schema", schema}}}};
+  if (cose)
+    content["application/cose"] = {
+        {"schema",
+         {{"description", "A COSE_Encrypt0, COSE_Mac0 or COSE_Sign1 message (RFC 9052) whose "
+                          "payload is this body as application/cbor, in deterministic CBOR "
+                          "(RFC 8949 4.2.1)."}}}};
+  return content;
 }
 
 json problem_ref(int status) {
@@ -145,10 +159,12 @@ json problem_schema() {
   })");
 }
 
-// components/responses, keyed by name as references use them.
-json problem_components() {
+// components/responses, keyed by name as references use them; 401 only where COSE makes
+// one (an unused component is a validator's warning).
+json problem_components(bool cose) {
   json responses = json::object();
   for (const auto& p : problem_responses) {
+    if (p.status == 401 && !cose) continue;
     json response = {
         {"description", p.when},
         {"content",
@@ -202,7 +218,7 @@ json form_request_body(const route_doc& doc) {
 
 // One operation of an application route.
 json operation_of(const detail::endpoint& ep, std::string_view method,
-                  const openapi_place& place, detail::schema_sink& sink) {
+                  const openapi_place& place, detail::schema_sink& sink, bool cose) {
   const route_doc& doc = ep.doc;
   auto declared_path = [&](std::string_view name) -> const parameter_doc* {
     for (const parameter_doc& p : doc.parameters)
@@ -254,18 +270,19 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
     json success = {{"description", reason.empty() ? std::string("Success") : reason}};
     std::string answer = detail::response_schema_text(doc, sink);
     std::string body = detail::request_schema_text(doc, sink);
-    if (!answer.empty()) success["content"] = typed_content(json::parse(answer));
+    if (!answer.empty()) success["content"] = typed_content(json::parse(answer), cose);
     responses[status] = std::move(success);
     if (doc.conditional)
       responses["304"] = {{"description", "Not Modified: If-None-Match names the answer's ETag"}};
     if (!body.empty())
-      op["requestBody"] = {{"required", true}, {"content", typed_content(json::parse(body))}};
+      op["requestBody"] = {{"required", true}, {"content", typed_content(json::parse(body), cose)}};
     json form = form_request_body(doc);
     bool reads_body = !body.empty() || !form.is_null();
     if (!form.is_null()) op["requestBody"] = std::move(form);
     bool constrained = std::any_of(doc.parameters.begin(), doc.parameters.end(),
                                    [](const parameter_doc& p) { return !p.constraints.empty(); });
     if (reads_body || !doc.parameters.empty()) responses["400"] = problem_ref(400);
+    if (cose && !body.empty()) responses["401"] = problem_ref(401);
     if (!answer.empty()) responses["406"] = problem_ref(406);
     if (reads_body) {
       responses["413"] = problem_ref(413);
@@ -291,6 +308,7 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
 
 std::string application::openapi_text(const openapi_info& info) const {
   detail::schema_sink sink(options_.unknown_json_members == unknown_members::refuse);
+  bool cose = options_.cose_keys && !options_.cose_keys->empty();
   openapi_path_writer paths;
   std::vector<std::string> all_tags;
   for (const detail::endpoint& ep : endpoints_) {
@@ -300,7 +318,7 @@ std::string application::openapi_text(const openapi_info& info) const {
     std::string id = ep.doc.name.empty() ? openapi_operation_id(method, openapi_place_of(p))
                                          : ep.doc.name;
     paths.add(p, id, [&](std::string_view op_method, const openapi_place& place) {
-      return operation_of(ep, op_method, place, sink).dump();
+      return operation_of(ep, op_method, place, sink, cose).dump();
     });
     for (const std::string& t : tags_of(ep.group))
       if (std::find(all_tags.begin(), all_tags.end(), t) == all_tags.end()) all_tags.push_back(t);
@@ -335,7 +353,7 @@ std::string application::openapi_text(const openapi_info& info) const {
   doc["paths"] = json::parse(paths.paths_text());
   json schemas = {{"Problem", problem_schema()}};
   schemas.update(json::parse(sink.components_text()));
-  doc["components"] = {{"schemas", std::move(schemas)}, {"responses", problem_components()}};
+  doc["components"] = {{"schemas", std::move(schemas)}, {"responses", problem_components(cose)}};
   doc["x-waypoint-unrouted"] = {{"404", problem_ref(404)}, {"405", problem_ref(405)}};
   json unplaced = json::parse(paths.unplaced_text());
   if (!unplaced.empty()) doc["x-waypoint-unplaced"] = std::move(unplaced);

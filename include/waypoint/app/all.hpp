@@ -7,6 +7,7 @@
 #include "waypoint/app/application.hpp"
 #include "waypoint/app/async.hpp"
 #include "waypoint/app/context.hpp"
+#include "waypoint/app/cose.hpp"
 #include "waypoint/app/event_stream.hpp"
 #include "waypoint/app/forms.hpp"
 #include "waypoint/app/forwarded.hpp"

@@ -51,6 +51,10 @@ class embedded_directory;  // waypoint/embedded_directory.hpp
 
 namespace waypoint::app {
 
+namespace cose {
+class keyring;  // waypoint/app/cose.hpp
+}  // namespace cose
+
 // What typed routes do with object members a WAYPOINT_JSON_OBJECT type does not declare.
 enum class unknown_members : std::uint8_t {
   ignore,  // nlohmann/json's and most frameworks' default: a newer client's extra field passes
@@ -87,6 +91,10 @@ struct application_options {
   // the same), rather than a surprise in a client. The check costs a schema walk per answer
   // (BENCHMARKS.md); `log` keeps the line and sends the answer, `off` skips the walk.
   contract_check response_contract = contract_check::enforce;
+  // The keys typed routes open application/cose request bodies with and protect answers with
+  // (waypoint/app/cose.hpp, docs/framework.md "COSE"). Null: a COSE body, or an Accept that
+  // ranks application/cose first, is answered 503.
+  std::shared_ptr<const cose::keyring> cose_keys{};
 };
 
 class application;

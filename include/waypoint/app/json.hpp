@@ -14,14 +14,20 @@
 //
 // Answers are JSON, or CBOR (RFC 8949) when the request's Accept ranks application/cbor
 // above application/json, with Vary: Accept; problem documents are always
-// application/problem+json.
+// application/problem+json. With application_options::cose_keys, a body may also be
+// application/cose (waypoint/app/cose.hpp): its protection is checked before anything reads
+// the CBOR inside, and the answer to it is protected with the keyring's current key, as is
+// the answer to a request whose Accept ranks application/cose first.
 //
 // A request body goes through, in order (each failure is an application/problem+json
 // document, thrown as an http_error so that middleware can observe it):
 //   413  longer than application_options::json_body_limit
 //   415  Content-Type not application/json or application/<anything>+json, nor CBOR
 //        (application/cbor, application/<anything>+cbor, RFC 8949), which is read into the
-//        same document and then goes through the same steps
+//        same document and then goes through the same steps, nor application/cose
+//   503  application/cose, and the application holds no COSE keys
+//   401  application/cose whose key id names no key, or whose protection does not verify
+//        (with WWW-Authenticate: COSE); 400 when it is not a COSE message
 //   400  not readable as JSON: a syntax error, invalid UTF-8, a number no double can hold
 //        (1e400), nesting deeper than max_json_depth; "detail" names the byte position
 //   422  a member missing or of the wrong type; "pointer" names it (RFC 6901)
@@ -87,15 +93,24 @@ namespace detail {
 // a translation unit built with JSON_DIAGNOSTICS=1 uses another nlohmann ABI (another
 // inline namespace), and must link against the same library as one built without.
 
-enum class body_format : std::uint8_t { json, cbor };
-// The 413 and 415 checks of a JSON or CBOR request body; which of the two it is.
+// The formats of typed bodies, in a request and in an answer. cose is CBOR inside a COSE
+// message.
+enum class body_format : std::uint8_t { json, cbor, cose };
+// The 413 and 415 checks of a typed request body; which format it is.
 body_format check_json_request(context& ctx);
-// Whether the answer is CBOR: the request's Accept ranks application/cbor above
-// application/json (RFC 9110 12.5.1: the most specific range gives each its weight). JSON
-// when both rank the same, and when there is no Accept.
-bool answers_cbor(const context& ctx) noexcept;
-// The 406 for a request whose Accept takes neither application/json nor application/cbor
-// (typed routes that answer with content).
+// The payload of an application/cose request body, opened with the application's keys: 503
+// without keys, 400 when it is not a COSE message, 401 (with WWW-Authenticate) when its key
+// id names no key or its protection does not verify.
+std::string open_cose_body(context& ctx);
+// The answer's format: cose for a request whose body is COSE (an answer to a protected
+// request is never sent in the clear), else the one the request's Accept ranks first (RFC
+// 9110 12.5.1: the most specific range gives each its weight), JSON on a tie and when there
+// is no Accept.
+body_format answer_format(const context& ctx) noexcept;
+// The 406 for a request whose Accept takes none of JSON, CBOR and COSE, and the 503 for one
+// whose answer would be COSE from an application without keys (typed routes that answer
+// with content; before the handler runs, so that nothing is done for an answer that cannot
+// be sent).
 void check_acceptable(const context& ctx);
 // A typed answer's status against its route's contract (the body's is write_typed's): false
 // when it broke it and application_options::response_contract enforces, and a 500 replaced
@@ -106,8 +121,9 @@ bool status_keeps_contract(context& ctx);
 bool answers_not_modified(context& ctx);
 // Logs `broken` (what the answer broke) for the route; with enforce, answers 500 and true.
 bool report_broken_answer(context& ctx, std::string_view broken);
-// The body of a typed answer (`cbor` false: JSON text), with Content-Type and Vary: Accept.
-void write_typed_body(context& ctx, std::string body, bool cbor);
+// The body of a typed answer with Content-Type and Vary: Accept: JSON text, or deterministic
+// CBOR, which cose protects with the application's current key.
+void write_typed_body(context& ctx, std::string body, body_format format);
 // The 400 for a body nested deeper than max_json_depth. A scan of the bytes, before
 // nlohmann/json builds anything.
 void check_json_depth(std::string_view text);
@@ -150,7 +166,7 @@ class decoding_scope {
 std::string pointer_token(std::string_view name);
 
 // The codec of typed routes: the body parsed (JSON, or CBOR; after the 413, 415 and 400
-// checks) and the answer encoded in the format the client prefers (answers_cbor). Compiled
+// checks) and the answer encoded in the format the client prefers (answer_format). Compiled
 // once per nlohmann ABI (src/app/json_codec.cpp, json_codec_diagnostics.cpp): each
 // declaration names the caller's nlohmann type, whose inline namespace says whether it
 // was built with JSON_DIAGNOSTICS, so the linker picks the matching definition. The parser,
