@@ -23,7 +23,6 @@
 #include <openssl/rand.h>
 
 #include <climits>
-#include <cstring>
 
 namespace waypoint::app::cose {
 
