@@ -50,7 +50,8 @@ std::string_view name_of(algorithm alg) noexcept;
 class key {
  public:
   // A symmetric key of raw bytes: 32 for the AEADs, 32 or more for HMAC. Throws
-  // std::invalid_argument naming the id, the algorithm and the length it wanted.
+  // std::invalid_argument naming the id, the algorithm and the length it wanted (and for an
+  // empty id, or a signature algorithm).
   static key symmetric(std::string id, algorithm alg, std::string_view secret);
   // An ES256 or EdDSA key from PEM text: a private key signs and verifies, a public key
   // (SubjectPublicKeyInfo) only verifies. Throws std::invalid_argument when the text is not
@@ -72,8 +73,9 @@ class key {
 };
 
 // Why a message was not opened. status(): 400 when the bytes are not a COSE message this
-// library reads (the detail names the byte and the rule), 401 when the key id names no key
-// of the keyring or the protection does not verify.
+// library reads (the detail names the byte and the rule), 401 when there is no key id or it
+// names no key of the keyring, the message is not of the key's kind or algorithm (alg must
+// be in the protected header), or the protection does not verify.
 class error : public std::runtime_error {
  public:
   error(int status, const std::string& what) : std::runtime_error(what), status_(status) {}
@@ -91,6 +93,8 @@ std::string protect(const key& k, std::string_view payload, std::string_view ext
 class keyring {
  public:
   // The key answers are protected with; requests may use it too. Replaces the current key.
+  // It must can_protect() (a public key goes in grace(): it only verifies); else, or when its
+  // id is a grace key's, std::invalid_argument.
   keyring& current(key k);
   // A key requests may use, never answers: the previous key while clients move to the new
   // one. Several may be added; an id given twice is std::invalid_argument.
