@@ -85,7 +85,7 @@ TEST_F(CoseRoutes, AGraceKeyOpensARequestAndTheAnswerUsesTheCurrentKey) {
 
 TEST_F(CoseRoutes, TheAnswerIsProtectedEvenWhenAcceptPrefersJson) {
   request req = cose_request(cose::protect(chacha("k-new", secret_a), cbor_of(sample)));
-  req.set(waypoint::http::field::accept, "application/json");
+  req.set(http::field::accept, "application/json");
   response res = app.respond(req);
   ASSERT_EQ(res.result_int(), 201u) << res.body();
   EXPECT_EQ(field(res, "Content-Type").rfind("application/cose", 0), 0u);
@@ -93,7 +93,7 @@ TEST_F(CoseRoutes, TheAnswerIsProtectedEvenWhenAcceptPrefersJson) {
 
 TEST_F(CoseRoutes, AcceptRankingCoseFirstGetsAProtectedAnswerToAPlainRequest) {
   request req = make_request("GET", "/readings/latest");
-  req.set(waypoint::http::field::accept, "application/cose, application/json;q=0.5");
+  req.set(http::field::accept, "application/cose, application/json;q=0.5");
   response res = app.respond(req);
   ASSERT_EQ(res.result_int(), 200u) << res.body();
   EXPECT_EQ(nlohmann::json::from_cbor(keys_->open(res.body())),
@@ -102,7 +102,7 @@ TEST_F(CoseRoutes, AcceptRankingCoseFirstGetsAProtectedAnswerToAPlainRequest) {
 
 TEST_F(CoseRoutes, EveryAnswerCarriesAFreshNonceSoTwoAnswersDiffer) {
   request req = make_request("GET", "/readings/latest");
-  req.set(waypoint::http::field::accept, "application/cose");
+  req.set(http::field::accept, "application/cose");
   EXPECT_NE(app.respond(req).body(), app.respond(req).body());
 }
 
@@ -171,7 +171,7 @@ TEST_F(CoseWithoutKeys, AProtectedRequestIs503AndTheHandlerDoesNotRun) {
 
 TEST_F(CoseWithoutKeys, AnAcceptRankingCoseFirstIs503BeforeTheHandlerRuns) {
   request req = make_request("GET", "/readings/latest");
-  req.set(waypoint::http::field::accept, "application/cose");
+  req.set(http::field::accept, "application/cose");
   EXPECT_EQ(app.respond(req).result_int(), 503u);
 }
 
