@@ -215,9 +215,8 @@ void throw_malformed_json(std::size_t byte, std::string_view message) {
 }
 
 void throw_malformed_cbor(std::size_t byte, std::string_view message) {
-  std::string detail = "malformed CBOR";
-  if (byte != 0) detail += " at byte " + std::to_string(byte);
-  throw http_error(400, detail + ": " + std::string(without_id(message)));
+  throw http_error(400, "malformed CBOR at byte " + std::to_string(byte) + ": " +
+                            std::string(message));
 }
 
 void throw_conversion_error(int id, std::string_view message, std::optional<std::string> pointer) {
