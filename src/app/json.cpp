@@ -214,9 +214,9 @@ void throw_malformed_json(std::size_t byte, std::string_view message) {
                             std::string(without_id(message)));
 }
 
-void throw_malformed_cbor(std::size_t byte, std::string_view message) {
+void throw_malformed_cbor(std::size_t byte, std::string_view rule) {
   throw http_error(400, "malformed CBOR at byte " + std::to_string(byte) + ": " +
-                            std::string(message));
+                            std::string(rule));
 }
 
 void throw_conversion_error(int id, std::string_view message, std::optional<std::string> pointer) {
