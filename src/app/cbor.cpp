@@ -2,6 +2,7 @@
 #include "cbor.hpp"
 
 #include <bit>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 
@@ -112,8 +113,11 @@ void writer::floating(double value) {
     out_.append("\xf9\x7e\x00", 3);
     return;
   }
-  auto single = static_cast<float>(value);
-  if (static_cast<double>(single) != value) {
+  // A double beyond float's range is written as one; converting it to float first would be
+  // undefined behaviour ([conv.double]), not merely inexact. Infinities fit every width.
+  bool fits_single = std::isinf(value) || std::fabs(value) <= FLT_MAX;
+  auto single = fits_single ? static_cast<float>(value) : 0.0f;
+  if (!fits_single || static_cast<double>(single) != value) {
     out_.push_back(static_cast<char>(initial_byte(major::simple, simple_double)));
     put_big_endian(out_, std::bit_cast<std::uint64_t>(value), 8);
     return;
@@ -181,6 +185,9 @@ item reader::next() {
       }
       case additional_indefinite: throw malformed(out.offset, "unexpected break");
       default:
+        if (additional > simple_double)  // 28-30, as for the other major types
+          throw malformed(out.offset,
+                          "reserved additional information " + std::to_string(additional));
         throw malformed(out.offset, additional == 23 ? "undefined (no JSON value is one)"
                                                      : "simple value " + std::to_string(additional));
     }

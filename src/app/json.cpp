@@ -262,10 +262,9 @@ void throw_malformed_json(std::size_t byte, std::string_view message) {
                             std::string(without_id(message)));
 }
 
-void throw_malformed_cbor(std::size_t byte, std::string_view message) {
-  std::string detail = "malformed CBOR";
-  if (byte != 0) detail += " at byte " + std::to_string(byte);
-  throw http_error(400, detail + ": " + std::string(without_id(message)));
+void throw_malformed_cbor(std::size_t byte, std::string_view rule) {
+  throw http_error(400, "malformed CBOR at byte " + std::to_string(byte) + ": " +
+                            std::string(rule));
 }
 
 void throw_conversion_error(int id, std::string_view message, std::optional<std::string> pointer) {

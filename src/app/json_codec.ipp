@@ -2,85 +2,61 @@
 // dump_ordered), written once and compiled twice: by json_codec.cpp for callers built
 // without JSON_DIAGNOSTICS and by json_codec_diagnostics.cpp for those built with it.
 // Included by those two files only.
+#include "cbor_json.ipp"
 #include "contract.hpp"
 #include "waypoint/app/json.hpp"
 
-#include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
+#include <utility>
 
 namespace waypoint::app::detail {
 namespace {
 
-// Reads a document as events, keeping nothing: where nlohmann/json's parser gives up, and
-// whether the document nests deeper than max_json_depth (then it stops there, before any
-// recursion deeper than that: nlohmann/json reads CBOR recursively, one call per level).
+// Where nlohmann/json's parser gives up on JSON text, for the errors that carry no position
+// (out_of_range.406, a number overflowing a double): read as events, keeping nothing.
 template <class Json>
-struct document_scan final : nlohmann::json_sax<Json> {
-  std::size_t byte = 0;  // 1-based for JSON, 0-based for CBOR, as nlohmann/json counts
-  std::string message;
-  std::size_t depth = 0;
-  bool too_deep = false;
+struct failure_scan final : nlohmann::json_sax<Json> {
+  std::size_t byte = 0;  // 1-based, as nlohmann/json counts
 
-  static document_scan of(std::string_view bytes, nlohmann::json::input_format_t format) {
-    document_scan scan;
-    (void)Json::sax_parse(bytes, &scan, format);
-    return scan;
-  }
   bool null() override { return true; }
-    bool boolean(bool) override { return true; }
-    bool number_integer(typename Json::number_integer_t) override { return true; }
-    bool number_unsigned(typename Json::number_unsigned_t) override { return true; }
-    bool number_float(typename Json::number_float_t, const typename Json::string_t&) override {
-      return true;
-    }
+  bool boolean(bool) override { return true; }
+  bool number_integer(typename Json::number_integer_t) override { return true; }
+  bool number_unsigned(typename Json::number_unsigned_t) override { return true; }
+  bool number_float(typename Json::number_float_t, const typename Json::string_t&) override {
+    return true;
+  }
   bool string(typename Json::string_t&) override { return true; }
   bool binary(typename Json::binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return enter(); }
+  bool start_object(std::size_t) override { return true; }
   bool key(typename Json::string_t&) override { return true; }
-  bool end_object() override { return leave(); }
-  bool start_array(std::size_t) override { return enter(); }
-  bool end_array() override { return leave(); }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
   bool parse_error(std::size_t position, const std::string&,
-                   const typename Json::exception& e) override {
+                   const typename Json::exception&) override {
     byte = position;
-    message = e.what();
     return false;
-  }
-
- private:
-  bool enter() {
-    too_deep = ++depth > max_json_depth;
-    return !too_deep;
-  }
-  bool leave() {
-    --depth;
-    return true;
   }
 };
 
-// The byte (1-based) at which nlohmann/json's parser gives up on `text`, for the errors
-// that carry no position (out_of_range.406, a number overflowing a double). The cold path
-// of a refused body only: it parses `text` again.
+// The byte (1-based) at which nlohmann/json's parser gives up on `text`. The cold path of a
+// refused body only: it parses `text` again.
 template <class Json>
 std::size_t failing_byte(std::string_view text) {
-  return document_scan<Json>::of(text, nlohmann::json::input_format_t::json).byte;
+  failure_scan<Json> scan;
+  (void)Json::sax_parse(text, &scan);
+  return scan.byte;
 }
 
-// A CBOR body as a document: scanned first, so that nesting beyond max_json_depth is a 400
-// before the recursive reader sees it. Every failure is a 400, as for JSON.
+// A CBOR body as a document, read strictly (cbor_json.ipp): every refusal is a 400 naming
+// the byte offset (0-based) of the item at fault and the rule it broke.
 template <class Json>
 void parse_cbor(std::string_view bytes, Json& out) {
-  auto scan = document_scan<Json>::of(bytes, nlohmann::json::input_format_t::cbor);
-  if (scan.too_deep)
-    throw_malformed_cbor(scan.byte, "nested deeper than " + std::to_string(max_json_depth) +
-                                        " levels");
-  if (!scan.message.empty()) throw_malformed_cbor(scan.byte, scan.message);
   try {
-    out = Json::from_cbor(bytes);
-  } catch (const nlohmann::json::exception& e) {
-    throw_malformed_cbor(0, e.what());
+    cbor_json::read_strict(bytes, out);
+  } catch (const cbor::malformed& e) {
+    throw_malformed_cbor(e.byte(), e.what());
   }
 }
 
@@ -179,8 +155,9 @@ void write_typed(context& ctx, const nlohmann::ordered_json& value) {
   if (answers_not_modified(ctx)) return;
   body_format format = answer_format(ctx);
   if (format == body_format::json) return write_typed_body(ctx, value.dump(), format);
-  std::vector<std::uint8_t> bytes = nlohmann::ordered_json::to_cbor(value);
-  write_typed_body(ctx, std::string(bytes.begin(), bytes.end()), format);
+  std::string bytes;
+  cbor_json::write_deterministic(value, bytes);
+  write_typed_body(ctx, std::move(bytes), format);
 }
 
 void parse_ordered(std::string_view text, nlohmann::ordered_json& out) {

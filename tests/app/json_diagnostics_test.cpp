@@ -115,4 +115,27 @@ TEST(Diagnostics, NumberBeyondAnyDoubleIsA400UnderTheOtherAbi) {
             "malformed JSON at byte 10: number overflow parsing '1e400'");
 }
 
+// The strict CBOR reader builds the document through basic_json's public operations, so
+// the diagnostics' parent pointers hold and a conversion error names the member; the answer is
+// the deterministic encoding under this ABI too.
+TEST(Diagnostics, CborBodiesGetPointersAndDeterministicAnswersUnderTheOtherAbi) {
+  application app;
+  app.post<diag::outer>("/outer", [](diag::outer o) {
+    return nlohmann::json{{"name", o.name}, {"a", o.nested.a}};
+  });
+  auto cbor_post = [&](std::string body) {
+    request req = json_request("POST", "/outer", std::move(body), "application/cbor");
+    req.set(http::field::accept, "application/cbor");
+    return app.respond(req);
+  };
+  // {"name":"n","nested":{"a":"x"}}
+  response bad = cbor_post(std::string("\xa2\x64name\x61n\x66nested\xa1\x61" "a\x61x"));
+  EXPECT_EQ(bad.result_int(), 422u) << bad.body();
+  EXPECT_EQ(body_json(bad).value("pointer", "<none>"), "/nested/a") << bad.body();
+  // {"nested":{"a":4},"name":"n"}, answered {"a":4,"name":"n"}: sorted, shortest heads.
+  response good = cbor_post(std::string("\xa2\x66nested\xa1\x61" "a\x04\x64name\x61n"));
+  EXPECT_EQ(good.result_int(), 201u) << good.body();
+  EXPECT_EQ(good.body(), std::string("\xa2\x61" "a\x04\x64name\x61n"));
+}
+
 }  // namespace

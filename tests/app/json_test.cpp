@@ -720,18 +720,20 @@ TEST_P(CborLimits, MalformedOrTooDeepIsA400NotACrash) {
 INSTANTIATE_TEST_SUITE_P(
     Rows, CborLimits,
     ::testing::Values(
-        cbor_limit_row{"truncated", std::string("\xA1\x61", 2), "malformed CBOR"},
-        cbor_limit_row{"empty", "", "malformed CBOR"},
-        cbor_limit_row{"trailing bytes", cbor_of(1) + "x", "malformed CBOR"},
+        cbor_limit_row{"truncated", std::string("\xA1\x61", 2),
+                       "malformed CBOR at byte 0: map of 1 items where 1 bytes are left"},
+        cbor_limit_row{"empty", "", "malformed CBOR at byte 0: truncated: an item expected"},
+        cbor_limit_row{"trailing bytes", cbor_of(1) + "x",
+                       "malformed CBOR at byte 1: 1 bytes after the item"},
         cbor_limit_row{"100,000 nested arrays", std::string(100'000, '\x81') + '\x01',
-                       "nested deeper than 256 levels"},
+                       "malformed CBOR at byte 256: nested deeper than 256 levels"},
         cbor_limit_row{"100,000 nested maps",
                        [] {
                          std::string s;
                          for (int i = 0; i < 100'000; ++i) s += "\xA1\x61\x61";
                          return s + '\x01';
                        }(),
-                       "nested deeper than 256 levels"}));
+                       "malformed CBOR at byte 768: nested deeper than 256 levels"}));
 
 struct accept_row {
   const char* accept;

@@ -30,6 +30,11 @@
 //        (with WWW-Authenticate: COSE); 400 when it is not a COSE message
 //   400  not readable as JSON: a syntax error, invalid UTF-8, a number no double can hold
 //        (1e400), nesting deeper than max_json_depth; "detail" names the byte position
+//        ("malformed JSON at byte N: ...", N counting from 1 as nlohmann/json does)
+//   400  not well-formed, strict CBOR: "malformed CBOR at byte N: <rule>", N the offset of
+//        the item at fault counting from 0 (as a hex dump shows it), the rule in words
+//        ("duplicate map key \"a\"", "integer not in its shortest form", "tag 1 (no JSON
+//        value is tagged)"); docs/framework.md, "Deterministic CBOR", lists them
 //   422  a member missing or of the wrong type; "pointer" names it (RFC 6901)
 //   422  the validate() hook refused the value: its message, and a pointer if it threw
 //        validation_error with one
@@ -129,7 +134,9 @@ void write_typed_body(context& ctx, std::string body, body_format format);
 void check_json_depth(std::string_view text);
 // The 400 for a body that is not JSON; `byte` as nlohmann/json counts it (1-based).
 [[noreturn]] void throw_malformed_json(std::size_t byte, std::string_view message);
-[[noreturn]] void throw_malformed_cbor(std::size_t byte, std::string_view message);
+// The 400 for a body that is not strict CBOR; `byte` the offset of the item at fault
+// (0-based), `rule` what it broke.
+[[noreturn]] void throw_malformed_cbor(std::size_t byte, std::string_view rule);
 // A conversion error from nlohmann/json (`id` and what()) as a 422. `pointer` names the
 // value at fault when the caller knows it; otherwise a JSON_DIAGNOSTICS prefix in the
 // message is used when present.
