@@ -8,6 +8,7 @@
 // implements support/alloc_counter.hpp at the malloc level, so operator new and
 // direct malloc calls are counted alike.
 #include <waypoint/app/async.hpp>
+#include <waypoint/app/cose.hpp>
 #include <waypoint/app/json.hpp>
 #include <waypoint/app/mcp.hpp>
 #include <waypoint/app/serve.hpp>
@@ -232,6 +233,44 @@ void BM_RecordWrite(benchmark::State& state, app::contract_check check) {
 }
 BENCHMARK_CAPTURE(BM_RecordWrite, checked, app::contract_check::enforce);
 BENCHMARK_CAPTURE(BM_RecordWrite, unchecked, app::contract_check::off);
+
+// The same checked record write in each codec (BENCHMARKS.md §19): JSON, CBOR both ways, and a
+// COSE_Encrypt0 (ChaCha20-Poly1305) of the CBOR both ways: the request opened, the answer
+// sealed under a fresh nonce, every iteration.
+enum class codec { json, cbor, cose };
+
+void BM_RecordWriteCodec(benchmark::State& state, codec format) {
+  auto keys = std::make_shared<app::cose::keyring>();
+  keys->current(app::cose::key::symmetric("bench", app::cose::algorithm::chacha20_poly1305,
+                                          std::string(32, 'k')));
+  app::application application({.cose_keys = keys});
+  waypoint::examples::add_record_route(application, "POST /inventory/leads/latest");
+  application.freeze();
+  std::string body =
+      R"({"name":"user-51903","email":"user-51903@example.com","quantity":41,"active":false,)"
+      R"("score":6.35,"tags":["web","beta","mobile"],"region":"eu-central","note":"note 418"})";
+  std::vector<std::uint8_t> cbor = nlohmann::json::to_cbor(nlohmann::json::parse(body));
+  std::string media = "application/json";
+  if (format != codec::json) {
+    body.assign(cbor.begin(), cbor.end());
+    media = "application/cbor";
+  }
+  if (format == codec::cose) {
+    body = keys->protect(body);
+    media = "application/cose";
+  }
+  app::request req = make_request(http::verb::post, "/inventory/leads/latest", body);
+  req.set(http::field::content_type, media);
+  req.set(http::field::accept, media);
+  // A refusal would measure the error path: the request must be the route's success.
+  if (app::response res = application.respond(req); res.result_int() != 201)
+    return state.SkipWithError(("answered " + std::to_string(res.result_int()) + ": " +
+                                res.body()).c_str());
+  run(state, req, [&](const app::request& r, app::response& res) { application.respond(r, res); });
+}
+BENCHMARK_CAPTURE(BM_RecordWriteCodec, json, codec::json);
+BENCHMARK_CAPTURE(BM_RecordWriteCodec, cbor, codec::cbor);
+BENCHMARK_CAPTURE(BM_RecordWriteCodec, cose, codec::cose);
 
 // The same route called as a Model Context Protocol tool (waypoint/app/mcp.hpp): the JSON-RPC
 // message parsed, the REST request built and run through async_handle, its answer wrapped.

@@ -171,7 +171,7 @@ TEST_P(AcceptContract, TypedAnswersAre406WhenAcceptTakesNeitherEncoding) {
   EXPECT_EQ(res.result_int(), row.status) << row.rule << ": " << res.body();
   EXPECT_EQ(field(res, "Content-Type"), row.content_type) << row.rule;
   if (row.status == 406) {
-    EXPECT_NE(body_json(res).value("detail", "").find("application/json or application/cbor"),
+    EXPECT_NE(body_json(res).value("detail", "").find("application/json, application/cbor or application/cose"),
               std::string::npos)
         << res.body();
   }
