@@ -23,6 +23,9 @@
 #include <openssl/rand.h>
 
 #include <climits>
+#include <cstring>
+
+#include <unistd.h>
 
 namespace waypoint::app::cose {
 
@@ -47,6 +50,9 @@ struct evp_pkey_free {
 };
 struct cipher_ctx_free {
   void operator()(EVP_CIPHER_CTX* p) const noexcept { EVP_CIPHER_CTX_free(p); }
+};
+struct cipher_free {
+  void operator()(EVP_CIPHER* p) const noexcept { EVP_CIPHER_free(p); }
 };
 struct md_ctx_free {
   void operator()(EVP_MD_CTX* p) const noexcept { EVP_MD_CTX_free(p); }
@@ -268,8 +274,52 @@ namespace {
 
 // ---- The primitives -------------------------------------------------------------------
 
-const EVP_CIPHER* cipher_of(algorithm alg) noexcept {
-  return alg == algorithm::a256gcm ? EVP_aes_256_gcm() : EVP_chacha20_poly1305();
+// The cipher, fetched once: EVP_aes_256_gcm() and EVP_chacha20_poly1305() make OpenSSL 3
+// look the algorithm up by name in its provider store at every init (an "implicit fetch"),
+// which perf showed as a third of a COSE answer's OpenSSL time (BENCHMARKS.md §19).
+const EVP_CIPHER* cipher_of(algorithm alg) {
+  static const std::unique_ptr<EVP_CIPHER, cipher_free> gcm(
+      EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr));
+  static const std::unique_ptr<EVP_CIPHER, cipher_free> chacha(
+      EVP_CIPHER_fetch(nullptr, "ChaCha20-Poly1305", nullptr));
+  const EVP_CIPHER* cipher = alg == algorithm::a256gcm ? gcm.get() : chacha.get();
+  if (!cipher) openssl_failure("EVP_CIPHER_fetch");
+  return cipher;
+}
+
+// The thread's cipher context, reused from message to message: a new one allocates the
+// provider's state every time. EVP_CipherInit_ex2 with a key and IV resets what the last
+// message left; both AEADs' default IV length is COSE's 12 bytes.
+EVP_CIPHER_CTX* thread_cipher_context() {
+  thread_local const std::unique_ptr<EVP_CIPHER_CTX, cipher_ctx_free> ctx(EVP_CIPHER_CTX_new());
+  if (!ctx) openssl_failure("EVP_CIPHER_CTX_new");
+  return ctx.get();
+}
+
+// Random nonces from OpenSSL's generator, drawn nonces_per_draw at a time: RAND_bytes costs
+// about 0.8 µs a call whatever the length (perf on BM_RecordWriteCodec/cose: an eighth of a
+// COSE request's time), the same for 12 bytes as for 768. The bytes are the generator's
+// either way; each is handed out once. fork() would copy the pool into the child, which would
+// then send the parent's next nonces: the pool is drawn again whenever the process id is not
+// the one it was drawn in, the check OpenSSL's own generator makes.
+constexpr std::size_t nonces_per_draw = 64;
+
+void fresh_nonce(unsigned char* out) {
+  struct pool {
+    unsigned char bytes[nonces_per_draw * iv_size];
+    std::size_t used = sizeof bytes;
+    pid_t drawn_in = 0;
+  };
+  thread_local pool nonces;
+  pid_t process = getpid();
+  if (nonces.used == sizeof nonces.bytes || nonces.drawn_in != process) {
+    if (RAND_bytes(nonces.bytes, static_cast<int>(sizeof nonces.bytes)) != 1)
+      openssl_failure("RAND_bytes");
+    nonces.used = 0;
+    nonces.drawn_in = process;
+  }
+  std::memcpy(out, nonces.bytes + nonces.used, iv_size);
+  nonces.used += iv_size;
 }
 
 // ciphertext || tag.
@@ -277,19 +327,16 @@ std::string aead_seal(const key::material& k, std::string_view iv, std::string_v
                       std::string_view plaintext) {
   int aad_length = checked_int(aad.size(), "external AAD");
   int length = checked_int(plaintext.size(), "payload");
-  std::unique_ptr<EVP_CIPHER_CTX, cipher_ctx_free> ctx(EVP_CIPHER_CTX_new());
-  if (!ctx) openssl_failure("EVP_CIPHER_CTX_new");
+  EVP_CIPHER_CTX* ctx = thread_cipher_context();
   std::string out(plaintext.size() + aead_tag_size, '\0');
   auto* data = reinterpret_cast<unsigned char*>(out.data());
   int written = 0, final_written = 0;
-  if (EVP_EncryptInit_ex(ctx.get(), cipher_of(k.alg), nullptr, nullptr, nullptr) != 1 ||
-      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_IVLEN, static_cast<int>(iv.size()),
-                          nullptr) != 1 ||
-      EVP_EncryptInit_ex(ctx.get(), nullptr, nullptr, k.secret.data(), bytes_of(iv)) != 1 ||
-      EVP_EncryptUpdate(ctx.get(), nullptr, &written, bytes_of(aad), aad_length) != 1 ||
-      EVP_EncryptUpdate(ctx.get(), data, &written, bytes_of(plaintext), length) != 1 ||
-      EVP_EncryptFinal_ex(ctx.get(), data + written, &final_written) != 1 ||
-      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, static_cast<int>(aead_tag_size),
+  if (iv.size() != iv_size ||
+      EVP_CipherInit_ex2(ctx, cipher_of(k.alg), k.secret.data(), bytes_of(iv), 1, nullptr) != 1 ||
+      EVP_EncryptUpdate(ctx, nullptr, &written, bytes_of(aad), aad_length) != 1 ||
+      EVP_EncryptUpdate(ctx, data, &written, bytes_of(plaintext), length) != 1 ||
+      EVP_EncryptFinal_ex(ctx, data + written, &final_written) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, static_cast<int>(aead_tag_size),
                           data + plaintext.size()) != 1)
     openssl_failure("AEAD encryption");
   return out;
@@ -300,24 +347,22 @@ bool aead_open(const key::material& k, std::string_view iv, std::string_view aad
                std::string_view sealed, std::string& plaintext) {
   std::string_view ciphertext = sealed.substr(0, sealed.size() - aead_tag_size);
   std::string tag(sealed.substr(ciphertext.size()));
-  std::unique_ptr<EVP_CIPHER_CTX, cipher_ctx_free> ctx(EVP_CIPHER_CTX_new());
-  if (!ctx) openssl_failure("EVP_CIPHER_CTX_new");
+  EVP_CIPHER_CTX* ctx = thread_cipher_context();
   plaintext.assign(ciphertext.size(), '\0');
   auto* data = reinterpret_cast<unsigned char*>(plaintext.data());
   int written = 0, final_written = 0;
-  bool ok = EVP_DecryptInit_ex(ctx.get(), cipher_of(k.alg), nullptr, nullptr, nullptr) == 1 &&
-            EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_IVLEN, static_cast<int>(iv.size()),
-                                nullptr) == 1 &&
-            EVP_DecryptInit_ex(ctx.get(), nullptr, nullptr, k.secret.data(), bytes_of(iv)) == 1 &&
+  bool ok = iv.size() == iv_size &&
+            EVP_CipherInit_ex2(ctx, cipher_of(k.alg), k.secret.data(), bytes_of(iv), 0,
+                               nullptr) == 1 &&
             aad.size() <= static_cast<std::size_t>(INT_MAX) &&
             ciphertext.size() <= static_cast<std::size_t>(INT_MAX) &&
-            EVP_DecryptUpdate(ctx.get(), nullptr, &written, bytes_of(aad),
+            EVP_DecryptUpdate(ctx, nullptr, &written, bytes_of(aad),
                               static_cast<int>(aad.size())) == 1 &&
-            EVP_DecryptUpdate(ctx.get(), data, &written, bytes_of(ciphertext),
+            EVP_DecryptUpdate(ctx, data, &written, bytes_of(ciphertext),
                               static_cast<int>(ciphertext.size())) == 1 &&
-            EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_TAG, static_cast<int>(aead_tag_size),
+            EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(aead_tag_size),
                                 tag.data()) == 1 &&
-            EVP_DecryptFinal_ex(ctx.get(), data + written, &final_written) == 1;
+            EVP_DecryptFinal_ex(ctx, data + written, &final_written) == 1;
   if (!ok) {
     // Unauthenticated plaintext is nobody's to see.
     OPENSSL_cleanse(plaintext.data(), plaintext.size());
@@ -687,8 +732,7 @@ std::string protect(const key& k, std::string_view payload, std::string_view ext
       // negligible well past any key's life (NIST SP 800-38D §8.3 bounds a key to 2^32
       // messages), and a repeat is the one way these AEADs fail catastrophically.
       iv.assign(iv_size, '\0');
-      if (RAND_bytes(reinterpret_cast<unsigned char*>(iv.data()), static_cast<int>(iv_size)) != 1)
-        openssl_failure("RAND_bytes");
+      fresh_nonce(reinterpret_cast<unsigned char*>(iv.data()));
       content = aead_seal(held, iv, enc_structure(protected_bytes, external_aad), payload);
       break;
     case message_type::mac0:

@@ -24,6 +24,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 namespace {
 
 namespace cose = waypoint::app::cose;
@@ -678,6 +681,40 @@ TEST(Cose, NeverRepeatsAnIvAcrossAMillionMessages) {
     ASSERT_TRUE(ivs.insert(message.substr(iv_at, 12)).second) << "IV repeated at message " << i;
   }
   EXPECT_EQ(ivs.size(), messages);
+}
+
+// Nonces are drawn from OpenSSL in batches (cose.cpp's fresh_nonce): a child made by fork()
+// after the parent drew a batch must not send the parent's next nonces.
+TEST(Cose, AForkedChildNeverSendsItsParentsNextNonces) {
+  constexpr int messages = 100;  // more than one batch of 64
+  cose::key k = make_key(algorithm::chacha20_poly1305, "k");
+  std::size_t iv_at = layout_of(cose::protect(k, "p")).iv_at;  // the parent's batch is drawn
+  int pipe_ends[2];
+  ASSERT_EQ(pipe(pipe_ends), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(pipe_ends[0]);
+    for (int i = 0; i < messages; ++i) {
+      std::string iv = cose::protect(k, "p").substr(iv_at, 12);
+      if (write(pipe_ends[1], iv.data(), iv.size()) != 12) _exit(1);
+    }
+    _exit(0);
+  }
+  close(pipe_ends[1]);
+  std::unordered_set<std::string> ivs;
+  for (int i = 0; i < messages; ++i) ivs.insert(cose::protect(k, "p").substr(iv_at, 12));
+  std::string from_child;
+  char buffer[4096];
+  for (ssize_t got; (got = read(pipe_ends[0], buffer, sizeof buffer)) > 0;)
+    from_child.append(buffer, static_cast<std::size_t>(got));
+  close(pipe_ends[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  ASSERT_EQ(from_child.size(), 12u * messages);
+  for (std::size_t at = 0; at < from_child.size(); at += 12)
+    EXPECT_FALSE(ivs.count(from_child.substr(at, 12))) << "the child repeated a parent's nonce";
 }
 
 // ---- The COSE working group's examples ---------------------------------------------------
