@@ -250,7 +250,9 @@ bool fresh(std::chrono::system_clock::time_point sealed_at,
            std::optional<std::chrono::seconds> max_age,
            std::chrono::system_clock::time_point now) noexcept {
   if (!max_age) return true;
-  return sealed_at <= now + clock_skew && now - sealed_at <= *max_age;
+  // At the seconds the value carries: a value sealed exactly max_age ago still opens.
+  auto at = std::chrono::floor<std::chrono::seconds>(now);
+  return sealed_at <= at + clock_skew && at - sealed_at <= *max_age;
 }
 
 // HKDF-SHA256 (RFC 5869) of `secret`, with `label` as its info: one key per purpose.
@@ -321,8 +323,9 @@ void cookie_list::iterator::advance() noexcept {
         done_ = true;
         return;
       }
-      // equal_range() spans the fields list from the first Cookie field to the last, and
-      // other fields sent between them lie in that span: read only the Cookie fields.
+      // equal_range() spans Beast's field list from the first Cookie field to the last;
+      // Beast keeps fields of one name together there, whatever was sent between them, so
+      // the test is a guard against that changing, not a filter this needs today.
       if (field_->name() == http::field::cookie) rest_ = std::string_view(field_->value());
       ++field_;
     }
