@@ -1,38 +1,13 @@
 // The non-template parts of typed inputs (waypoint/app/inputs.hpp): finding an input's text
 // and the 400s for a missing, malformed or unknown one.
 #include "waypoint/app/inputs.hpp"
+#include "waypoint/app/cookies.hpp"
 #include "waypoint/json_string.hpp"
 
 #include <algorithm>
 #include <string>
 
 namespace waypoint::app::detail {
-namespace {
-
-std::string_view trim_spaces(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// The value of cookie `name` in one Cookie field ("a=1; b=2", RFC 6265 5.4); a value in
-// double quotes is given without them. Pairs without '=' are skipped, as browsers send none.
-std::optional<std::string_view> cookie_in(std::string_view field, std::string_view name) {
-  while (!field.empty()) {
-    std::size_t end = field.find(';');
-    std::string_view pair = trim_spaces(field.substr(0, end));
-    field = end == std::string_view::npos ? std::string_view() : field.substr(end + 1);
-    std::size_t eq = pair.find('=');
-    if (eq == std::string_view::npos || trim_spaces(pair.substr(0, eq)) != name) continue;
-    std::string_view value = trim_spaces(pair.substr(eq + 1));
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
-      value = value.substr(1, value.size() - 2);
-    return value;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 std::string_view input_source_name(input_source source) noexcept {
   switch (source) {
@@ -59,9 +34,7 @@ std::optional<std::string_view> input_text(context& ctx, input_source source,
       return std::string_view(it->value());
     }
     case input_source::cookie:
-      for (auto [it, end] = ctx.request().equal_range(http::field::cookie); it != end; ++it)
-        if (auto value = cookie_in(it->value(), name)) return value;
-      return std::nullopt;
+      return cookies(ctx.request()).find(name);  // every Cookie field, the first pair named
     case input_source::body:
     case input_source::form:
       break;

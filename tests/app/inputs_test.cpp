@@ -167,7 +167,14 @@ INSTANTIATE_TEST_SUITE_P(
                   R"("session":"s2")", ""},
         input_row{"a cookie name is matched exactly", "/orgs/7/orders",
                   {{"X-Tenant", "acme"}, {"Cookie", "xsession=1; sessions=2"}}, 200,
-                  R"("session":"-")", ""}));
+                  R"("session":"-")", ""},
+        input_row{"a field sent between two Cookie fields is not read as cookies", "/orgs/7/orders",
+                  {{"X-Tenant", "acme"}, {"Cookie", "a=1"}, {"X-Note", "session=forged"},
+                   {"Cookie", "b=2"}},
+                  200, R"("session":"-")", ""},
+        input_row{"a pair without '=' is a nameless cookie's value, not a name", "/orgs/7/orders",
+                  {{"X-Tenant", "acme"}, {"Cookie", "session; session=s3"}}, 200,
+                  R"("session":"s3")", ""}));
 
 TEST(TypedInputs, UnknownQueryKeysAreRefusedWhenTheApplicationSaysSo) {
   application app({.unknown_query_parameters = unknown_members::refuse});

@@ -30,7 +30,8 @@
 // parameter and what was expected. `.constraints(schema)` is a JSON merge patch onto the
 // parameter's JSON Schema, shown in the document and enforced: a value that breaks it is a 422
 // naming the parameter and the keyword (as application_options::request_contract says). A
-// header is the first field of its name; a cookie is read from the Cookie fields (RFC 6265).
+// header is the first field of its name; a cookie is read from the Cookie fields by cookies()
+// (cookies.hpp: RFC 6265, the first pair of its name).
 // from::body(&T::member) reads the body into that member with the typed routes' rules
 // (json.hpp); an input type without one reads no body. A route that binds If-None-Match may
 // answer 304: when the handler sets an ETag that the field names, the answer is 304 without
