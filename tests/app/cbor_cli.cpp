@@ -5,6 +5,7 @@
 //                                       "refused <byte> <rule>"
 // JSON text is read as nlohmann::ordered_json, so members arrive in the order the driver
 // wrote them and the writer's sorting is what puts them in order.
+#include "hex_text.hpp"
 #include "cbor_json.ipp"
 
 #include <nlohmann/json.hpp>
@@ -15,27 +16,11 @@
 
 namespace {
 
+using waypoint::app::testing::from_hex;
+using waypoint::app::testing::to_hex;
+
 namespace cbor = waypoint::app::detail::cbor;
 namespace cbor_json = waypoint::app::detail::cbor_json;
-
-std::string to_hex(std::string_view bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (char c : bytes) {
-    auto b = static_cast<unsigned char>(c);
-    out += digits[b >> 4];
-    out += digits[b & 0xf];
-  }
-  return out;
-}
-
-std::string from_hex(std::string_view hex) {
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
-    out.push_back(static_cast<char>(nibble(hex[i]) * 16 + nibble(hex[i + 1])));
-  return out;
-}
 
 }  // namespace
 

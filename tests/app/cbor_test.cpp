@@ -8,6 +8,8 @@
 
 #include <waypoint/app/json.hpp>
 
+#include "hex_text.hpp"
+
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -20,34 +22,15 @@
 
 namespace {
 
+using waypoint::app::testing::from_hex;
+using waypoint::app::testing::to_hex;
+
 using namespace waypoint::app;
 using namespace waypoint::app::testing;
 namespace cbor = waypoint::app::detail::cbor;
 namespace cbor_json = waypoint::app::detail::cbor_json;
 using ordered = nlohmann::ordered_json;
 using json = nlohmann::json;
-
-// Hex digits as bytes; spaces (between items, for reading) are skipped.
-std::string from_hex(std::string_view hex) {
-  std::string digits;
-  for (char c : hex)
-    if (c != ' ') digits += c;
-  std::string out;
-  for (std::size_t i = 0; i + 1 < digits.size(); i += 2)
-    out.push_back(static_cast<char>(std::stoi(digits.substr(i, 2), nullptr, 16)));
-  return out;
-}
-
-std::string to_hex(std::string_view bytes) {
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  for (char c : bytes) {
-    auto b = static_cast<unsigned char>(c);
-    out += digits[b >> 4];
-    out += digits[b & 0xf];
-  }
-  return out;
-}
 
 // Spaced hex as it is compared: without the spaces.
 std::string compact(std::string_view hex) { return to_hex(from_hex(hex)); }

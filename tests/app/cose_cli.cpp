@@ -8,6 +8,7 @@
 // ALG: a256gcm, chacha20_poly1305, hmac_256, es256, eddsa. KEY: the secret in hex for the
 // first three, a PEM file's path for the others. Exit status: 0; 40 when open() refused
 // with 400 and 41 with 401 (the status and reason on stderr); 2 for a wrong command line.
+#include "hex_text.hpp"
 #include <waypoint/app/cose.hpp>
 
 #include <cstdio>
@@ -19,17 +20,11 @@
 
 namespace {
 
+using waypoint::app::testing::from_hex;
+
 namespace cose = waypoint::app::cose;
 
 constexpr int usage_error = 2;
-
-std::string from_hex(std::string_view hex) {
-  if (hex.size() % 2 != 0) throw std::invalid_argument("odd-length hex");
-  std::string out;
-  for (std::size_t i = 0; i < hex.size(); i += 2)
-    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
-  return out;
-}
 
 bool algorithm_named(std::string_view name, cose::algorithm& alg) {
   struct entry {

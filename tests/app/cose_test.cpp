@@ -8,6 +8,8 @@
 
 #include "cbor.hpp"
 
+#include "hex_text.hpp"
+
 #include <gtest/gtest.h>
 #include <openssl/bio.h>
 #include <openssl/evp.h>
@@ -29,28 +31,11 @@
 
 namespace {
 
+using waypoint::app::testing::from_hex;
+
 namespace cose = waypoint::app::cose;
 namespace cbor = waypoint::app::detail::cbor;
 using cose::algorithm;
-
-std::string from_hex(std::string_view hex) {
-  std::string out;
-  int high = -1;
-  for (char c : hex) {
-    int v = c >= '0' && c <= '9'   ? c - '0'
-            : c >= 'a' && c <= 'f' ? c - 'a' + 10
-            : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                   : -1;
-    if (v < 0) continue;  // spaces between the bytes
-    if (high < 0) {
-      high = v;
-    } else {
-      out.push_back(static_cast<char>(high << 4 | v));
-      high = -1;
-    }
-  }
-  return out;
-}
 
 std::string repeat(char c, std::size_t n) { return std::string(n, c); }
 
