@@ -144,11 +144,13 @@ struct json_refusal {
   std::string what;
 };
 
+// The document; else nullopt, and `error` a clause to follow the document's name ("is not
+// JSON", "repeats the member alg"), free of quotes so that it can go in a quoted-string.
 std::optional<json> parse_strict(std::string_view text, std::string& error) {
   std::vector<std::vector<std::string>> members;  // the keys seen, per open object
   auto check = [&](int depth, json::parse_event_t event, json& parsed) {
     if (depth > max_json_nesting)
-      throw json_refusal{"nested deeper than " + std::to_string(max_json_nesting) + " levels"};
+      throw json_refusal{"is nested deeper than " + std::to_string(max_json_nesting) + " levels"};
     switch (event) {
       case json::parse_event_t::object_start:
         members.emplace_back();
@@ -160,7 +162,7 @@ std::optional<json> parse_strict(std::string_view text, std::string& error) {
         const std::string& key = parsed.get_ref<const std::string&>();
         auto& seen = members.back();
         if (std::find(seen.begin(), seen.end(), key) != seen.end())
-          throw json_refusal{"the member \"" + shown(key) + "\" appears twice"};
+          throw json_refusal{"repeats the member " + shown(key)};
         seen.push_back(key);
         break;
       }
@@ -174,7 +176,7 @@ std::optional<json> parse_strict(std::string_view text, std::string& error) {
   } catch (const json_refusal& refusal) {
     error = refusal.what;
   } catch (const json::exception&) {
-    error = "not JSON";
+    error = "is not JSON";
   }
   return std::nullopt;
 }
@@ -452,7 +454,7 @@ struct jwk_reader {
 jwt_keys jwt_keys::from_jwks(std::string_view json_text) {
   std::string error;
   std::optional<json> doc = parse_strict(json_text, error);
-  if (!doc) throw std::invalid_argument("JWKS: " + error);
+  if (!doc) throw std::invalid_argument("JWKS: the document " + error);
   if (!doc->is_object() || !doc->contains("keys") || !(*doc)["keys"].is_array())
     throw std::invalid_argument("JWKS: not an object with a \"keys\" array (RFC 7517 §5)");
   jwt_keys out;
@@ -579,7 +581,7 @@ std::string decoded_part(std::string_view text, const char* part) {
 json parsed_object(std::string_view text, const char* part) {
   std::string error;
   std::optional<json> doc = parse_strict(text, error);
-  if (!doc) throw refused{std::string("the ") + part + " is " + error};
+  if (!doc) throw refused{std::string("the ") + part + " " + error};
   if (!doc->is_object()) throw refused{std::string("the ") + part + " is not a JSON object"};
   return std::move(*doc);
 }
