@@ -12,6 +12,7 @@
 #include "waypoint/app/jwt.hpp"
 
 #include "waypoint/app/context.hpp"
+#include "waypoint/app/route_doc.hpp"
 
 #include <nlohmann/json.hpp>
 #include <openssl/bio.h>
@@ -832,7 +833,13 @@ struct bearer_policy {
 
 middleware bearer_auth(bearer_auth_options options) {
   auto policy = std::make_shared<const bearer_policy>(std::move(options));
-  return layer_hooks{[policy](context& ctx) { return policy->admit(ctx); }, {}};
+  auto requirement = std::make_shared<const security_requirement>(security_requirement{
+      .name = "bearerAuth",
+      .scheme = R"({"type":"http","scheme":"bearer","bearerFormat":"JWT"})",
+      .scopes = policy->required_scopes});
+  middleware layer = layer_hooks{[policy](context& ctx) { return policy->admit(ctx); }, {}};
+  layer.require_security(std::move(requirement));
+  return layer;
 }
 
 }  // namespace waypoint::app

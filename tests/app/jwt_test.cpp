@@ -660,4 +660,19 @@ TEST(JwtKeyStore, ReloadSwapsTheKeysForTheNextRequest) {
   EXPECT_EQ(g.keys->current()->size(), 1u);
 }
 
+TEST(BearerAuth, DocumentsTheSchemeOnTheRoutesBehindIt) {
+  guarded_app g({"orders:read", "orders:write"});
+  json doc = g.app.openapi();
+  EXPECT_EQ(doc["components"]["securitySchemes"],
+            json::parse(R"({"bearerAuth":{"type":"http","scheme":"bearer","bearerFormat":"JWT"}})"));
+  EXPECT_EQ(doc["paths"]["/api/me"]["get"]["security"],
+            json::parse(R"([{"bearerAuth":["orders:read","orders:write"]}])"));
+  EXPECT_FALSE(doc["paths"]["/open"]["get"].contains("security"));
+  EXPECT_EQ(doc["security"], json::array());
+
+  application plain;
+  plain.get("/open", [](context& ctx) { ctx.response().body("open"); });
+  EXPECT_FALSE(plain.openapi()["components"].contains("securitySchemes"));
+}
+
 }  // namespace

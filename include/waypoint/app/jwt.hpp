@@ -185,6 +185,9 @@ struct bearer_auth_options {
 //        error_description="...", scope="orders:read orders:write"
 // Register it on the groups that need it; it answers OPTIONS too, so put cors() outside it
 // (app.use), where preflights are answered before they reach it.
+// In the OpenAPI document (openapi.hpp), the routes behind it require the security scheme
+// bearerAuth, {"type":"http","scheme":"bearer","bearerFormat":"JWT"}, with the required
+// scopes.
 middleware bearer_auth(bearer_auth_options options);
 
 }  // namespace waypoint::app
