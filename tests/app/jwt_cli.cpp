@@ -1,6 +1,7 @@
 // jwt_cli: the bearer_auth() layer (jwt.hpp) as a filter, for the interoperability tests
-// (jwt_interop.py against PyJWT): they make tokens, and this answers one request per token
-// through an application whose only route, GET /whoami, sits behind the layer.
+// (jwt_interop.py against PyJWT, tests/jwt/interop.mjs against jose): they make tokens, and
+// this answers one request per token through an application whose only route, GET /whoami,
+// sits behind the layer.
 //
 //   jwt_cli [--jwks FILE] [--pem KID ALG FILE] [--secret KID HEX] [--issuer ISS]
 //           [--audience AUD]... [--scope SCOPE]... [--now SECONDS] < tokens

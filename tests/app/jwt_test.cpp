@@ -1,8 +1,9 @@
 // Bearer tokens (waypoint/app/jwt.hpp): verify_jwt's refusals row by row, keys from PEM and
 // from JWK Sets (every key type, every malformed member refused by name), the bearer_auth()
 // layer's 401 and 403 answers (WWW-Authenticate as RFC 6750 §3 writes it, the problem
-// document, HEAD), the claims a handler reads, and keys swapped by reload(). The tokens
-// here are signed with OpenSSL directly; jwt_interop.py checks tokens PyJWT makes.
+// document, HEAD), the claims a handler reads, keys swapped by reload(), and the OpenAPI
+// security scheme. The tokens here are signed with OpenSSL directly; jwt_interop.py and
+// tests/jwt/interop.mjs check tokens PyJWT and jose make.
 #include "app_test_support.hpp"
 
 #include <waypoint/app/context.hpp>
