@@ -195,6 +195,18 @@ std::vector<std::string> tags_of(const detail::group_node* node) {
   return tags;
 }
 
+// The security requirements of the layers around `node`'s routes (the application's
+// first), as middleware::security() gives them.
+std::vector<const security_requirement*> security_of(const detail::group_node* node) {
+  std::vector<const detail::group_node*> path;
+  for (; node; node = node->parent) path.push_back(node);
+  std::vector<const security_requirement*> out;
+  for (auto it = path.rbegin(); it != path.rend(); ++it)
+    for (const middleware& layer : (*it)->layers)
+      if (const security_requirement* s = layer.security()) out.push_back(s);
+  return out;
+}
+
 // The requestBody of a typed route that binds form fields (from::form): an object of its
 // fields, in either media type a form is read in; null when it binds none.
 json form_request_body(const route_doc& doc) {
@@ -250,6 +262,18 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
   if (!description.empty()) described["description"] = description;
   std::vector<std::string> tags = tags_of(ep.group);
   if (!tags.empty()) described["tags"] = tags;
+  // Every layer's requirement holds at once: one Security Requirement Object naming each.
+  if (std::vector<const security_requirement*> required = security_of(ep.group);
+      !required.empty()) {
+    json requirement = json::object();
+    for (const security_requirement* s : required) {
+      json& scopes = requirement[s->name];
+      if (scopes.is_null()) scopes = json::array();
+      for (const std::string& scope : s->scopes)
+        if (std::find(scopes.begin(), scopes.end(), scope) == scopes.end()) scopes.push_back(scope);
+    }
+    described["security"] = json::array({std::move(requirement)});
+  }
   op.erase("summary");
   op.erase("description");
   described.update(op);  // parameters, responses
@@ -311,6 +335,7 @@ std::string application::openapi_text(const openapi_info& info) const {
   bool cose = options_.cose_keys && !options_.cose_keys->empty();
   openapi_path_writer paths;
   std::vector<std::string> all_tags;
+  json security_schemes = json::object();
   for (const detail::endpoint& ep : endpoints_) {
     if (ep.doc.hidden) continue;
     const pattern& p = ep.route->pattern;
@@ -322,6 +347,10 @@ std::string application::openapi_text(const openapi_info& info) const {
     });
     for (const std::string& t : tags_of(ep.group))
       if (std::find(all_tags.begin(), all_tags.end(), t) == all_tags.end()) all_tags.push_back(t);
+    // A name keeps the scheme it was first given.
+    for (const security_requirement* s : security_of(ep.group))
+      if (!security_schemes.contains(s->name))
+        security_schemes[s->name] = json::parse(s->scheme);
   }
   for (const std::string& text : info.other_routes) {
     pattern p = parse_pattern(text);
@@ -343,7 +372,8 @@ std::string application::openapi_text(const openapi_info& info) const {
   for (const std::string& url : info.servers) servers.push_back({{"url", url}});
   if (servers.empty()) servers.push_back({{"url", "/"}});
   doc["servers"] = std::move(servers);
-  // The application knows no security scheme: none is required, as far as it can tell.
+  // None is required of every operation: those behind a layer that requires one
+  // (middleware::security(), bearer_auth()) name it in their own "security".
   doc["security"] = json::array();
   if (!all_tags.empty()) {
     json tags = json::array();
@@ -354,6 +384,7 @@ std::string application::openapi_text(const openapi_info& info) const {
   json schemas = {{"Problem", problem_schema()}};
   schemas.update(json::parse(sink.components_text()));
   doc["components"] = {{"schemas", std::move(schemas)}, {"responses", problem_components(cose)}};
+  if (!security_schemes.empty()) doc["components"]["securitySchemes"] = std::move(security_schemes);
   doc["x-waypoint-unrouted"] = {{"404", problem_ref(404)}, {"405", problem_ref(405)}};
   json unplaced = json::parse(paths.unplaced_text());
   if (!unplaced.empty()) doc["x-waypoint-unplaced"] = std::move(unplaced);

@@ -14,6 +14,7 @@
 #include "waypoint/app/forwarded.hpp"
 #include "waypoint/app/health.hpp"
 #include "waypoint/app/http_error.hpp"
+#include "waypoint/app/jwt.hpp"
 #include "waypoint/app/json.hpp"
 #include "waypoint/app/metrics.hpp"
 #include "waypoint/app/middleware.hpp"

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -85,6 +86,8 @@ struct layer_hooks {
   std::function<void(context&, std::exception_ptr& error)> after{};
 };
 
+struct security_requirement;  // route_doc.hpp
+
 // One middleware layer: a coroutine fn(context&, next) returning awaitable<void>, which
 // `co_await next()`s where the inner layers and the handler run; or layer_hooks.
 class middleware {
@@ -110,10 +113,19 @@ class middleware {
   const function& coroutine() const noexcept { return coroutine_; }
   const layer_hooks& hooks() const noexcept { return hooks_; }
 
+  // What the layer asks of every request it wraps, as the OpenAPI document shows it: the
+  // routes behind it require `requirement` (bearer_auth() sets one). Null for most layers.
+  const security_requirement* security() const noexcept { return security_.get(); }
+  middleware& require_security(std::shared_ptr<const security_requirement> requirement) noexcept {
+    security_ = std::move(requirement);
+    return *this;
+  }
+
  private:
   kind kind_ = kind::none;
   function coroutine_;
   layer_hooks hooks_;
+  std::shared_ptr<const security_requirement> security_;
 };
 
 }  // namespace waypoint::app

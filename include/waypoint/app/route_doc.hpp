@@ -74,6 +74,15 @@ struct parameter_doc {
   bool repeated = false;  // a query key that may come many times (an array)
 };
 
+// A security requirement a layer places on the routes it wraps (middleware::security()): the
+// OpenAPI document lists `scheme` under components.securitySchemes as `name`, and every
+// operation behind the layer requires `name` with `scopes`.
+struct security_requirement {
+  std::string name;    // "bearerAuth"
+  std::string scheme;  // the Security Scheme Object as JSON text: {"type":"http",...}
+  std::vector<std::string> scopes{};
+};
+
 struct route_doc {
   std::string name;  // unique in the application; the operationId; empty: none
   registration_site named_at;
