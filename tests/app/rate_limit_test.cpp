@@ -329,6 +329,51 @@ TEST(RateLimit, AMillionClientsNeverHoldMoreThanMaxKeys) {
   EXPECT_EQ(limiter.take("client-0").remaining, 1u);
 }
 
+// Keys that share `key`'s shard, found through the public surface alone: in a limiter with
+// one key per shard, a key in the same shard evicts `key` and the count stays at one.
+std::vector<std::string> keys_sharing_a_shard_with(const std::string& key, std::size_t count) {
+  std::vector<std::string> found;
+  for (int i = 0; found.size() < count && i < 100'000; ++i) {
+    rate_limiter probe({.max_keys = 64});
+    probe.take(key);
+    std::string candidate = "candidate-" + std::to_string(i);
+    probe.take(candidate);
+    if (probe.size() == 1) found.push_back(candidate);
+  }
+  return found;
+}
+
+TEST(RateLimit, AFullBucketIsEvictedBeforeALessRecentlyUsedBusyOne) {
+  fake_clock clock;
+  // 128 keys over 64 shards: two a shard.
+  rate_limiter limiter({.rate = 1, .burst = 10, .max_keys = 128, .clock = clock.function()});
+  std::string busy = "busy";
+  std::vector<std::string> same = keys_sharing_a_shard_with(busy, 2);
+  ASSERT_EQ(same.size(), 2u);
+  const std::string& idle = same[0];
+  const std::string& newcomer = same[1];
+  for (int i = 0; i < 5; ++i) limiter.take(busy);  // five seconds of debt
+  limiter.take(idle);                              // one second: more recent than busy
+  clock.advance(std::chrono::seconds(2));          // idle is full again, busy is not
+  limiter.take(newcomer);                          // the shard is full: one must go
+  EXPECT_EQ(limiter.size(), 2u);
+  // busy kept its debt (a fresh bucket would leave 9): 10 - (5 + 1 - 2) = 6.
+  EXPECT_EQ(limiter.take(busy).remaining, 6u);
+}
+
+TEST(RateLimit, WithoutAFullBucketTheLeastRecentlyUsedIsEvicted) {
+  fake_clock clock;
+  rate_limiter limiter({.rate = 1, .burst = 10, .max_keys = 128, .clock = clock.function()});
+  std::string first = "first";
+  std::vector<std::string> same = keys_sharing_a_shard_with(first, 2);
+  ASSERT_EQ(same.size(), 2u);
+  for (int i = 0; i < 5; ++i) limiter.take(first);
+  for (int i = 0; i < 5; ++i) limiter.take(same[0]);
+  limiter.take(same[1]);  // neither held bucket is full: the least recently used, first, goes
+  EXPECT_EQ(limiter.take(same[0]).remaining, 4u);  // kept: 10 - 6
+  EXPECT_EQ(limiter.take(first).remaining, 9u);    // back with a full bucket
+}
+
 TEST(RateLimit, ABoundOfOneKeyHoldsOne) {
   fake_clock clock;
   rate_limiter limiter({.rate = 1, .burst = 1, .max_keys = 1, .clock = clock.function()});
