@@ -1,5 +1,5 @@
 // The rate limit layer (waypoint/app/rate_limit.hpp): GCRA buckets in sharded LRU maps, and
-// the RateLimit fields of draft-ietf-httpapi-ratelimit-headers.
+// the RateLimit fields of draft-ietf-httpapi-ratelimit-headers-11 (May 2026).
 #include "waypoint/app/rate_limit.hpp"
 
 #include "waypoint/app/context.hpp"
@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <list>
 #include <mutex>
@@ -166,14 +167,14 @@ struct rate_limiter::state {
     std::int64_t next = base + interval_ns;
     rate_limit_decision d;
     if (next - now > capacity_ns) {
-      d.retry_after = std::chrono::nanoseconds(next - now - capacity_ns);
-      d.reset = std::chrono::nanoseconds(base - now);
+      d.retry_after = d.next_token = std::chrono::nanoseconds(next - now - capacity_ns);
       return d;
     }
     *full_at = next;
     d.allowed = true;
-    d.remaining = static_cast<std::uint32_t>((capacity_ns - (next - now)) / interval_ns);
-    d.reset = std::chrono::nanoseconds(next - now);
+    std::int64_t spare = capacity_ns - (next - now);  // what the bucket holds, in time
+    d.remaining = static_cast<std::uint32_t>(spare / interval_ns);
+    d.next_token = std::chrono::nanoseconds(interval_ns - spare % interval_ns);
     return d;
   }
 
@@ -195,18 +196,25 @@ struct rate_limiter::state {
   }
 
   // The layer's before hook: counts the request, sets the fields, answers 429 when empty.
+  // RateLimit's t is draft -11's "effective window", the seconds within which the client
+  // can use no more than r: until the next token. Rounded up to whole seconds (the draft has
+  // no finer unit), so a client keeping to it is, above one token a second, more cautious
+  // than it needs to be, never less. On a 429 it equals Retry-After, which the draft (§6)
+  // asks not to end before the window does.
   bool admit(context& ctx) {
     std::string key = key_of(ctx);
     if (key.empty() && options.key == rate_limit_key::custom) return true;
     rate_limit_decision d = take(key);
     response_builder& res = ctx.response();
     res.header("RateLimit-Policy", policy_field);
-    std::string current = quoted_name;
-    current += ";r=";
-    current += std::to_string(d.remaining);
-    current += ";t=";
-    current += std::to_string(ceil_seconds(d.reset.count()));
-    res.header("RateLimit", current);
+    // Written on the stack: the name is at most 64 bytes, the numbers at most 20 digits each.
+    char current[128];
+    char* end = std::copy(quoted_name.begin(), quoted_name.end(), current);
+    end = std::copy_n(";r=", 3, end);
+    end = std::to_chars(end, current + sizeof current, d.remaining).ptr;
+    end = std::copy_n(";t=", 3, end);
+    end = std::to_chars(end, current + sizeof current, ceil_seconds(d.next_token.count())).ptr;
+    res.header("RateLimit", std::string_view(current, static_cast<std::size_t>(end - current)));
     if (d.allowed) return true;
     std::string seconds = std::to_string(std::max<std::int64_t>(1, ceil_seconds(d.retry_after.count())));
     res.header("Retry-After", seconds);

@@ -104,6 +104,8 @@ TEST_P(RateLimitBurst, RequestsPastTheBurstGet429WithRetryAfterRoundedUp) {
   EXPECT_EQ(field(refused, "Retry-After"), row.retry_after) << row.rule;
   EXPECT_EQ(field(refused, "RateLimit-Policy"), row.policy) << row.rule;
   EXPECT_EQ(field(refused, "RateLimit"), row.refused) << row.rule;
+  // Draft -11 §6: Retry-After does not end before the effective window t.
+  EXPECT_EQ(field(refused, "RateLimit"), "\"default\";r=0;t=" + field(refused, "Retry-After")) << row.rule;
   EXPECT_EQ(field(refused, "Content-Type"), "application/problem+json") << row.rule;
   EXPECT_EQ(body_json(refused)["status"], 429) << row.rule;
   // Refusals take no token: the answer stays the same until time passes.
@@ -115,12 +117,12 @@ TEST_P(RateLimitBurst, RequestsPastTheBurstGet429WithRetryAfterRoundedUp) {
 INSTANTIATE_TEST_SUITE_P(
     Rows, RateLimitBurst,
     ::testing::Values(
-        burst_row{"one a second, three at once", 1, 3, "1", "\"default\";q=3;w=3", "\"default\";r=0;t=3"},
+        burst_row{"one a second, three at once", 1, 3, "1", "\"default\";q=3;w=3", "\"default\";r=0;t=1"},
         burst_row{"a token every 3.33 s: Retry-After 4, not 3", 0.3, 2, "4", "\"default\";q=2;w=7",
-                  "\"default\";r=0;t=7"},
+                  "\"default\";r=0;t=4"},
         burst_row{"ten a second: 0.1 s rounds up to 1", 10, 1, "1", "\"default\";q=1;w=1",
                   "\"default\";r=0;t=1"},
-        burst_row{"one every 100 s", 0.01, 5, "100", "\"default\";q=5;w=500", "\"default\";r=0;t=500"}),
+        burst_row{"one every 100 s", 0.01, 5, "100", "\"default\";q=5;w=500", "\"default\";r=0;t=100"}),
     [](const auto& info) { return "row" + std::to_string(info.index); });
 
 TEST(RateLimit, BucketsRefillAtTheRateUpToTheBurst) {
@@ -149,8 +151,9 @@ TEST(RateLimit, SuccessfulAnswersCarryTheFields) {
   application app;
   app.use(rate_limit({.rate = 1, .burst = 3, .policy_name = "per-client", .clock = clock.function()}));
   add_routes(app);
-  const char* expected[] = {"\"per-client\";r=2;t=1", "\"per-client\";r=1;t=2",
-                            "\"per-client\";r=0;t=3"};
+  // t is until the next token (a second at this rate), however many are missing.
+  const char* expected[] = {"\"per-client\";r=2;t=1", "\"per-client\";r=1;t=1",
+                            "\"per-client\";r=0;t=1"};
   for (const char* value : expected) {
     response res = answer(app, "GET", "/a");
     EXPECT_EQ(res.result_int(), 200u);
@@ -164,7 +167,7 @@ TEST(RateLimit, SuccessfulAnswersCarryTheFields) {
   clock.advance(1s);
   missing = answer(app, "GET", "/nothing");
   EXPECT_EQ(missing.result_int(), 404u);
-  EXPECT_EQ(field(missing, "RateLimit"), "\"per-client\";r=0;t=3");
+  EXPECT_EQ(field(missing, "RateLimit"), "\"per-client\";r=0;t=1");
 }
 
 TEST(RateLimit, HeadRequestsCountAndCarryTheFields) {

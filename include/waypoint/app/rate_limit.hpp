@@ -9,8 +9,11 @@
 // A request takes one token from its key's bucket; a bucket holds `burst` tokens and gains
 // `rate` a second. A request finding the bucket empty is answered 429 with Retry-After.
 // Every answer the layer lets through, and every 429, carries the RateLimit-Policy and
-// RateLimit fields of draft-ietf-httpapi-ratelimit-headers (the structured-field form of
-// -08 and later: `RateLimit-Policy: "default";q=20;w=4` and `RateLimit: "default";r=19;t=1`).
+// RateLimit fields of draft-ietf-httpapi-ratelimit-headers-11 (May 2026; the structured-field
+// form the draft has had since -08): `RateLimit-Policy: "default";q=20;w=4`, the burst and
+// the seconds an empty bucket takes to fill, and `RateLimit: "default";r=19;t=1`, the tokens
+// left and the seconds until the next one (-11's "effective window": within it the client
+// can use no more than r). The older RateLimit-Limit/-Remaining/-Reset trio is not sent.
 //
 // The buckets live in this process: each server of a fleet limits on its own. A shared
 // store (Redis) is not offered yet. docs/framework.md, "Rate limits", says what is held and
@@ -66,7 +69,8 @@ struct rate_limit_options {
   std::size_t max_keys = 100'000;
   // The policy's name in the RateLimit fields: 1..64 bytes of [A-Za-z0-9_.-].
   std::string policy_name = "default";
-  // The time source; empty: std::chrono::steady_clock::now. Tests pass a fake one.
+  // The time source, called from the threads serving requests; empty:
+  // std::chrono::steady_clock::now. Tests pass a fake one.
   std::function<std::chrono::steady_clock::time_point()> clock{};
 };
 
@@ -76,8 +80,9 @@ struct rate_limit_decision {
   std::uint32_t remaining = 0;  // tokens left after this request
   // Until a request would be let through (zero when this one was).
   std::chrono::nanoseconds retry_after{0};
-  // Until the bucket is full again.
-  std::chrono::nanoseconds reset{0};
+  // Until the bucket gains its next token: the window in which at most `remaining` more
+  // requests get through (the RateLimit field's t).
+  std::chrono::nanoseconds next_token{0};
 };
 
 // The buckets, shared by the layers made from it (and inspectable by tests and metrics).
@@ -86,7 +91,7 @@ struct rate_limit_decision {
 //
 // A bucket is kept as one time stamp (GCRA, the token bucket's equivalent form: the time at
 // which the bucket will be full again), so a held key costs its text, the stamp and the
-// index's links, about 100 bytes plus the key. Keys longer than 64 bytes (an API key of
+// list's and index's nodes: about 150 bytes, and the key's bytes past 15. Keys longer than 64 bytes (an API key of
 // 8 KiB) are held as their SHA-256, so that a held key costs at most that much.
 class rate_limiter {
  public:
