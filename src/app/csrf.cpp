@@ -16,9 +16,12 @@
 namespace waypoint::app {
 namespace {
 
-// The request value csrf_token() reads.
+// The request value csrf_token() reads: a view of the request's own cookie (the request
+// outlives the value), or a token issued now, owned.
 struct csrf_token_value {
-  std::string token;
+  std::string_view sent;
+  std::string issued;
+  std::string_view token() const noexcept { return issued.empty() ? sent : std::string_view(issued); }
 };
 
 constexpr std::size_t token_bytes = 32;
@@ -180,13 +183,13 @@ struct csrf_policy {
   std::string_view issue_token(context& ctx) const {
     std::optional<std::string_view> sent = cookies(ctx.request()).find(options.token_cookie.name);
     if (sent && is_token(*sent)) {
-      ctx.set(csrf_token_value{std::string(*sent)});
+      ctx.set(csrf_token_value{*sent, {}});
       return *sent;
     }
     set_cookie cookie = options.token_cookie;
     cookie.value = new_token();
     add_cookie(ctx.response(), cookie);
-    ctx.set(csrf_token_value{std::move(cookie.value)});
+    ctx.set(csrf_token_value{{}, std::move(cookie.value)});
     return {};
   }
 };
@@ -200,7 +203,7 @@ middleware csrf_protection(csrf_options options) {
 
 std::string_view csrf_token(const context& ctx) noexcept {
   const csrf_token_value* value = ctx.find<csrf_token_value>();
-  return value ? std::string_view(value->token) : std::string_view();
+  return value ? value->token() : std::string_view();
 }
 
 }  // namespace waypoint::app

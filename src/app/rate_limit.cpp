@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstring>
 #include <cmath>
 #include <list>
 #include <mutex>
@@ -79,7 +80,7 @@ struct rate_limiter::state {
   std::int64_t interval_ns;  // between two tokens
   std::int64_t capacity_ns;  // interval_ns * burst: how far ahead a bucket may run
   std::string policy_field;  // RateLimit-Policy's value, the same for every answer
-  std::string quoted_name;   // "\"default\""
+  std::string current_prefix;  // RateLimit's value up to r's number: "\"default\";r="
   std::array<shard, shard_count> shards;
 
   explicit state(rate_limit_options o) : options(std::move(o)) {
@@ -99,7 +100,8 @@ struct rate_limiter::state {
       throw std::invalid_argument("rate_limit: burst / rate is longer than a year");
     interval_ns = std::max<std::int64_t>(1, std::llround(interval));
     capacity_ns = interval_ns * options.burst;
-    quoted_name = "\"" + options.policy_name + "\"";
+    std::string quoted_name = "\"" + options.policy_name + "\"";
+    current_prefix = quoted_name + ";r=";
     policy_field = quoted_name + ";q=" + std::to_string(options.burst) +
                    ";w=" + std::to_string(std::max<std::int64_t>(1, ceil_seconds(capacity_ns)));
     // max_keys spread over the shards, the remainder to the first ones: the sum is max_keys
@@ -184,8 +186,15 @@ struct rate_limiter::state {
         return client_address(ctx, options.proxies);
       case rate_limit_key::api_key: {
         std::string_view value = ctx.header(options.api_key_header);
-        if (!value.empty()) return "k:" + std::string(value);
-        return "a:" + client_address(ctx, options.proxies);
+        std::string key;
+        if (!value.empty()) {
+          key.reserve(2 + value.size());
+          key.append("k:").append(value);
+        } else {
+          key = client_address(ctx, options.proxies);
+          key.insert(0, "a:");
+        }
+        return key;
       }
       case rate_limit_key::route:
         return std::string(ctx.route_pattern().text());
@@ -207,13 +216,14 @@ struct rate_limiter::state {
     rate_limit_decision d = take(key);
     response_builder& res = ctx.response();
     res.header("RateLimit-Policy", policy_field);
-    // Written on the stack: the name is at most 64 bytes, the numbers at most 20 digits each.
+    // Written on the stack: the quoted name and ";r=" are at most 69 bytes, each number at
+    // most 20 digits.
     char current[128];
-    char* end = std::copy(quoted_name.begin(), quoted_name.end(), current);
-    end = std::copy_n(";r=", 3, end);
-    end = std::to_chars(end, current + sizeof current, d.remaining).ptr;
-    end = std::copy_n(";t=", 3, end);
-    end = std::to_chars(end, current + sizeof current, ceil_seconds(d.next_token.count())).ptr;
+    std::size_t prefix = std::min<std::size_t>(current_prefix.size(), 69);
+    std::memcpy(current, current_prefix.data(), prefix);
+    char* end = std::to_chars(current + prefix, current + prefix + 20, d.remaining).ptr;
+    std::memcpy(end, ";t=", 3);
+    end = std::to_chars(end + 3, end + 23, ceil_seconds(d.next_token.count())).ptr;
     res.header("RateLimit", std::string_view(current, static_cast<std::size_t>(end - current)));
     if (d.allowed) return true;
     std::string seconds = std::to_string(std::max<std::int64_t>(1, ceil_seconds(d.retry_after.count())));
