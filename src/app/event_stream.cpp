@@ -40,6 +40,13 @@ void append_data(std::string& out, std::string_view data) {
   }
 }
 
+// Whether the server has cancelled the handler's coroutine (open() made that a state to
+// look at rather than an exception).
+awaitable<bool> cancelled() {
+  asio::cancellation_type type = (co_await asio::this_coro::cancellation_state).cancelled();
+  co_return type != asio::cancellation_type::none;
+}
+
 }  // namespace
 
 awaitable<event_stream> event_stream::open(context& ctx, event_stream_options options) {
@@ -51,6 +58,11 @@ awaitable<event_stream> event_stream::open(context& ctx, event_stream_options op
   res.header(http::field::cache_control, "no-cache");
   res.header("X-Accel-Buffering", "no");
   event_stream stream(ctx, options);
+  // The server's cancellation (the client gone, or the drain telling the stream to end) is
+  // seen by send() and wait() returning false, not thrown from whichever co_await comes
+  // next: thrown, it would fail the handler, and a drain would then cut the stream without
+  // its last chunk, depending only on whether it came during a write or a wait.
+  co_await asio::this_coro::throw_if_cancelled(false);
   co_await stream.comment("stream open");  // false already says the client left
   co_return stream;
 }
@@ -80,6 +92,11 @@ awaitable<bool> event_stream::comment(std::string_view text) {
 // close has cancelled the handler's coroutine, Asio's operation_aborted.
 awaitable<bool> event_stream::write(std::string_view text) {
   if (!connected_) co_return false;
+  // Awaited into a variable: GCC 12 compiled `if (co_await cancelled()) co_return ...;` to
+  // an illegal instruction (cancelled() completes without suspending; /tmp-sized repro in
+  // the commit message).
+  bool ended = co_await cancelled();
+  if (ended) co_return connected_ = false;
   try {
     co_await ctx_->write_chunk(text);
   } catch (...) {
@@ -97,6 +114,8 @@ awaitable<bool> event_stream::wait(std::chrono::milliseconds duration) {
   try {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     while (connected_) {
+      bool ended = co_await cancelled();
+      if (ended) break;
       clock::time_point now = clock::now();
       if (now >= end) co_return true;
       clock::time_point beat = now + options_.heartbeat;

@@ -11,9 +11,12 @@
 //
 // wait() sends a comment line every heartbeat while it waits, so proxies that cut idle
 // connections keep this one and a client that went away is noticed within a heartbeat at
-// most. The server notices a close at once and cancels the handler's coroutine: a wait()
-// then returns false, and any other co_await throws boost::system::system_error
-// (operation_aborted), which ends the request without a log line. A client that stays
+// most. The server notices a close at once and cancels the handler's coroutine, as it does
+// at a drain to end the stream: send() and wait() then return false, and the handler returns
+// (at a drain the stream then ends with its last chunk). Once a handler has opened an event
+// stream, that cancellation is not thrown from its co_awaits (Asio's throw_if_cancelled is
+// off for its coroutine): an operation it starts afterwards runs to its end, so a handler
+// that awaits other work between events checks connected() first. A client that stays
 // connected but reads nothing is cut by the write timeout (send() returns false).
 #pragma once
 
@@ -47,7 +50,7 @@ class event_stream {
   static awaitable<event_stream> open(context& ctx, event_stream_options options = {});
 
   // Each returns false, and sends nothing more, once the client has gone (the write failed,
-  // or the connection's close cancelled the handler's coroutine). send() throws
+  // or the connection's close cancelled the handler's coroutine) or the server drains. send() throws
   // std::invalid_argument for an event or id holding a line break.
   awaitable<bool> send(const server_event& e);
   awaitable<bool> comment(std::string_view text);
