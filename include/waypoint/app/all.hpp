@@ -23,6 +23,7 @@
 #include "waypoint/app/rate_limit.hpp"
 #include "waypoint/app/security_headers.hpp"
 #include "waypoint/app/serve.hpp"
+#include "waypoint/app/sessions.hpp"
 #include "waypoint/app/static_files.hpp"
 #include "waypoint/app/trace_context.hpp"
 #include "waypoint/app/websocket.hpp"
