@@ -4,6 +4,9 @@
 
 #include "waypoint/beast/server.hpp"
 
+#include "base64url.hpp"
+#include "openssl_handles.hpp"
+
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -182,59 +185,6 @@ constexpr std::size_t tag_size = 16;    // GCM's full tag
 // sharing the keys differ by seconds, not minutes.
 constexpr std::chrono::seconds clock_skew{60};
 
-constexpr std::string_view base64url_alphabet =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-std::string base64url(const unsigned char* data, std::size_t size) {
-  std::string out;
-  out.reserve((size * 4 + 2) / 3);
-  std::size_t i = 0;
-  for (; i + 3 <= size; i += 3) {
-    std::uint32_t n = (std::uint32_t{data[i]} << 16) | (std::uint32_t{data[i + 1]} << 8) | data[i + 2];
-    for (int shift : {18, 12, 6, 0}) out += base64url_alphabet[(n >> shift) & 63];
-  }
-  if (std::size_t left = size - i) {
-    std::uint32_t n = std::uint32_t{data[i]} << 16;
-    if (left == 2) n |= std::uint32_t{data[i + 1]} << 8;
-    out += base64url_alphabet[(n >> 18) & 63];
-    out += base64url_alphabet[(n >> 12) & 63];
-    if (left == 2) out += base64url_alphabet[(n >> 6) & 63];
-  }
-  return out;
-}
-
-int base64url_value(char c) noexcept {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '-') return 62;
-  if (c == '_') return 63;
-  return -1;
-}
-
-// The bytes of unpadded base64url `text`, or nullopt. Only the canonical form decodes: the
-// bits past the last byte must be zero, so that each value has one spelling and a changed
-// character always changes the bytes.
-std::optional<std::string> from_base64url(std::string_view text) {
-  if (text.size() % 4 == 1) return std::nullopt;
-  std::string out;
-  out.reserve(text.size() * 3 / 4);
-  std::uint32_t bits = 0;
-  int held = 0;
-  for (char c : text) {
-    int v = base64url_value(c);
-    if (v < 0) return std::nullopt;
-    bits = (bits << 6) | static_cast<std::uint32_t>(v);
-    held += 6;
-    if (held >= 8) {
-      held -= 8;
-      out += static_cast<char>((bits >> held) & 0xFF);
-    }
-  }
-  if ((bits & ((1u << held) - 1)) != 0) return std::nullopt;
-  return out;
-}
-
 const unsigned char* bytes_of(std::string_view s) noexcept {
   return reinterpret_cast<const unsigned char*>(s.data());
 }
@@ -269,11 +219,9 @@ bool fresh(std::chrono::system_clock::time_point sealed_at,
 
 // HKDF-SHA256 (RFC 5869) of `secret`, with `label` as its info: one key per purpose.
 void derive(std::string_view secret, std::string_view label, std::array<unsigned char, 32>& out) {
-  std::unique_ptr<EVP_KDF, decltype(&EVP_KDF_free)> kdf(EVP_KDF_fetch(nullptr, "HKDF", nullptr),
-                                                         &EVP_KDF_free);
+  detail::openssl::kdf_ptr kdf(EVP_KDF_fetch(nullptr, "HKDF", nullptr));
   if (!kdf) openssl_failure("EVP_KDF_fetch(HKDF)");
-  std::unique_ptr<EVP_KDF_CTX, decltype(&EVP_KDF_CTX_free)> ctx(EVP_KDF_CTX_new(kdf.get()),
-                                                                 &EVP_KDF_CTX_free);
+  detail::openssl::kdf_ctx_ptr ctx(EVP_KDF_CTX_new(kdf.get()));
   if (!ctx) openssl_failure("EVP_KDF_CTX_new");
   char digest[] = "SHA256";
   OSSL_PARAM params[] = {
@@ -292,11 +240,9 @@ void derive(std::string_view secret, std::string_view label, std::array<unsigned
 std::array<unsigned char, mac_size> mac_of(const std::array<unsigned char, 32>& key,
                                            const unsigned char* id_and_time, std::string_view name,
                                            std::string_view value) {
-  std::unique_ptr<EVP_MAC, decltype(&EVP_MAC_free)> mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr),
-                                                        &EVP_MAC_free);
+  detail::openssl::mac_ptr mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
   if (!mac) openssl_failure("EVP_MAC_fetch(HMAC)");
-  std::unique_ptr<EVP_MAC_CTX, decltype(&EVP_MAC_CTX_free)> ctx(EVP_MAC_CTX_new(mac.get()),
-                                                                &EVP_MAC_CTX_free);
+  detail::openssl::mac_ctx_ptr ctx(EVP_MAC_CTX_new(mac.get()));
   if (!ctx) openssl_failure("EVP_MAC_CTX_new");
   char digest[] = "SHA256";
   OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
@@ -314,7 +260,6 @@ std::array<unsigned char, mac_size> mac_of(const std::array<unsigned char, 32>& 
   return out;
 }
 
-using cipher_ctx = std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)>;
 
 // AAD: the key id and the cookie's name, so a value cannot be moved to another cookie.
 bool gcm_aad(EVP_CIPHER_CTX* ctx, std::uint8_t id, std::string_view name, bool encrypt) {
@@ -466,7 +411,7 @@ std::string cookie_keys::seal_signed(std::string_view name, std::string_view val
   put_time(tag.data() + id_size, sealed_at);
   auto mac = mac_of(key.mac_key, tag.data(), name, value);
   std::copy(mac.begin(), mac.end(), tag.begin() + id_size + time_size);
-  return std::string(value) + "." + base64url(tag.data(), tag.size());
+  return std::string(value) + "." + detail::base64url_encode(tag.data(), tag.size());
 }
 
 std::optional<std::string> cookie_keys::open_signed(std::string_view name, std::string_view sealed,
@@ -475,7 +420,7 @@ std::optional<std::string> cookie_keys::open_signed(std::string_view name, std::
   std::size_t dot = sealed.rfind('.');
   if (dot == std::string_view::npos || !is_cookie_name(name)) return std::nullopt;
   std::string_view value = sealed.substr(0, dot);
-  std::optional<std::string> tag = from_base64url(sealed.substr(dot + 1));
+  std::optional<std::string> tag = detail::base64url_decode(sealed.substr(dot + 1));
   if (!tag || tag->size() != id_size + time_size + mac_size) return std::nullopt;
   const auto* bytes = bytes_of(*tag);
   const derived* key = find(bytes[0]);
@@ -508,7 +453,7 @@ std::string cookie_keys::seal_encrypted(std::string_view name, std::string_view 
   put_time(body, sealed_at);
   std::copy(value.begin(), value.end(), reinterpret_cast<char*>(body + time_size));
   int length = static_cast<int>(time_size + value.size());
-  cipher_ctx ctx(EVP_CIPHER_CTX_new(), &EVP_CIPHER_CTX_free);
+  detail::openssl::cipher_ctx_ptr ctx(EVP_CIPHER_CTX_new());
   int written = 0, final_written = 0;
   if (!ctx ||
       EVP_EncryptInit_ex2(ctx.get(), EVP_aes_256_gcm(), key.cipher_key.data(), nonce, nullptr) != 1 ||
@@ -518,14 +463,14 @@ std::string cookie_keys::seal_encrypted(std::string_view name, std::string_view 
       EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_GET_TAG, static_cast<int>(tag_size),
                           body + length) != 1)
     openssl_failure("AES-256-GCM encryption");
-  return base64url(data, out.size());
+  return detail::base64url_encode(data, out.size());
 }
 
 std::optional<std::string> cookie_keys::open_encrypted(std::string_view name,
                                                        std::string_view sealed,
                                                        std::optional<std::chrono::seconds> max_age,
                                                        std::chrono::system_clock::time_point now) const {
-  std::optional<std::string> raw = from_base64url(sealed);
+  std::optional<std::string> raw = detail::base64url_decode(sealed);
   if (!raw || raw->size() < id_size + nonce_size + time_size + tag_size) return std::nullopt;
   auto* data = reinterpret_cast<unsigned char*>(raw->data());
   const derived* key = find(data[0]);
@@ -533,7 +478,7 @@ std::optional<std::string> cookie_keys::open_encrypted(std::string_view name,
   const unsigned char* nonce = data + id_size;
   unsigned char* body = data + id_size + nonce_size;
   int length = static_cast<int>(raw->size() - id_size - nonce_size - tag_size);
-  cipher_ctx ctx(EVP_CIPHER_CTX_new(), &EVP_CIPHER_CTX_free);
+  detail::openssl::cipher_ctx_ptr ctx(EVP_CIPHER_CTX_new());
   if (!ctx) openssl_failure("EVP_CIPHER_CTX_new");
   int written = 0, final_written = 0;
   // The tag comparison inside EVP_DecryptFinal_ex is constant-time (CRYPTO_memcmp).

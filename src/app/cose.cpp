@@ -12,6 +12,7 @@
 #include <waypoint/app/cose.hpp>
 
 #include "cbor.hpp"
+#include "openssl_handles.hpp"
 
 #include <openssl/bio.h>
 #include <openssl/core_names.h>
@@ -30,6 +31,7 @@
 namespace waypoint::app::cose {
 
 namespace cbor = detail::cbor;
+namespace openssl = detail::openssl;
 
 namespace {
 
@@ -45,34 +47,6 @@ constexpr std::size_t es256_coordinate = 32;
 // check (a scan of the labels seen) linear in practice and a hostile map cheap to refuse.
 constexpr std::size_t max_header_parameters = 32;
 
-struct evp_pkey_free {
-  void operator()(EVP_PKEY* p) const noexcept { EVP_PKEY_free(p); }
-};
-struct cipher_ctx_free {
-  void operator()(EVP_CIPHER_CTX* p) const noexcept { EVP_CIPHER_CTX_free(p); }
-};
-struct cipher_free {
-  void operator()(EVP_CIPHER* p) const noexcept { EVP_CIPHER_free(p); }
-};
-struct md_ctx_free {
-  void operator()(EVP_MD_CTX* p) const noexcept { EVP_MD_CTX_free(p); }
-};
-struct mac_free {
-  void operator()(EVP_MAC* p) const noexcept { EVP_MAC_free(p); }
-};
-struct mac_ctx_free {
-  void operator()(EVP_MAC_CTX* p) const noexcept { EVP_MAC_CTX_free(p); }
-};
-struct bio_free {
-  void operator()(BIO* p) const noexcept { BIO_free(p); }
-};
-struct ecdsa_sig_free {
-  void operator()(ECDSA_SIG* p) const noexcept { ECDSA_SIG_free(p); }
-};
-struct bignum_free {
-  void operator()(BIGNUM* p) const noexcept { BN_free(p); }
-};
-using pkey_ptr = std::unique_ptr<EVP_PKEY, evp_pkey_free>;
 
 const unsigned char* bytes_of(std::string_view s) noexcept {
   return reinterpret_cast<const unsigned char*>(s.data());
@@ -155,7 +129,7 @@ struct key::material {
   std::string id;
   cose::algorithm alg = algorithm::hmac_256;
   std::vector<unsigned char> secret;  // symmetric keys; allocated once, so no stale copy
-  pkey_ptr pkey;                      // ES256 and EdDSA keys
+  openssl::pkey_ptr pkey;                      // ES256 and EdDSA keys
   bool is_private = false;
 
   material() = default;
@@ -193,12 +167,12 @@ void require_id(const std::string& id, algorithm alg) {
 
 // A PEM private key, else a PEM public key; null when the text is neither. No passphrase
 // prompt: an encrypted private key is refused, not read from a terminal.
-pkey_ptr read_pem(std::string_view text, bool& is_private) {
+openssl::pkey_ptr read_pem(std::string_view text, bool& is_private) {
   auto no_passphrase = [](char*, int, int, void*) -> int { return -1; };
   if (text.size() > static_cast<std::size_t>(INT_MAX)) return nullptr;
-  std::unique_ptr<BIO, bio_free> bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+  openssl::bio_ptr bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
   if (!bio) openssl_failure("BIO_new_mem_buf");
-  pkey_ptr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr));
+  openssl::pkey_ptr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr));
   is_private = key != nullptr;
   if (!key) {
     bio.reset(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
@@ -249,7 +223,7 @@ key key::pem(std::string id, algorithm alg, std::string_view text) {
                                 " takes a symmetric secret (key::symmetric), not PEM");
   require_id(id, alg);
   bool is_private = false;
-  pkey_ptr pkey = read_pem(text, is_private);
+  openssl::pkey_ptr pkey = read_pem(text, is_private);
   if (!pkey)
     throw std::invalid_argument("COSE key " + quoted(id) + " for " + std::string(name_of(alg)) +
                                 ": the text is not an unencrypted PEM private key or public key");
@@ -278,9 +252,9 @@ namespace {
 // look the algorithm up by name in its provider store at every init (an "implicit fetch"),
 // which perf showed as a third of a COSE answer's OpenSSL time (BENCHMARKS.md §19).
 const EVP_CIPHER* cipher_of(algorithm alg) {
-  static const std::unique_ptr<EVP_CIPHER, cipher_free> gcm(
+  static const openssl::cipher_ptr gcm(
       EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr));
-  static const std::unique_ptr<EVP_CIPHER, cipher_free> chacha(
+  static const openssl::cipher_ptr chacha(
       EVP_CIPHER_fetch(nullptr, "ChaCha20-Poly1305", nullptr));
   const EVP_CIPHER* cipher = alg == algorithm::a256gcm ? gcm.get() : chacha.get();
   if (!cipher) openssl_failure("EVP_CIPHER_fetch");
@@ -291,7 +265,7 @@ const EVP_CIPHER* cipher_of(algorithm alg) {
 // provider's state every time. EVP_CipherInit_ex2 with a key and IV resets what the last
 // message left; both AEADs' default IV length is COSE's 12 bytes.
 EVP_CIPHER_CTX* thread_cipher_context() {
-  thread_local const std::unique_ptr<EVP_CIPHER_CTX, cipher_ctx_free> ctx(EVP_CIPHER_CTX_new());
+  thread_local const openssl::cipher_ctx_ptr ctx(EVP_CIPHER_CTX_new());
   if (!ctx) openssl_failure("EVP_CIPHER_CTX_new");
   return ctx.get();
 }
@@ -375,9 +349,9 @@ bool aead_open(const key::material& k, std::string_view iv, std::string_view aad
 // HMAC-SHA-256 through EVP_MAC; the fetched HMAC is shared (EVP_MAC objects are immutable
 // and reference-counted, so threads may use one).
 std::string hmac_sha256(const key::material& k, std::string_view data) {
-  static const std::unique_ptr<EVP_MAC, mac_free> hmac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
+  static const openssl::mac_ptr hmac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
   if (!hmac) openssl_failure("EVP_MAC_fetch(HMAC)");
-  std::unique_ptr<EVP_MAC_CTX, mac_ctx_free> ctx(EVP_MAC_CTX_new(hmac.get()));
+  openssl::mac_ctx_ptr ctx(EVP_MAC_CTX_new(hmac.get()));
   if (!ctx) openssl_failure("EVP_MAC_CTX_new");
   char digest[] = "SHA256";
   OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
@@ -402,7 +376,7 @@ const EVP_MD* digest_of(algorithm alg) noexcept {
 // OpenSSL's is DER.
 std::string fixed_from_der(std::string_view der) {
   const unsigned char* p = bytes_of(der);
-  std::unique_ptr<ECDSA_SIG, ecdsa_sig_free> sig(
+  openssl::ecdsa_sig_ptr sig(
       d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(der.size())));
   if (!sig) openssl_failure("d2i_ECDSA_SIG");
   const BIGNUM *r = nullptr, *s = nullptr;
@@ -416,9 +390,9 @@ std::string fixed_from_der(std::string_view der) {
 }
 
 std::string der_from_fixed(std::string_view fixed) {
-  std::unique_ptr<ECDSA_SIG, ecdsa_sig_free> sig(ECDSA_SIG_new());
-  std::unique_ptr<BIGNUM, bignum_free> r(BN_bin2bn(bytes_of(fixed), es256_coordinate, nullptr));
-  std::unique_ptr<BIGNUM, bignum_free> s(
+  openssl::ecdsa_sig_ptr sig(ECDSA_SIG_new());
+  openssl::bignum_ptr r(BN_bin2bn(bytes_of(fixed), es256_coordinate, nullptr));
+  openssl::bignum_ptr s(
       BN_bin2bn(bytes_of(fixed) + es256_coordinate, es256_coordinate, nullptr));
   if (!sig || !r || !s || ECDSA_SIG_set0(sig.get(), r.get(), s.get()) != 1)
     openssl_failure("ECDSA_SIG_set0");
@@ -433,7 +407,7 @@ std::string der_from_fixed(std::string_view fixed) {
 }
 
 std::string sign(const key::material& k, std::string_view data) {
-  std::unique_ptr<EVP_MD_CTX, md_ctx_free> ctx(EVP_MD_CTX_new());
+  openssl::md_ctx_ptr ctx(EVP_MD_CTX_new());
   if (!ctx) openssl_failure("EVP_MD_CTX_new");
   std::size_t length = 0;
   if (EVP_DigestSignInit(ctx.get(), nullptr, digest_of(k.alg), nullptr, k.pkey.get()) != 1 ||
@@ -449,7 +423,7 @@ std::string sign(const key::material& k, std::string_view data) {
 
 bool verify(const key::material& k, std::string_view data, std::string_view signature) {
   std::string der = k.alg == algorithm::es256 ? der_from_fixed(signature) : std::string(signature);
-  std::unique_ptr<EVP_MD_CTX, md_ctx_free> ctx(EVP_MD_CTX_new());
+  openssl::md_ctx_ptr ctx(EVP_MD_CTX_new());
   if (!ctx) openssl_failure("EVP_MD_CTX_new");
   bool ok =
       EVP_DigestVerifyInit(ctx.get(), nullptr, digest_of(k.alg), nullptr, k.pkey.get()) == 1 &&

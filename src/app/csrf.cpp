@@ -4,9 +4,11 @@
 
 #include "waypoint/app/context.hpp"
 #include "waypoint/app/form_parser.hpp"
+#include "waypoint/detail/http_grammar.hpp"
+
+#include "base64url.hpp"
 
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 
 #include <algorithm>
 #include <memory>
@@ -15,6 +17,8 @@
 
 namespace waypoint::app {
 namespace {
+
+using waypoint::detail::iequals;
 
 // The request value csrf_token() reads: a view of the request's own cookie (the request
 // outlives the value), or a token issued now, owned.
@@ -27,40 +31,11 @@ struct csrf_token_value {
 constexpr std::size_t token_bytes = 32;
 constexpr std::size_t token_chars = 43;  // base64url of 32 bytes, unpadded
 
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-           return lower(x) == lower(y);
-         });
-}
-
-bool is_base64url(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '_';
-}
-
 bool is_token(std::string_view t) noexcept {
-  return t.size() == token_chars && std::all_of(t.begin(), t.end(), is_base64url);
+  return t.size() == token_chars && std::all_of(t.begin(), t.end(), detail::is_base64url_character);
 }
 
-std::string new_token() {
-  unsigned char bytes[token_bytes + 1] = {};  // one spare zero byte for the last group
-  if (RAND_bytes(bytes, static_cast<int>(token_bytes)) != 1)
-    throw std::runtime_error("csrf_protection: RAND_bytes failed");
-  static constexpr char alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  out.reserve(token_chars + 3);
-  for (std::size_t i = 0; i < token_bytes; i += 3) {
-    unsigned v = (bytes[i] << 16) | (bytes[i + 1] << 8) | (i + 2 < token_bytes ? bytes[i + 2] : 0);
-    out.push_back(alphabet[(v >> 18) & 63]);
-    out.push_back(alphabet[(v >> 12) & 63]);
-    out.push_back(alphabet[(v >> 6) & 63]);
-    out.push_back(alphabet[v & 63]);
-  }
-  out.resize(token_chars);
-  return out;
-}
+std::string new_token() { return detail::random_base64url(token_bytes); }
 
 // An origin split as browsers serialise it: scheme "://" host [":" port], nothing after.
 struct origin_parts {

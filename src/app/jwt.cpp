@@ -14,6 +14,9 @@
 #include "waypoint/app/context.hpp"
 #include "waypoint/app/route_doc.hpp"
 
+#include "base64url.hpp"
+#include "openssl_handles.hpp"
+
 #include <nlohmann/json.hpp>
 #include <openssl/bio.h>
 #include <openssl/bn.h>
@@ -32,6 +35,8 @@
 #include <utility>
 
 namespace waypoint::app {
+
+namespace openssl = detail::openssl;
 
 // The claims' private parts, filled in here only.
 struct jwt_claims_access {
@@ -58,32 +63,7 @@ constexpr std::size_t hmac_sha256 = 32;
 // Shown in errors: a kid or an alg from a token is anyone's bytes.
 constexpr std::size_t shown_bytes = 64;
 
-struct evp_pkey_free {
-  void operator()(EVP_PKEY* p) const noexcept { EVP_PKEY_free(p); }
-};
-struct pkey_ctx_free {
-  void operator()(EVP_PKEY_CTX* p) const noexcept { EVP_PKEY_CTX_free(p); }
-};
-struct md_ctx_free {
-  void operator()(EVP_MD_CTX* p) const noexcept { EVP_MD_CTX_free(p); }
-};
-struct bio_free {
-  void operator()(BIO* p) const noexcept { BIO_free(p); }
-};
-struct ecdsa_sig_free {
-  void operator()(ECDSA_SIG* p) const noexcept { ECDSA_SIG_free(p); }
-};
-struct bignum_free {
-  void operator()(BIGNUM* p) const noexcept { BN_free(p); }
-};
-struct param_bld_free {
-  void operator()(OSSL_PARAM_BLD* p) const noexcept { OSSL_PARAM_BLD_free(p); }
-};
-struct params_free {
-  void operator()(OSSL_PARAM* p) const noexcept { OSSL_PARAM_free(p); }
-};
-using pkey_ptr = std::unique_ptr<EVP_PKEY, evp_pkey_free>;
-using bignum_ptr = std::unique_ptr<BIGNUM, bignum_free>;
+using detail::openssl::bignum_ptr;
 
 const unsigned char* bytes_of(std::string_view s) noexcept {
   return reinterpret_cast<const unsigned char*>(s.data());
@@ -100,40 +80,6 @@ std::string shown(std::string_view text) {
     out.push_back(plain ? c : '?');
   }
   if (text.size() > shown_bytes) out += "...";
-  return out;
-}
-
-// ---- base64url (RFC 4648 §5), canonical and without padding (RFC 7515 §2) ---------------
-
-int base64url_value(char c) noexcept {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '-') return 62;
-  if (c == '_') return 63;
-  return -1;
-}
-
-// The bytes, or nullopt for text with a byte outside the alphabet, padding, a length no
-// encoding has (4n + 1), or unused low bits set (two texts would decode to the same bytes,
-// and the signature covers the text).
-std::optional<std::string> base64url_decode(std::string_view text) {
-  if (text.size() % 4 == 1) return std::nullopt;
-  std::string out;
-  out.reserve(text.size() / 4 * 3 + 2);
-  std::uint32_t bits = 0;
-  int held = 0;
-  for (char c : text) {
-    int v = base64url_value(c);
-    if (v < 0) return std::nullopt;
-    bits = (bits << 6) | static_cast<std::uint32_t>(v);
-    held += 6;
-    if (held >= 8) {
-      held -= 8;
-      out.push_back(static_cast<char>((bits >> held) & 0xFF));
-    }
-  }
-  if ((bits & ((1u << held) - 1)) != 0) return std::nullopt;
   return out;
 }
 
@@ -216,7 +162,7 @@ std::string unfit(EVP_PKEY* key, jwt_algorithm alg) {
 // OpenSSL's own check of a public key built from a JWK's numbers: the point on the curve,
 // the RSA modulus and exponent plausible.
 bool passes_public_check(EVP_PKEY* key) {
-  std::unique_ptr<EVP_PKEY_CTX, pkey_ctx_free> ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, key, nullptr));
+  openssl::pkey_ctx_ptr ctx(EVP_PKEY_CTX_new_from_pkey(nullptr, key, nullptr));
   bool ok = ctx && EVP_PKEY_public_check(ctx.get()) == 1;
   ERR_clear_error();
   return ok;
@@ -249,7 +195,7 @@ std::string_view name_of(jwt_algorithm alg) noexcept {
 struct jwt_keys::key {
   std::string kid;
   jwt_algorithm alg = jwt_algorithm::hs256;
-  pkey_ptr pkey;                      // RS256, ES256, EdDSA
+  openssl::pkey_ptr pkey;                      // RS256, ES256, EdDSA
   std::vector<unsigned char> secret;  // HS256
 
   key() = default;
@@ -276,9 +222,9 @@ jwt_keys& jwt_keys::add_pem(std::string kid, jwt_algorithm alg, std::string_view
   };
   if (alg == jwt_algorithm::hs256) throw refuse("HS256 takes a secret (add_secret), not PEM");
   if (pem.size() > static_cast<std::size_t>(INT_MAX)) throw refuse("the text is too long");
-  std::unique_ptr<BIO, bio_free> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  openssl::bio_ptr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   auto no_passphrase = [](char*, int, int, void*) -> int { return -1; };
-  pkey_ptr pkey(bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, nullptr) : nullptr);
+  openssl::pkey_ptr pkey(bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, nullptr) : nullptr);
   ERR_clear_error();
   if (!pkey) throw refuse("the text is not a PEM public key (-----BEGIN PUBLIC KEY-----)");
   if (std::string why = unfit(pkey.get(), alg); !why.empty()) throw refuse(why);
@@ -330,7 +276,7 @@ struct jwk_reader {
   std::string bytes(const char* name) const {
     std::optional<std::string> encoded = text(name);
     if (!encoded) refuse(std::string("\"") + name + "\" is missing");
-    std::optional<std::string> decoded = base64url_decode(*encoded);
+    std::optional<std::string> decoded = detail::base64url_decode(*encoded);
     if (!decoded || decoded->empty())
       refuse(std::string("\"") + name + "\" is not base64url without padding");
     return *decoded;
@@ -360,23 +306,23 @@ struct jwk_reader {
                "\"; a JWK Set for verifying holds public keys only");
   }
 
-  pkey_ptr from_params(const char* type, OSSL_PARAM_BLD* bld) const {
-    std::unique_ptr<OSSL_PARAM, params_free> params(OSSL_PARAM_BLD_to_param(bld));
-    std::unique_ptr<EVP_PKEY_CTX, pkey_ctx_free> ctx(EVP_PKEY_CTX_new_from_name(nullptr, type, nullptr));
+  openssl::pkey_ptr from_params(const char* type, OSSL_PARAM_BLD* bld) const {
+    openssl::params_ptr params(OSSL_PARAM_BLD_to_param(bld));
+    openssl::pkey_ctx_ptr ctx(EVP_PKEY_CTX_new_from_name(nullptr, type, nullptr));
     EVP_PKEY* made = nullptr;
     bool ok = params && ctx && EVP_PKEY_fromdata_init(ctx.get()) == 1 &&
               EVP_PKEY_fromdata(ctx.get(), &made, EVP_PKEY_PUBLIC_KEY, params.get()) == 1;
     ERR_clear_error();
-    pkey_ptr key(made);
+    openssl::pkey_ptr key(made);
     if (!ok || !key || !passes_public_check(key.get())) refuse("not a valid public key");
     return key;
   }
 
-  pkey_ptr rsa() const {
+  openssl::pkey_ptr rsa() const {
     std::string n = bytes("n"), e = bytes("e");
     bignum_ptr bn_n(BN_bin2bn(bytes_of(n), static_cast<int>(n.size()), nullptr));
     bignum_ptr bn_e(BN_bin2bn(bytes_of(e), static_cast<int>(e.size()), nullptr));
-    std::unique_ptr<OSSL_PARAM_BLD, param_bld_free> bld(OSSL_PARAM_BLD_new());
+    openssl::param_bld_ptr bld(OSSL_PARAM_BLD_new());
     if (!bn_n || !bn_e || !bld ||
         OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_N, bn_n.get()) != 1 ||
         OSSL_PARAM_BLD_push_BN(bld.get(), OSSL_PKEY_PARAM_RSA_E, bn_e.get()) != 1) {
@@ -386,10 +332,10 @@ struct jwk_reader {
     return from_params("RSA", bld.get());
   }
 
-  pkey_ptr p256() const {
+  openssl::pkey_ptr p256() const {
     require_curve("P-256");
     std::string point = "\x04" + bytes("x", p256_coordinate) + bytes("y", p256_coordinate);
-    std::unique_ptr<OSSL_PARAM_BLD, param_bld_free> bld(OSSL_PARAM_BLD_new());
+    openssl::param_bld_ptr bld(OSSL_PARAM_BLD_new());
     if (!bld ||
         OSSL_PARAM_BLD_push_utf8_string(bld.get(), OSSL_PKEY_PARAM_GROUP_NAME, "prime256v1", 0) != 1 ||
         OSSL_PARAM_BLD_push_octet_string(bld.get(), OSSL_PKEY_PARAM_PUB_KEY, point.data(),
@@ -400,10 +346,10 @@ struct jwk_reader {
     return from_params("EC", bld.get());
   }
 
-  pkey_ptr ed25519() const {
+  openssl::pkey_ptr ed25519() const {
     require_curve("Ed25519");
     std::string x = bytes("x", ed25519_key);
-    pkey_ptr key(EVP_PKEY_new_raw_public_key_ex(nullptr, "ED25519", nullptr, bytes_of(x), x.size()));
+    openssl::pkey_ptr key(EVP_PKEY_new_raw_public_key_ex(nullptr, "ED25519", nullptr, bytes_of(x), x.size()));
     ERR_clear_error();
     if (!key) refuse("not a valid Ed25519 public key");
     return key;
@@ -519,7 +465,7 @@ struct refused {
 };
 
 std::string der_from_fixed(std::string_view fixed) {
-  std::unique_ptr<ECDSA_SIG, ecdsa_sig_free> sig(ECDSA_SIG_new());
+  openssl::ecdsa_sig_ptr sig(ECDSA_SIG_new());
   bignum_ptr r(BN_bin2bn(bytes_of(fixed), p256_coordinate, nullptr));
   bignum_ptr s(BN_bin2bn(bytes_of(fixed) + p256_coordinate, p256_coordinate, nullptr));
   if (!sig || !r || !s || ECDSA_SIG_set0(sig.get(), r.get(), s.get()) != 1) {
@@ -565,7 +511,7 @@ bool signature_matches(const jwt_keys::key& k, std::string_view data, std::strin
   }
   // Ed25519 signs the message itself: no digest (a null md).
   const EVP_MD* md = k.alg == jwt_algorithm::eddsa ? nullptr : EVP_sha256();
-  std::unique_ptr<EVP_MD_CTX, md_ctx_free> ctx(EVP_MD_CTX_new());
+  openssl::md_ctx_ptr ctx(EVP_MD_CTX_new());
   bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, md, nullptr, k.pkey.get()) == 1 &&
             EVP_DigestVerify(ctx.get(), bytes_of(signature), signature.size(), bytes_of(data),
                              data.size()) == 1;
@@ -574,7 +520,7 @@ bool signature_matches(const jwt_keys::key& k, std::string_view data, std::strin
 }
 
 std::string decoded_part(std::string_view text, const char* part) {
-  std::optional<std::string> bytes = base64url_decode(text);
+  std::optional<std::string> bytes = detail::base64url_decode(text);
   if (!bytes) throw refused{std::string("the ") + part + " is not base64url without padding"};
   return std::move(*bytes);
 }

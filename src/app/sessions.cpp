@@ -4,9 +4,10 @@
 
 #include "waypoint/app/context.hpp"
 
+#include "base64url.hpp"
+
 #include <nlohmann/json.hpp>
 #include <openssl/evp.h>
-#include <openssl/rand.h>
 
 #include <algorithm>
 #include <array>
@@ -26,41 +27,13 @@ constexpr std::size_t id_bytes = 32;
 constexpr std::size_t id_chars = 43;  // base64url of 32 bytes, unpadded
 constexpr std::size_t shard_count = 64;
 
-// base64url without padding of `size` bytes.
-std::string base64url(const unsigned char* bytes, std::size_t size) {
-  static constexpr char alphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  out.reserve((size * 4 + 2) / 3);
-  for (std::size_t i = 0; i < size; i += 3) {
-    unsigned v = static_cast<unsigned>(bytes[i]) << 16;
-    if (i + 1 < size) v |= static_cast<unsigned>(bytes[i + 1]) << 8;
-    if (i + 2 < size) v |= bytes[i + 2];
-    out.push_back(alphabet[(v >> 18) & 63]);
-    out.push_back(alphabet[(v >> 12) & 63]);
-    if (i + 1 < size) out.push_back(alphabet[(v >> 6) & 63]);
-    if (i + 2 < size) out.push_back(alphabet[v & 63]);
-  }
-  return out;
-}
-
-bool is_base64url(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '_';
-}
-
 // Whether `text` has the shape of an id this layer issues. Anything else is not looked up:
 // a store never sees client bytes of the client's choosing, only digests.
 bool is_session_id(std::string_view text) noexcept {
-  return text.size() == id_chars && std::all_of(text.begin(), text.end(), is_base64url);
+  return text.size() == id_chars && std::all_of(text.begin(), text.end(), detail::is_base64url_character);
 }
 
-std::string new_session_id() {
-  unsigned char bytes[id_bytes];
-  if (RAND_bytes(bytes, static_cast<int>(id_bytes)) != 1)
-    throw std::runtime_error("sessions: RAND_bytes failed");
-  return base64url(bytes, id_bytes);
-}
+std::string new_session_id() { return detail::random_base64url(id_bytes); }
 
 // The store's key for `id`: base64url of its SHA-256.
 std::string store_key(std::string_view id) {
@@ -68,7 +41,7 @@ std::string store_key(std::string_view id) {
   unsigned int length = 0;
   if (EVP_Digest(id.data(), id.size(), digest, &length, EVP_sha256(), nullptr) != 1)
     throw std::runtime_error("sessions: SHA-256 failed");
-  return base64url(digest, length);
+  return detail::base64url_encode(digest, length);
 }
 
 std::int64_t epoch_ms(time_point t) {
