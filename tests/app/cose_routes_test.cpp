@@ -100,6 +100,15 @@ TEST_F(CoseRoutes, AcceptRankingCoseFirstGetsAProtectedAnswerToAPlainRequest) {
             (nlohmann::json{{"sensor", "t1"}, {"value", 7}}));
 }
 
+TEST_F(CoseRoutes, HeadGetsTheHeadOfAProtectedAnswerAndNoBody) {
+  request req = make_request("HEAD", "/readings/latest");
+  req.set(http::field::accept, "application/cose");
+  response res = app.respond(req);
+  EXPECT_EQ(res.result_int(), 200u) << res.body();
+  EXPECT_EQ(field(res, "Content-Type"), "application/cose; cose-type=\"cose-encrypt0\"");
+  EXPECT_TRUE(res.body().empty());
+}
+
 TEST_F(CoseRoutes, EveryAnswerCarriesAFreshNonceSoTwoAnswersDiffer) {
   request req = make_request("GET", "/readings/latest");
   req.set(http::field::accept, "application/cose");
