@@ -198,7 +198,11 @@ void check_acceptable(const context& ctx) {
         accept_weight(accept, "cose", &unreadable) > 0 || unreadable))
     throw http_error(406, "this route answers application/json, application/cbor or "
                           "application/cose; Accept \"" + std::string(accept) + "\" takes none");
-  if (answer_format(ctx) == body_format::cose) (void)cose_keys_or_503(ctx, true);
+  // Accept is walked again only where the 503 is possible: an application with a current
+  // key answers COSE, and write_typed() reads the format once more when it encodes.
+  const cose::keyring* keys = application_access::options(ctx.app()).cose_keys.get();
+  if ((!keys || !keys->current_key()) && answer_format(ctx) == body_format::cose)
+    (void)cose_keys_or_503(ctx, true);
 }
 
 body_format answer_format(const context& ctx) noexcept {
