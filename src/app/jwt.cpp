@@ -679,6 +679,34 @@ jwt_result verify_jwt(std::string_view token, const jwt_keys& keys, const jwt_op
   return result;
 }
 
+// ---- issuing ---------------------------------------------------------------------------
+
+std::string sign_jwt(std::string_view claims_json, std::string_view secret, std::string_view kid) {
+  if (secret.size() < min_hmac_secret)
+    throw std::invalid_argument("sign_jwt: a secret of " + std::to_string(min_hmac_secret) +
+                                " bytes or more, not " + std::to_string(secret.size()));
+  std::string error;
+  std::optional<json> claims = parse_strict(claims_json, error);
+  if (!claims || !claims->is_object())
+    throw std::invalid_argument("sign_jwt: the claims " +
+                                (error.empty() ? std::string("are not a JSON object") : error));
+  json header = {{"alg", "HS256"}, {"typ", "JWT"}};
+  if (!kid.empty()) header["kid"] = kid;
+  std::string token = detail::base64url_encode(header.dump()) + '.' +
+                      detail::base64url_encode(claims_json);
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  std::size_t length = 0;
+  if (EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, secret.data(), secret.size(),
+                bytes_of(token), token.size(), mac, sizeof mac, &length) == nullptr ||
+      length != hmac_sha256) {
+    ERR_clear_error();
+    throw std::runtime_error("sign_jwt: OpenSSL's HMAC-SHA-256 failed");
+  }
+  token += '.';
+  token += detail::base64url_encode(mac, length);
+  return token;
+}
+
 // ---- the layer -------------------------------------------------------------------------
 
 namespace {

@@ -10,6 +10,10 @@
 // for each, one line: the status, a tab, then the route's answer (the subject, for a 200)
 // or the WWW-Authenticate field. Exit status 0; 2 for a wrong command line or keys refused
 // (the reason on stderr).
+//
+//   jwt_cli --sign KID HEX < claims
+//
+// sign_jwt instead: one JSON object a line in, the token it makes a line out.
 #include <waypoint/app/application.hpp>
 #include <waypoint/app/context.hpp>
 #include <waypoint/app/jwt.hpp>
@@ -87,9 +91,24 @@ app::bearer_auth_options options_from(int argc, char** argv) {
   return options;
 }
 
+// --sign: the tokens sign_jwt makes, for PyJWT and jose to verify.
+int sign(const std::string& kid, const std::string& secret) {
+  std::string claims;
+  while (std::getline(std::cin, claims)) std::cout << app::sign_jwt(claims, secret, kid) << '\n';
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string_view(argv[1]) == "--sign") {
+    try {
+      return sign(argv[2], from_hex(argv[3]));
+    } catch (const std::exception& e) {
+      std::cerr << "jwt_cli: " << e.what() << "\n";
+      return usage_error;
+    }
+  }
   app::application application;
   try {
     application.use(app::bearer_auth(options_from(argc, argv)));

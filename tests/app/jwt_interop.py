@@ -158,7 +158,37 @@ def check(lines, how):
     return failed
 
 
+def signed_here_verify_there():
+    """sign_jwt's tokens, verified by PyJWT with the same secret: each claims set comes back
+    as it went in, and the header names the kid; with another secret PyJWT refuses them."""
+    sets = [claims(), claims(scope=None, aud=None), {"sub": "zoë", "n": [1, 2.5, None]}]
+    done = subprocess.run([CLI, "--sign", "hs-1", SECRET.hex()],
+                          input="".join(json.dumps(c) + "\n" for c in sets).encode(),
+                          capture_output=True, timeout=60)
+    tokens = done.stdout.decode().split()
+    if done.returncode != 0 or len(tokens) != len(sets):
+        print(f"FAILED sign_jwt: exit {done.returncode}, {len(tokens)} tokens: {done.stderr!r}")
+        return 1
+    failed = 0
+    for made, token in zip(sets, tokens):
+        options = {"verify_aud": False, "verify_exp": False, "verify_iat": False}
+        got = jwt.decode(token, SECRET, algorithms=["HS256"], options=options)
+        kid = jwt.get_unverified_header(token).get("kid")
+        try:
+            jwt.decode(token, os.urandom(32), algorithms=["HS256"], options=options)
+            forged = True
+        except jwt.InvalidSignatureError:
+            forged = False
+        if got != made or kid != "hs-1" or forged:
+            failed += 1
+            print(f"FAILED sign_jwt: {made!r} came back {got!r}, kid {kid!r}, "
+                  f"verified with another secret: {forged}")
+    print(f"jwt interop: {len(sets) - failed} of {len(sets)} sign_jwt tokens verified by PyJWT")
+    return failed
+
+
 def main():
+    signing_failed = signed_here_verify_there()
     with tempfile.TemporaryDirectory() as tmp:
         pem_args = []
         for kid, (alg, private) in KEYS.items():
@@ -183,7 +213,7 @@ def main():
             lines = run(key_args)
             failed += 1 if lines is None else check(lines, how)
     print(f"jwt interop: {2 * len(ROWS) - failed} of {2 * len(ROWS)} rows as expected")
-    return 1 if failed else 0
+    return 1 if failed or signing_failed else 0
 
 
 if __name__ == "__main__":

@@ -368,6 +368,46 @@ TEST(VerifyJwt, TakesTheOneKeyWhenTheTokenNamesNone) {
   EXPECT_FALSE(verify_jwt(token, jwt_keys{}, options_for_tests()));
 }
 
+// ---- sign_jwt --------------------------------------------------------------------------
+
+TEST(SignJwt, MakesTokensVerifyJwtAcceptsUnderTheSameSecretAndKid) {
+  std::string claims = default_claims().dump();
+  std::string token = sign_jwt(claims, secret, "hs");
+  jwt_result verified = verify_jwt(token, keys_for_tests().keys(), options_for_tests());
+  ASSERT_TRUE(verified) << verified.error;
+  EXPECT_EQ(verified.claims->json(), claims);
+  EXPECT_EQ(verified.claims->key_id(), "hs");
+
+  jwt_keys other;
+  other.add_secret("hs", std::string(32, 'o'));
+  EXPECT_FALSE(verify_jwt(token, other, options_for_tests()));
+  EXPECT_FALSE(verify_jwt(sign_jwt(claims, secret, "another-kid"), keys_for_tests().keys(),
+                          options_for_tests()));
+}
+
+TEST(SignJwt, RefusesAShortSecretAndClaimsThatAreNotAnObject) {
+  struct row {
+    const char* rule;
+    std::string claims;
+    std::string secret;
+    const char* said;
+  };
+  const row rows[] = {
+      {"a secret under 32 bytes", "{}", std::string(31, 's'), "32 bytes or more, not 31"},
+      {"claims that are not JSON", "{", secret, "is not JSON"},
+      {"claims that are an array", "[1]", secret, "are not a JSON object"},
+      {"claims repeating a member", R"({"sub":"a","sub":"b"})", secret, "repeats the member"},
+  };
+  for (const row& r : rows) {
+    try {
+      sign_jwt(r.claims, r.secret);
+      ADD_FAILURE() << r.rule << ": signed";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(r.said), std::string::npos) << r.rule << ": " << e.what();
+    }
+  }
+}
+
 // ---- keys ------------------------------------------------------------------------------
 
 std::string bn_param(EVP_PKEY* key, const char* name) {

@@ -165,6 +165,15 @@ struct jwt_result {
 jwt_result verify_jwt(std::string_view token, const jwt_keys& keys,
                       const jwt_options& options = {});
 
+// Issues a token for this service's own clients (a login that answers a bearer token):
+// `claims_json`, a JSON object's text, carried as given, signed with HS256 under `secret`
+// (32 bytes or more, as add_secret takes), the header naming `kid` unless it is empty. The
+// service verifies it with a jwt_keys holding the same secret under the same kid. Throws
+// std::invalid_argument for a shorter secret or claims that are not a JSON object. Tokens an
+// identity provider issues are only verified here: their private keys are theirs.
+std::string sign_jwt(std::string_view claims_json, std::string_view secret,
+                     std::string_view kid = {});
+
 struct bearer_auth_options {
   // Required: the layer throws std::invalid_argument without keys.
   std::shared_ptr<const jwt_key_store> keys{};
