@@ -20,6 +20,7 @@
 #include "orders.hpp"
 #include "proxy.hpp"
 #include "records.hpp"
+#include "security.hpp"
 #include "streams.hpp"
 #include "websocket_echo.hpp"
 
@@ -28,6 +29,9 @@
 #include <waypoint/app/mcp.hpp>
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/openapi.hpp>
+#if WAYPOINT_GATEWAY_REDIS
+#include <waypoint/app/redis_session_store.hpp>
+#endif
 #include <waypoint/app/serve.hpp>
 #include <waypoint/beast/server.hpp>
 #include <waypoint/json_string.hpp>
@@ -91,6 +95,7 @@ struct options {
   bool swagger_ui_cdn = false;  // the docs page loads Swagger UI from jsDelivr even when built in
   std::string www;  // empty: examples/www as compiled in
   std::string cose_keys;  // a key file; empty: typed routes answer application/cose with 503
+  std::string redis;      // "host:port"; empty: sessions and sign-in limits in this process
   wa::contract_check contracts = wa::contract_check::enforce;  // requests' and answers'
 };
 
@@ -136,6 +141,9 @@ PUT and PATCH patterns decode and answer JSON records.
                    COSE_Mac0) with the keys in FILE, a line each: KID ALGORITHM HEX,
                    ALGORITHM chacha20-poly1305, a256gcm or hmac-256; the first line
                    is the current key, the others are accepted in requests only
+  --redis HOST:PORT
+                   keep sessions and the sign-in rate limit in Redis, shared by every
+                   gateway pointed at it (built when libhiredis-dev is installed)
   --www DIR        serve DIR from disk at / instead of the compiled-in examples/www
                    (to edit the page without a rebuild)
   --swagger-ui-cdn the documentation page (/docs/) loads Swagger UI from jsDelivr
@@ -198,6 +206,9 @@ options parse_arguments(int argc, char** argv) {
       if (o.api_token.empty()) fail("--api-token needs a token");
     } else if (arg == "--cose-keys") {
       o.cose_keys = value();
+    } else if (arg == "--redis") {
+      o.redis = value();
+      if (o.redis.rfind(':') == std::string::npos) fail("--redis needs HOST:PORT, not \"" + o.redis + "\"");
     } else if (arg == "--www") {
       o.www = value();
     } else if (arg == "--swagger-ui-cdn") {
@@ -356,6 +367,20 @@ void print_examples(const wa::application::router_type& r, const std::string& ba
             << " -H 'Access-Control-Request-Method: POST'   # CORS preflight\n";
 }
 
+// --redis: the stores every gateway pointed at the same Redis shares.
+waypoint::examples::security_setup security_stores(const std::string& redis) {
+  if (redis.empty()) return {};
+#if WAYPOINT_GATEWAY_REDIS
+  std::size_t colon = redis.rfind(':');
+  auto port = static_cast<std::uint16_t>(parse_number("--redis's port", redis.substr(colon + 1), 65535));
+  std::string host = redis.substr(0, colon);
+  return {.sessions = std::make_shared<wa::redis_session_store>(
+              wa::redis_session_store_options{.host = host, .port = port})};
+#else
+  fail("--redis: this gateway was built without hiredis (scripts/install-deps redis, then build)");
+#endif
+}
+
 // "http://host:port" for a bound address; an IPv6 literal goes in brackets.
 std::string base_url(const wb::listen_address& e) {
   bool v6 = e.address.find(':') != std::string::npos;
@@ -399,6 +424,7 @@ int main(int argc, char** argv) {
   // documents, like the application's; each body limited (or streamed) as its route says.
   server_options = wa::options_for(app, std::move(server_options));
   auto proxy = std::make_shared<waypoint::examples::proxy_target>();
+  waypoint::examples::demo_security security;
   try {
     if (o.routes_file.empty()) {
       // The table's own routes first: print_examples shows the first of each kind.
@@ -409,6 +435,7 @@ int main(int argc, char** argv) {
           app, waypoint::beast::resource_budget(o.upload_disk_budget));
       waypoint::examples::add_websocket_route(app);
       if (!o.api_token.empty()) waypoint::examples::add_account_route(app, o.api_token);
+      security.add_routes(app, security_stores(o.redis));
       // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.
       // The named typed routes as Model Context Protocol tools, at /mcp.
       wa::serve_mcp(app, {.server_name = "waypoint-gateway", .server_version = WAYPOINT_VERSION});
@@ -448,6 +475,7 @@ int main(int argc, char** argv) {
       std::cout << "  curl -i " << base << "/docs/   # documentation page: Swagger UI reading "
                 << base << "/openapi.json; open it in a browser\n";
       waypoint::examples::print_file_examples(std::cout, base);
+      waypoint::examples::print_security_examples(std::cout, base, security);
       waypoint::examples::print_stream_examples(std::cout, base,
                                                 std::string(WAYPOINT_WWW_DIR) + "/index.html");
       waypoint::examples::print_websocket_example(std::cout, base);

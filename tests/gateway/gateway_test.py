@@ -59,6 +59,12 @@ def skip_unless_ci(reason):
     raise Skipped(reason)
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def expect(condition, message):
     if not condition:
         raise CheckFailed(message)
@@ -274,6 +280,74 @@ def static_file(argv, r):
     expect(r.header("ETag") == tag and not r.header("Last-Modified"),
            "static file, compiled in: ETag %s (its SHA-256) and no Last-Modified, got headers %r"
            % (tag, r.headers))
+    for name, value in PAGE_SECURITY_HEADERS.items():
+        expect(r.header(name) == value, "static file: the security headers layer's %s: %s, got "
+               "headers %r" % (name, value, r.headers))
+
+
+# What security_headers() puts on the gateway's pages by default (security_headers.hpp).
+PAGE_SECURITY_HEADERS = {
+    "Content-Security-Policy":
+        "default-src 'self'; base-uri 'self'; frame-ancestors 'none'; object-src 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Strict-Transport-Security": "max-age=31536000; includeSubDomains",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+
+def without(argv, option):
+    """argv without `option` and the value after it."""
+    at = argv.index(option)
+    return argv[:at] + argv[at + 2:]
+
+
+def bearer_token_issued(argv, r):
+    expect(r.status == 201, "issues a bearer token: 201, got %r" % r)
+    answer = r.json()
+    expect(answer.get("token_type") == "Bearer" and answer.get("expires_in") == 3600 and
+           answer.get("access_token", "").count(".") == 2,
+           "issues a bearer token: a JWT, Bearer, 3600 s, got %r" % answer)
+    expect('"sign-in";q=10;w=10' == r.header("RateLimit-Policy") and r.header("RateLimit"),
+           "issues a bearer token: rate limited, with RateLimit-Policy \"sign-in\";q=10;w=10 and "
+           "RateLimit, got %r" % r.headers)
+    me = get(argv[2].replace("/v1/auth/token", "/v1/me"),
+             "-H", "Authorization: Bearer " + answer["access_token"])
+    expect(me.status == 200 and me.json().get("subject") == "ada",
+           "issues a bearer token: /v1/me takes it, got %r" % me)
+
+
+def bearer_protected(argv, r):
+    expect(r.status == 200 and r.json() == {"subject": "ada", "scopes": ["profile"]},
+           "protected by a bearer token: 200 {subject ada, scopes [profile]}, got %r" % r)
+    anonymous = curl(without(argv, "-H"))
+    expect(anonymous.status == 401 and
+           (anonymous.header("WWW-Authenticate") or "").startswith('Bearer realm="waypoint-gateway"'),
+           "protected by a bearer token: 401 with a Bearer challenge without it, got %r" % anonymous)
+    forged = curl(argv[:-1] + [argv[-1][:-4] + ("AAAA" if not argv[-1].endswith("AAAA") else "BBBB")])
+    expect(forged.status == 401 and "invalid_token" in (forged.header("WWW-Authenticate") or ""),
+           "protected by a bearer token: a changed signature is 401 invalid_token, got %r" % forged)
+
+
+def session_signed_in(argv, r):
+    expect(r.status == 201 and r.json() == {"user": "ada"},
+           "sign in: 201 {user: ada}, got %r" % r)
+    cookie = r.header("Set-Cookie") or ""
+    expect(cookie.startswith("gateway-session=") and "HttpOnly" in cookie and
+           "SameSite=Lax" in cookie, "sign in: an HttpOnly, SameSite=Lax session cookie, got %r"
+           % cookie)
+    jar = argv[argv.index("-c") + 1]
+    with open(jar) as f:
+        expect("gateway-session" in f.read(), "sign in: curl's jar %s holds the cookie" % jar)
+
+
+def session_read(argv, r):
+    expect(r.status == 200 and r.json() == {"user": "ada"},
+           "the session: 200 {user: ada} with the jar's cookie, got %r" % r)
+    anonymous = curl(without(argv, "-b"))
+    expect(anonymous.status == 401, "the session: 401 without the cookie, got %r" % anonymous)
+    os.unlink(argv[argv.index("-b") + 1])
 
 
 def precompressed_file(argv, r):
@@ -425,6 +499,10 @@ CURL_LINE_RULES = [  # (comment contains, rule)
     ("multipart form upload", form_upload),
     ("server-sent events", server_sent_events),
     ("documentation page", documentation_page),
+    ("issues a bearer token", bearer_token_issued),
+    ("protected by a bearer token", bearer_protected),
+    ("sign in: a session cookie", session_signed_in),
+    ("the session the cookie names", session_read),
 ]
 
 

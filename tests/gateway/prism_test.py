@@ -27,7 +27,6 @@ import queue
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -51,7 +50,7 @@ TERMINATED = re.compile(r"Request terminated with error: (.*)$")
 ANSWERED = re.compile(r"The upstream call to \S+ has returned (\d+)")
 # What the gateway answers a request that breaks the document: a request Prism finds invalid
 # and the gateway refuses with one of these is the two agreeing (the checks send some).
-REFUSALS = {400, 422}
+REFUSALS = {400, 401, 422}  # 401: a request without the credentials the document requires
 ROUTE_NOT_FOUND = "Selected route not found"
 MISSING_PATH_VALUE = re.compile(r"Request path must have required property '([^']+)'")
 # The routes serve_openapi adds and leaves out of the document (src/app/openapi.cpp).
@@ -126,19 +125,13 @@ reports = []
 current_check = [""]
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Prism:
     """`prism proxy DOCUMENT UPSTREAM` on a free loopback port; `base` is its URL."""
 
     def __init__(self, document_path, upstream):
         self.process = subprocess.Popen(
             [PRISM, "proxy", document_path, upstream, "--host", "127.0.0.1",
-             "--port", str(free_port()), "--cors", "false"],
+             "--port", str(gateway_test.free_port()), "--cors", "false"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env={**os.environ, "FORCE_COLOR": "0", "NO_COLOR": "1"})
         self.log = []
