@@ -77,11 +77,15 @@ const EVP_MD* sha256() {
   return md.get();
 }
 
+// One digest context per thread, initialised again for each secret: EVP_Digest would make
+// and free a context (two allocations) on every request.
 sha256_digest digest_of(std::string_view secret) {
+  thread_local const detail::openssl::md_ctx_ptr ctx(EVP_MD_CTX_new());
   sha256_digest out{};
   unsigned int size = 0;
-  if (EVP_Digest(secret.data(), secret.size(), out.data(), &size, sha256(), nullptr) != 1 ||
-      size != out.size())
+  if (!ctx || EVP_DigestInit_ex2(ctx.get(), sha256(), nullptr) != 1 ||
+      EVP_DigestUpdate(ctx.get(), secret.data(), secret.size()) != 1 ||
+      EVP_DigestFinal_ex(ctx.get(), out.data(), &size) != 1 || size != out.size())
     throw std::runtime_error("waypoint::app: OpenSSL's SHA-256 failed");
   return out;
 }
