@@ -106,7 +106,7 @@ std::string challenge_for(std::string_view layer, std::string_view scheme, const
 // A key under 16 bytes could be found by trying: 128 bits is the least a random secret has.
 constexpr std::size_t min_api_key_bytes = 16;
 
-std::string_view name_of(api_key_location in) noexcept {
+std::string_view location_name(api_key_location in) noexcept {
   switch (in) {
     case api_key_location::header: return "header";
     case api_key_location::query: return "query";
@@ -137,7 +137,7 @@ struct api_key_policy {
     if (in == api_key_location::cookie) named = is_cookie_name(name);
     if (!named)
       throw std::invalid_argument("api_key_auth: \"" + detail::plain_quoted(name) +
-                                  "\" cannot name a " + std::string(name_of(in)));
+                                  "\" cannot name a " + std::string(location_name(in)));
     if (o.keys.empty() && !check)
       throw std::invalid_argument("api_key_auth: neither keys nor check accepts any key");
     if (o.scheme_name.empty()) throw std::invalid_argument("api_key_auth: no scheme_name");
@@ -156,8 +156,8 @@ struct api_key_policy {
       digests.push_back(d);
       principals.push_back(k.principal);
     }
-    where = (in == api_key_location::query ? "the query parameter " : "the " +
-             std::string(name_of(in)) + " ") + name;
+    where = in == api_key_location::query ? "the query parameter " + name
+                                          : "the " + std::string(location_name(in)) + " " + name;
   }
 
   // The key where the options say; empty when there is none.
@@ -304,7 +304,7 @@ struct basic_policy {
 
 middleware api_key_auth(api_key_auth_options options) {
   std::string scheme = nlohmann::json{{"type", "apiKey"},
-                                      {"in", std::string(name_of(options.in))},
+                                      {"in", std::string(location_name(options.in))},
                                       {"name", options.name}}
                            .dump();
   std::string scheme_name = options.scheme_name;
