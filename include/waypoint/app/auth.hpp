@@ -83,7 +83,8 @@ struct api_key_auth_options {
 // ("this resource needs an API key in the header X-API-Key"), too long or not accepted,
 // never what it was. Throws std::invalid_argument for options it cannot use: neither keys
 // nor check, a short or repeated key, a bad name or realm.
-// Like bearer_auth(), it answers OPTIONS too: put cors() outside it (app.use).
+// Like bearer_auth(), it guards an application's own OPTIONS routes too (the automatic
+// OPTIONS answer comes before group layers): put cors() outside it (app.use).
 // In the OpenAPI document the routes behind it require `scheme_name`,
 // {"type":"apiKey","in":"header","name":"X-API-Key"}.
 middleware api_key_auth(api_key_auth_options options);
