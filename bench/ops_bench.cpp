@@ -6,9 +6,12 @@
 // a rate it never reaches, so every request takes a token and is let through), the same by
 // API key, csrf_protection() on a request it passes by Sec-Fetch-Site, and with
 // double_submit on one that carries its token cookie; security_headers() with its defaults;
-// bearer_auth() on a valid HS256 and a valid EdDSA token (made here with OpenSSL); sessions()
+// bearer_auth() on a valid HS256 and a valid EdDSA token (made here with OpenSSL);
+// api_key_auth() on a key in X-API-Key (the last of 8 held) and basic_auth() on a user it
+// holds (curl's -u encoding of its password); sessions()
 // on a returning client whose session is unchanged (a load from the memory store, nothing
 // saved). Every row reports allocs/op (waypoint_bench_alloc_counter).
+#include <waypoint/app/auth.hpp>
 #include <waypoint/app/csrf.hpp>
 #include <waypoint/app/jwt.hpp>
 #include <waypoint/app/metrics.hpp>
@@ -37,7 +40,7 @@ namespace app = waypoint::app;
 enum class layers {
   none, log_fd, log_stdio, log_format_only, metrics, tracing, all,
   rate_limit_address, rate_limit_api_key, csrf, csrf_double_submit, security_headers,
-  bearer_hs256, bearer_eddsa, session_unchanged
+  bearer_hs256, bearer_eddsa, api_key, basic, session_unchanged
 };
 
 // A token as an issuer makes one, for the bearer rows: header.claims.signature.
@@ -142,6 +145,17 @@ void BM_Operations(benchmark::State& state, layers which) {
                                             app::jwt_keys().add_pem("k", app::jwt_algorithm::eddsa,
                                                                     eddsa.public_pem))}));
       break;
+    case layers::api_key: {
+      // Eight keys: every request compares against all of them.
+      app::api_key_auth_options options;
+      for (int i = 0; i < 8; ++i)
+        options.keys.push_back({.key = "k-7f3a9c2e51b04d6" + std::to_string(i), .principal = "svc"});
+      application.use(app::api_key_auth(std::move(options)));
+      break;
+    }
+    case layers::basic:
+      application.use(app::basic_auth({.users = {{.name = "ada", .password = "pa:ss:word"}}}));
+      break;
     case layers::session_unchanged: application.use(app::sessions()); break;
   }
   application.get("/v1/users/{id}", [](app::context& ctx) { ctx.response().body() = "user"; });
@@ -155,6 +169,9 @@ void BM_Operations(benchmark::State& state, layers which) {
     req.set(app::http::field::cookie, "__Host-csrf-token=Zm9vYmFyZm9vYmFyZm9vYmFyZm9vYmFyZm9vYmFyZm9");
   if (which == layers::bearer_hs256) req.set(app::http::field::authorization, "Bearer " + hs256_token());
   if (which == layers::bearer_eddsa) req.set(app::http::field::authorization, "Bearer " + eddsa.token);
+  if (which == layers::api_key) req.set("X-API-Key", "k-7f3a9c2e51b04d67");
+  if (which == layers::basic)  // base64 of ada:pa:ss:word, as curl -u writes it
+    req.set(app::http::field::authorization, "Basic YWRhOnBhOnNzOndvcmQ=");
   app::response res{app::http::status::ok, 11};
   if (which == layers::session_unchanged) {
     // A first request whose handler stores a value: its cookie makes the client a returning one.
@@ -194,6 +211,8 @@ BENCHMARK_CAPTURE(BM_Operations, csrf_double_submit, layers::csrf_double_submit)
 BENCHMARK_CAPTURE(BM_Operations, security_headers, layers::security_headers);
 BENCHMARK_CAPTURE(BM_Operations, bearer_hs256, layers::bearer_hs256);
 BENCHMARK_CAPTURE(BM_Operations, bearer_eddsa, layers::bearer_eddsa);
+BENCHMARK_CAPTURE(BM_Operations, api_key, layers::api_key);
+BENCHMARK_CAPTURE(BM_Operations, basic, layers::basic);
 BENCHMARK_CAPTURE(BM_Operations, session_unchanged, layers::session_unchanged);
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "waypoint/app/context.hpp"
 #include "waypoint/app/route_doc.hpp"
 
+#include "authorization.hpp"
 #include "base64url.hpp"
 #include "openssl_handles.hpp"
 
@@ -711,32 +712,6 @@ std::string sign_jwt(std::string_view claims_json, std::string_view secret, std:
 
 namespace {
 
-// A quoted-string's content (RFC 9110 §5.6.4) that needs no escapes: printable ASCII but
-// '"' and '\'.
-bool plain_quoted(std::string_view text) noexcept {
-  return std::all_of(text.begin(), text.end(), [](char c) {
-    return c >= 0x20 && c < 0x7F && c != '"' && c != '\\';
-  });
-}
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-           return lower(x) == lower(y);
-         });
-}
-
-// The token of `Authorization: Bearer <token>` (RFC 6750 §2.1: the scheme in any case, then
-// one or more spaces); nullopt when the field is absent or another scheme's.
-std::optional<std::string_view> bearer_token(std::string_view field) {
-  std::size_t space = field.find(' ');
-  if (!equals_ignoring_case(field.substr(0, space), "bearer")) return std::nullopt;
-  if (space == std::string_view::npos) return std::string_view();
-  std::string_view token = field.substr(space);
-  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
-  return token;
-}
-
 struct bearer_policy {
   std::shared_ptr<const jwt_key_store> keys;
   jwt_options verify;
@@ -749,13 +724,13 @@ struct bearer_policy {
         verify(std::move(o.verify)),
         required_scopes(std::move(o.required_scopes)) {
     if (!keys) throw std::invalid_argument("bearer_auth: no keys (bearer_auth_options::keys)");
-    if (!plain_quoted(o.realm))
+    if (!detail::is_plain_quoted(o.realm))
       throw std::invalid_argument(
           "bearer_auth: the realm holds a quote, a backslash or a control byte");
     challenge = "Bearer realm=\"" + o.realm + "\"";
     for (const std::string& scope : required_scopes) {
       // RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
-      if (scope.empty() || !plain_quoted(scope) || scope.find(' ') != std::string::npos)
+      if (scope.empty() || !detail::is_plain_quoted(scope) || scope.find(' ') != std::string::npos)
         throw std::invalid_argument("bearer_auth: the required scope \"" + shown(scope) +
                                     "\" is not a scope token (RFC 6749 §3.3)");
       scope_list += (scope_list.empty() ? "" : " ") + scope;
@@ -764,21 +739,20 @@ struct bearer_policy {
 
   // Answers `status` with a problem document and WWW-Authenticate; `error` empty for a
   // request without a token (RFC 6750 §3.1: no error code then).
-  void refuse(context& ctx, int status, std::string_view error, const std::string& detail) const {
-    ctx.response().problem(status, detail);
+  void refuse(context& ctx, int status, std::string_view error, const std::string& why) const {
     std::string field = challenge;
     if (!error.empty()) {
-      std::string description = detail;
-      for (char& c : description)
-        if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') c = '?';
-      field += ", error=\"" + std::string(error) + "\", error_description=\"" + description + "\"";
+      field += ", error=\"" + std::string(error) + "\", error_description=\"" +
+               detail::plain_quoted(why) + "\"";
       if (status == 403) field += ", scope=\"" + scope_list + "\"";
     }
-    ctx.response().message().set(http::field::www_authenticate, field);
+    detail::refuse_credentials(ctx, status, field, why);
   }
 
   bool admit(context& ctx) const {
-    std::optional<std::string_view> token = bearer_token(ctx.header(http::field::authorization));
+    // RFC 6750 §2.1: the scheme in any case, then one or more spaces.
+    std::optional<std::string_view> token =
+        detail::authorization_credentials(ctx.header(http::field::authorization), "bearer");
     if (!token) {
       refuse(ctx, 401, "", "this resource needs a bearer token: Authorization: Bearer <token>");
       return false;

@@ -103,8 +103,12 @@ struct problem_response {
 constexpr problem_response problem_responses[] = {
     {400, "BadRequest", "The body is not JSON, or a path value does not convert."},
     {401, "Unauthorized",
-     "An application/cose body whose key id names no key of the server, or whose protection "
-     "does not verify (WWW-Authenticate: COSE)."},
+     "The credentials a security layer asks for are missing or not accepted (WWW-Authenticate "
+     "names its scheme), or an application/cose body's key id names no key of the server, or "
+     "its protection does not verify (WWW-Authenticate: COSE)."},
+    {403, "Forbidden",
+     "The bearer token is valid but does not grant every scope the operation requires "
+     "(WWW-Authenticate: Bearer error=\"insufficient_scope\")."},
     {404, "NotFound", "No route serves the path."},
     {405, "MethodNotAllowed", "Routes serve the path, but not with this method."},
     {406, "NotAcceptable", "Accept takes none of the media types the operation answers in."},
@@ -159,12 +163,19 @@ json problem_schema() {
   })");
 }
 
-// components/responses, keyed by name as references use them; 401 only where COSE makes
-// one (an unused component is a validator's warning).
-json problem_components(bool cose) {
+// Which of the answers only some applications give their operations: an unused component is
+// a validator's warning.
+struct optional_problems {
+  bool unauthorized = false;  // COSE bodies, or a security layer
+  bool forbidden = false;     // a security requirement with scopes
+};
+
+// components/responses, keyed by name as references use them.
+json problem_components(optional_problems used) {
   json responses = json::object();
   for (const auto& p : problem_responses) {
-    if (p.status == 401 && !cose) continue;
+    if (p.status == 401 && !used.unauthorized) continue;
+    if (p.status == 403 && !used.forbidden) continue;
     json response = {
         {"description", p.when},
         {"content",
@@ -173,6 +184,11 @@ json problem_components(bool cose) {
       response["headers"] = {
           {"Allow",
            {{"description", "The methods the path serves, and OPTIONS."},
+            {"schema", {{"type", "string"}}}}}};
+    if (p.status == 401 || p.status == 403)
+      response["headers"] = {
+          {"WWW-Authenticate",
+           {{"description", "The challenge of the scheme that refused (RFC 9110 §11.6.1)."},
             {"schema", {{"type", "string"}}}}}};
     responses[p.component] = std::move(response);
   }
@@ -205,6 +221,12 @@ std::vector<const security_requirement*> security_of(const detail::group_node* n
     for (const middleware& layer : (*it)->layers)
       if (const security_requirement* s = layer.security()) out.push_back(s);
   return out;
+}
+
+// Whether one of `required` names scopes: a token without them is answered 403.
+bool scoped(const std::vector<const security_requirement*>& required) noexcept {
+  return std::any_of(required.begin(), required.end(),
+                     [](const security_requirement* s) { return !s->scopes.empty(); });
 }
 
 // The requestBody of a typed route that binds form fields (from::form): an object of its
@@ -263,8 +285,8 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
   std::vector<std::string> tags = tags_of(ep.group);
   if (!tags.empty()) described["tags"] = tags;
   // Every layer's requirement holds at once: one Security Requirement Object naming each.
-  if (std::vector<const security_requirement*> required = security_of(ep.group);
-      !required.empty()) {
+  std::vector<const security_requirement*> required = security_of(ep.group);
+  if (!required.empty()) {
     json requirement = json::object();
     for (const security_requirement* s : required) {
       json& scopes = requirement[s->name];
@@ -314,6 +336,9 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
     }
     if (!body.empty() || constrained) responses["422"] = problem_ref(422);
   }
+  // A security layer answers before the handler runs, typed or not.
+  if (!required.empty()) responses["401"] = problem_ref(401);
+  if (scoped(required)) responses["403"] = problem_ref(403);
   responses["500"] = problem_ref(500);
   // A WebSocket route is the GET that upgrades (OpenAPI has no WebSocket operations).
   if (ep.websocket) {
@@ -336,6 +361,7 @@ std::string application::openapi_text(const openapi_info& info) const {
   openapi_path_writer paths;
   std::vector<std::string> all_tags;
   json security_schemes = json::object();
+  optional_problems used{.unauthorized = cose};
   for (const detail::endpoint& ep : endpoints_) {
     if (ep.doc.hidden) continue;
     const pattern& p = ep.route->pattern;
@@ -348,9 +374,12 @@ std::string application::openapi_text(const openapi_info& info) const {
     for (const std::string& t : tags_of(ep.group))
       if (std::find(all_tags.begin(), all_tags.end(), t) == all_tags.end()) all_tags.push_back(t);
     // A name keeps the scheme it was first given.
-    for (const security_requirement* s : security_of(ep.group))
+    std::vector<const security_requirement*> required = security_of(ep.group);
+    for (const security_requirement* s : required)
       if (!security_schemes.contains(s->name))
         security_schemes[s->name] = json::parse(s->scheme);
+    used.unauthorized = used.unauthorized || !required.empty();
+    used.forbidden = used.forbidden || scoped(required);
   }
   for (const std::string& text : info.other_routes) {
     pattern p = parse_pattern(text);
@@ -383,7 +412,7 @@ std::string application::openapi_text(const openapi_info& info) const {
   doc["paths"] = json::parse(paths.paths_text());
   json schemas = {{"Problem", problem_schema()}};
   schemas.update(json::parse(sink.components_text()));
-  doc["components"] = {{"schemas", std::move(schemas)}, {"responses", problem_components(cose)}};
+  doc["components"] = {{"schemas", std::move(schemas)}, {"responses", problem_components(used)}};
   if (!security_schemes.empty()) doc["components"]["securitySchemes"] = std::move(security_schemes);
   doc["x-waypoint-unrouted"] = {{"404", problem_ref(404)}, {"405", problem_ref(405)}};
   json unplaced = json::parse(paths.unplaced_text());

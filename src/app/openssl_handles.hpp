@@ -1,6 +1,6 @@
 // OpenSSL objects owned by std::unique_ptr, each freed by its own function: one alias per
-// type, shared by the framework's users of OpenSSL (cose.cpp, jwt.cpp, cookies.cpp), so that
-// no file declares its own deleters.
+// type, shared by the framework's users of OpenSSL (cose.cpp, jwt.cpp, cookies.cpp,
+// auth.cpp), so that no file declares its own deleters.
 #pragma once
 
 #include <openssl/bio.h>
@@ -30,6 +30,7 @@ using pkey_ptr = owned<EVP_PKEY, EVP_PKEY_free>;
 using pkey_ctx_ptr = owned<EVP_PKEY_CTX, EVP_PKEY_CTX_free>;
 using cipher_ptr = owned<EVP_CIPHER, EVP_CIPHER_free>;
 using cipher_ctx_ptr = owned<EVP_CIPHER_CTX, EVP_CIPHER_CTX_free>;
+using md_ptr = owned<EVP_MD, EVP_MD_free>;
 using md_ctx_ptr = owned<EVP_MD_CTX, EVP_MD_CTX_free>;
 using mac_ptr = owned<EVP_MAC, EVP_MAC_free>;
 using mac_ctx_ptr = owned<EVP_MAC_CTX, EVP_MAC_CTX_free>;

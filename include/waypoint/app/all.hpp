@@ -6,6 +6,7 @@
 
 #include "waypoint/app/application.hpp"
 #include "waypoint/app/async.hpp"
+#include "waypoint/app/auth.hpp"
 #include "waypoint/app/context.hpp"
 #include "waypoint/app/cookies.hpp"
 #include "waypoint/app/cose.hpp"

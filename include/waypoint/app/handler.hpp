@@ -113,8 +113,8 @@ class middleware {
   const function& coroutine() const noexcept { return coroutine_; }
   const layer_hooks& hooks() const noexcept { return hooks_; }
 
-  // What the layer asks of every request it wraps, as the OpenAPI document shows it: the
-  // routes behind it require `requirement` (bearer_auth() sets one). Null for most layers.
+  // What the layer asks of every request it wraps, as the OpenAPI document shows it (the
+  // credential layers of jwt.hpp and auth.hpp set one); null for most layers.
   const security_requirement* security() const noexcept { return security_.get(); }
   middleware& require_security(std::shared_ptr<const security_requirement> requirement) noexcept {
     security_ = std::move(requirement);
