@@ -11,6 +11,8 @@
 #include <waypoint/app/application.hpp>
 #include <waypoint/app/json.hpp>
 
+#include <openssl/crypto.h>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -23,14 +25,12 @@ struct account {
 };
 WAYPOINT_JSON_OBJECT(account, subject)
 
-// Whether `given` equals `expected`, in a time that depends on their lengths only: a compare
-// that stops at the first difference tells a caller how much of a token it has guessed.
+// Whether `given` equals `expected`, in a time that depends on their lengths only (OpenSSL's
+// CRYPTO_memcmp): a compare that stops at the first difference tells a caller how much of a
+// token it has guessed.
 inline bool same_secret(std::string_view given, std::string_view expected) noexcept {
-  if (given.size() != expected.size()) return false;
-  unsigned char difference = 0;
-  for (std::size_t i = 0; i < given.size(); ++i)
-    difference |= static_cast<unsigned char>(given[i] ^ expected[i]);
-  return difference == 0;
+  return given.size() == expected.size() &&
+         CRYPTO_memcmp(given.data(), expected.data(), given.size()) == 0;
 }
 
 // Registers GET /v1/account in a group whose layer answers 401 (with WWW-Authenticate) unless
