@@ -1,0 +1,146 @@
+// Publish/subscribe for WebSocket routes: a topic_hub that any thread publishes to, and a
+// topic_subscriber per connection that joins topics and delivers what is published to them:
+//
+//   auto hub = std::make_shared<waypoint::app::topic_hub>();
+//   app.websocket("/v1/rooms/{room}", [hub](context& ctx, websocket& ws) -> awaitable<void> {
+//     std::string topic = "room:" + std::string(ctx.path_value("room"));
+//     waypoint::app::topic_subscriber member(*hub, ws);
+//     member.subscribe(topic);
+//     co_await member.run([&](const websocket_message& m) { hub->publish(topic, m.payload); });
+//   });
+//   hub->publish("room:lobby", "{\"system\":\"restarting\"}");   // from any thread
+//
+// A publish copies the payload once, into one shared buffer every subscriber's queue points
+// at, and never waits for a subscriber: each connection has its own bounded queue (bytes and
+// messages), drained by its own coroutine at the pace its peer reads. When a queue would go
+// past its bounds, the hub's overflow policy applies to that connection alone: close it with
+// 1008 ("slow consumer"), or drop its oldest queued messages. Either way the publisher and
+// the other subscribers carry on. docs/websocket.md, "Topics", says what a subscriber costs.
+#pragma once
+
+#include "waypoint/app/websocket.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace waypoint::app {
+
+// What a subscriber's full queue does.
+enum class overflow_policy : std::uint8_t {
+  close,        // the connection is closed with 1008 and its queue discarded
+  drop_oldest,  // the oldest queued messages are dropped until the new one fits
+};
+
+struct topic_hub_options {
+  // Per subscriber: the payload bytes and the messages queued and not yet sent.
+  std::size_t max_queued_bytes = std::size_t{1} << 20;
+  std::size_t max_queued_messages = 1024;
+  overflow_policy on_overflow = overflow_policy::close;
+  // Per subscriber: the topics it may be in at once, and the longest topic name (a client
+  // that names its topics cannot make the hub hold unbounded text).
+  std::size_t max_topics_per_subscriber = 64;
+  std::size_t max_topic_bytes = 256;
+};
+
+// What the hub has done since it was made, for metrics.
+struct topic_hub_stats {
+  std::size_t topics = 0;        // names with a subscriber now (exact and prefix)
+  std::size_t subscribers = 0;   // connections in at least one topic now
+  std::size_t queued_bytes = 0;  // payload bytes queued and not yet sent, all subscribers
+  std::uint64_t published = 0;   // publish() calls
+  std::uint64_t delivered = 0;   // messages queued to a subscriber
+  std::uint64_t dropped = 0;     // messages dropped by drop_oldest
+  std::uint64_t slow_closes = 0; // connections closed by the close policy
+};
+
+namespace detail {
+struct topic_mailbox;  // src/app/topics.cpp
+}
+
+// The topics and who is in them. Thread-safe: publish() and subscribers() from any thread,
+// under one mutex held for the lookup alone (queuing happens after it is released, under
+// each subscriber's own).
+class topic_hub {
+ public:
+  // Throws std::invalid_argument for a bound of zero.
+  explicit topic_hub(topic_hub_options options = {});
+  ~topic_hub();
+  topic_hub(const topic_hub&) = delete;
+  topic_hub& operator=(const topic_hub&) = delete;
+
+  // Queues `payload` (a text message, or binary) for every subscriber of `topic`: those of
+  // the name itself and of every prefix pattern it starts with. A connection in both gets
+  // it once. Returns how many subscribers it was queued for (those a policy refused it
+  // excluded).
+  std::size_t publish(std::string_view topic, std::string_view payload, bool binary = false);
+  // How many connections a publish to `topic` would reach now (presence).
+  std::size_t subscribers(std::string_view topic) const;
+  topic_hub_stats stats() const;
+  const topic_hub_options& options() const noexcept { return options_; }
+
+ private:
+  friend class topic_subscriber;
+  using mailbox_ptr = std::shared_ptr<detail::topic_mailbox>;
+
+  void join(const mailbox_ptr& mailbox, const std::string& topic);
+  void leave(const mailbox_ptr& mailbox, const std::string& topic);
+  void collect(std::string_view topic, std::vector<mailbox_ptr>& out) const;
+
+  topic_hub_options options_;
+  mutable std::mutex mutex_;
+  std::unordered_map<std::string, std::vector<mailbox_ptr>> exact_;    // guarded by mutex_
+  std::unordered_map<std::string, std::vector<mailbox_ptr>> prefixes_; // guarded by mutex_
+  std::size_t members_ = 0;                                            // guarded by mutex_
+  std::atomic<std::uint64_t> published_{0};
+
+ public:
+  // Shared with the mailboxes, which count as they queue, drop and close.
+  struct counters {
+    std::atomic<std::size_t> queued_bytes{0};
+    std::atomic<std::uint64_t> delivered{0}, dropped{0}, slow_closes{0};
+  };
+
+ private:
+  std::shared_ptr<counters> counters_;
+};
+
+// One connection's membership, made in its WebSocket handler and living as long as it: it
+// leaves every topic when destroyed. Not thread-safe: use it from the handler's coroutine.
+class topic_subscriber {
+ public:
+  topic_subscriber(topic_hub& hub, websocket& ws);
+  ~topic_subscriber();
+  topic_subscriber(const topic_subscriber&) = delete;
+  topic_subscriber& operator=(const topic_subscriber&) = delete;
+
+  // Joins `topic`: a name, or a prefix pattern ending in '*' ("room:*" receives every
+  // publish to a topic starting "room:"). Joining twice is joining once. Throws
+  // std::invalid_argument for an empty name or one longer than max_topic_bytes, and
+  // std::length_error past max_topics_per_subscriber.
+  void subscribe(std::string_view topic);
+  // Leaves `topic`; false when the connection was not in it.
+  bool unsubscribe(std::string_view topic);
+  const std::vector<std::string>& topics() const noexcept { return topics_; }
+
+  // Serves the connection until it closes: reads the peer's messages, handing each to
+  // `on_message` (which may publish, subscribe or unsubscribe), and meanwhile sends what is
+  // published to its topics, in publish order per publisher. Returns when the connection is
+  // closed, by the peer, the server, or the overflow policy (closed_with() then says 1008).
+  awaitable<void> run(std::function<void(const websocket_message&)> on_message = {});
+
+ private:
+  topic_hub* hub_;
+  websocket* ws_;
+  std::shared_ptr<detail::topic_mailbox> mailbox_;
+  std::vector<std::string> topics_;
+};
+
+}  // namespace waypoint::app

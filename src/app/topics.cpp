@@ -1,0 +1,315 @@
+// The topic hub: who is in which topic (under the hub's mutex), and each subscriber's
+// mailbox, a bounded queue of shared payloads that its connection's coroutine drains.
+//
+// Waking a drain: a publisher on another thread cannot touch the connection's objects, so it
+// posts a task to the connection's executor that cancels the drain's idle timer. `wake_posted`
+// keeps that to one task in flight however fast messages come; the drain looks at the queue
+// before it waits, on the same executor as the task, so a wake is never lost between the two.
+#include "waypoint/app/topics.hpp"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <stdexcept>
+#include <utility>
+
+namespace waypoint::app {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// One publish, shared by every queue it is in.
+struct published {
+  std::string payload;
+  bool binary = false;
+};
+
+bool is_prefix_pattern(std::string_view topic) noexcept {
+  return !topic.empty() && topic.back() == '*';
+}
+
+}  // namespace
+
+namespace detail {
+
+struct topic_mailbox {
+  topic_mailbox(asio::any_io_executor executor, const topic_hub_options& options,
+                std::shared_ptr<topic_hub::counters> counters)
+      : executor(executor), wake(executor), limits(options), counters(std::move(counters)) {}
+
+  // Queues `message` under the policy; false when this connection will not get it.
+  bool offer(const std::shared_ptr<const published>& message) {
+    std::size_t size = message->payload.size();
+    bool queued = false;
+    {
+      std::lock_guard lock(mutex);
+      if (!open || closing) return false;
+      bool fits = size <= limits.max_queued_bytes;
+      while (fits && (bytes + size > limits.max_queued_bytes ||
+                      queue.size() + 1 > limits.max_queued_messages)) {
+        if (limits.on_overflow == overflow_policy::close || queue.empty()) {
+          fits = false;
+          break;
+        }
+        bytes -= queue.front()->payload.size();
+        counters->queued_bytes -= queue.front()->payload.size();
+        queue.pop_front();
+        ++counters->dropped;
+      }
+      if (!fits) {
+        if (limits.on_overflow == overflow_policy::drop_oldest) {
+          ++counters->dropped;  // larger than the whole queue may hold: this one goes
+          return false;
+        }
+        closing = true;  // the drain closes the connection with 1008
+        ++counters->slow_closes;
+        discard_locked();
+      } else {
+        queue.push_back(message);
+        bytes += size;
+        counters->queued_bytes += size;
+        ++counters->delivered;
+      }
+      if (wake_posted) return fits;
+      wake_posted = true;
+      queued = fits;
+    }
+    asio::post(executor, [self = self.lock()] {
+      {
+        std::lock_guard lock(self->mutex);
+        self->wake_posted = false;
+      }
+      self->wake.cancel();
+    });
+    return queued;
+  }
+
+  // Called with the mutex held.
+  void discard_locked() {
+    counters->queued_bytes -= bytes;
+    bytes = 0;
+    queue.clear();
+  }
+
+  void shut() {
+    std::lock_guard lock(mutex);
+    open = false;
+    discard_locked();
+  }
+
+  std::weak_ptr<topic_mailbox> self;
+  asio::any_io_executor executor;
+  asio::steady_timer wake;  // the connection's executor only
+  topic_hub_options limits;
+  std::shared_ptr<topic_hub::counters> counters;
+
+  std::mutex mutex;
+  std::deque<std::shared_ptr<const published>> queue;  // guarded by mutex
+  std::size_t bytes = 0;                                // guarded by mutex
+  bool open = true;                                     // guarded by mutex
+  bool closing = false;                                 // guarded by mutex
+  bool wake_posted = false;                             // guarded by mutex
+};
+
+}  // namespace detail
+
+// ---- the hub ---------------------------------------------------------------------------
+
+topic_hub::topic_hub(topic_hub_options options)
+    : options_(options), counters_(std::make_shared<counters>()) {
+  if (options_.max_queued_bytes == 0 || options_.max_queued_messages == 0 ||
+      options_.max_topics_per_subscriber == 0 || options_.max_topic_bytes == 0)
+    throw std::invalid_argument("topic_hub: every bound must be at least 1");
+}
+
+topic_hub::~topic_hub() = default;
+
+void topic_hub::join(const mailbox_ptr& mailbox, const std::string& topic) {
+  std::lock_guard lock(mutex_);
+  bool prefix = is_prefix_pattern(topic);
+  auto& members = (prefix ? prefixes_ : exact_)[prefix ? topic.substr(0, topic.size() - 1) : topic];
+  members.push_back(mailbox);
+}
+
+void topic_hub::leave(const mailbox_ptr& mailbox, const std::string& topic) {
+  std::lock_guard lock(mutex_);
+  bool prefix = is_prefix_pattern(topic);
+  auto& table = prefix ? prefixes_ : exact_;
+  auto it = table.find(prefix ? topic.substr(0, topic.size() - 1) : topic);
+  if (it == table.end()) return;
+  std::erase(it->second, mailbox);
+  if (it->second.empty()) table.erase(it);
+}
+
+// Every mailbox a publish to `topic` reaches, once each. Prefix patterns are looked up by
+// each of the topic's prefixes: a topic of n bytes costs n lookups in the (usually small)
+// prefix table, whatever the number of patterns.
+void topic_hub::collect(std::string_view topic, std::vector<mailbox_ptr>& out) const {
+  if (auto it = exact_.find(std::string(topic)); it != exact_.end())
+    out.insert(out.end(), it->second.begin(), it->second.end());
+  if (!prefixes_.empty()) {
+    std::string prefix;
+    prefix.reserve(topic.size());
+    for (std::size_t n = 0; n <= topic.size(); ++n) {
+      if (n) prefix.push_back(topic[n - 1]);
+      if (auto it = prefixes_.find(prefix); it != prefixes_.end())
+        out.insert(out.end(), it->second.begin(), it->second.end());
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  }
+}
+
+std::size_t topic_hub::publish(std::string_view topic, std::string_view payload, bool binary) {
+  ++published_;
+  std::vector<mailbox_ptr> reached;
+  {
+    std::lock_guard lock(mutex_);
+    collect(topic, reached);
+  }
+  if (reached.empty()) return 0;
+  auto message = std::make_shared<const published>(published{std::string(payload), binary});
+  std::size_t queued = 0;
+  for (const mailbox_ptr& m : reached) queued += m->offer(message) ? 1 : 0;
+  return queued;
+}
+
+std::size_t topic_hub::subscribers(std::string_view topic) const {
+  std::vector<mailbox_ptr> reached;
+  std::lock_guard lock(mutex_);
+  collect(topic, reached);
+  return reached.size();
+}
+
+topic_hub_stats topic_hub::stats() const {
+  topic_hub_stats out;
+  {
+    std::lock_guard lock(mutex_);
+    out.topics = exact_.size() + prefixes_.size();
+    out.subscribers = members_;
+  }
+  out.queued_bytes = counters_->queued_bytes;
+  out.published = published_;
+  out.delivered = counters_->delivered;
+  out.dropped = counters_->dropped;
+  out.slow_closes = counters_->slow_closes;
+  return out;
+}
+
+// ---- a connection's membership ---------------------------------------------------------
+
+topic_subscriber::topic_subscriber(topic_hub& hub, websocket& ws) : hub_(&hub), ws_(&ws) {
+  mailbox_ = std::make_shared<detail::topic_mailbox>(ws.channel().host().executor(),
+                                                     hub.options_, hub.counters_);
+  mailbox_->self = mailbox_;
+}
+
+topic_subscriber::~topic_subscriber() {
+  for (const std::string& topic : topics_) hub_->leave(mailbox_, topic);
+  if (!topics_.empty()) {
+    std::lock_guard lock(hub_->mutex_);
+    --hub_->members_;
+  }
+  mailbox_->shut();
+}
+
+void topic_subscriber::subscribe(std::string_view topic) {
+  const topic_hub_options& o = hub_->options_;
+  if (topic.empty() || topic.size() > o.max_topic_bytes)
+    throw std::invalid_argument("topic of " + std::to_string(topic.size()) +
+                                " bytes: a topic is 1 to " + std::to_string(o.max_topic_bytes) +
+                                " bytes");
+  if (std::find(topics_.begin(), topics_.end(), topic) != topics_.end()) return;
+  if (topics_.size() >= o.max_topics_per_subscriber)
+    throw std::length_error("a connection is in at most " +
+                            std::to_string(o.max_topics_per_subscriber) + " topics");
+  topics_.emplace_back(topic);
+  hub_->join(mailbox_, topics_.back());
+  if (topics_.size() == 1) {
+    std::lock_guard lock(hub_->mutex_);
+    ++hub_->members_;
+  }
+}
+
+bool topic_subscriber::unsubscribe(std::string_view topic) {
+  auto it = std::find(topics_.begin(), topics_.end(), topic);
+  if (it == topics_.end()) return false;
+  hub_->leave(mailbox_, *it);
+  topics_.erase(it);
+  if (topics_.empty()) {
+    std::lock_guard lock(hub_->mutex_);
+    --hub_->members_;
+  }
+  return true;
+}
+
+namespace {
+
+// Sends what the mailbox holds, and waits for more, until the connection closes.
+awaitable<void> drain(detail::topic_mailbox& box, websocket& ws) {
+  for (;;) {
+    std::shared_ptr<const published> next;
+    bool close = false;
+    {
+      std::lock_guard lock(box.mutex);
+      if (!box.open) co_return;
+      if (box.closing) {
+        close = true;
+      } else if (!box.queue.empty()) {
+        next = std::move(box.queue.front());
+        box.queue.pop_front();
+        box.bytes -= next->payload.size();
+        box.counters->queued_bytes -= next->payload.size();
+      }
+    }
+    if (close) {
+      try {
+        co_await ws.close(close_code::policy_error, "slow consumer");
+      } catch (const boost::system::system_error&) {
+      }
+      co_return;
+    }
+    if (next) {
+      // A write fails only when the connection is gone or cut (its timeout, its own queue
+      // bound): the reader sees the close and ends run().
+      try {
+        // Two statements, not a conditional of two awaitables (GCC 12 resumes a freed frame).
+        if (next->binary)
+          co_await ws.write_binary(next->payload);
+        else
+          co_await ws.write_text(next->payload);
+      } catch (const boost::system::system_error&) {
+        co_return;
+      }
+      continue;
+    }
+    box.wake.expires_at(std::chrono::steady_clock::time_point::max());
+    boost::system::error_code ec;
+    co_await box.wake.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+}
+
+awaitable<void> read_until_closed(detail::topic_mailbox& box, websocket& ws,
+                                  const std::function<void(const websocket_message&)>& on_message) {
+  websocket_message message;
+  while (co_await ws.read(message))
+    if (on_message) on_message(message);
+  box.shut();  // the drain, waiting or about to, stops
+  box.wake.cancel();
+}
+
+}  // namespace
+
+awaitable<void> topic_subscriber::run(std::function<void(const websocket_message&)> on_message) {
+  using namespace asio::experimental::awaitable_operators;
+  co_await (read_until_closed(*mailbox_, *ws_, on_message) && drain(*mailbox_, *ws_));
+}
+
+}  // namespace waypoint::app

@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""The client side of tests/app/topics_test.cpp, with Debian's python3-websockets. The test's
+server joins each connection to the topics its path names (/topics/a,b) and publishes what a
+client sends ("TOPIC PAYLOAD") to TOPIC; the test itself publishes from a thread of its own.
+
+    topics_client.py PORT CASE
+
+fanout N T   N clients over T topics (client i in topic t{i % T}); prints "ready" once all are
+             joined, then each must receive exactly its topic's messages "t{k}:{seq}", seq
+             0, 1, 2... in order, until "t{k}:end"; prints "ok" and the count.
+slow         one client in "slow" that never reads after joining, beside one in "slow" that
+             reads everything: prints "ready"; the reader must get every message to "end"
+             while the other is closed by the hub (its close code printed).
+prefix       one client in "room:*" and "room:a": a publish to room:a arrives once, one to
+             room:b arrives, one to other:x does not.
+Exit 0 when the case holds; 77 without the websockets module.
+"""
+import asyncio
+import resource
+import sys
+
+try:
+    import websockets
+except ImportError:
+    print("python3-websockets is not installed")
+    sys.exit(77)
+
+PORT = int(sys.argv[1])
+CASE = sys.argv[2]
+BASE = f"ws://127.0.0.1:{PORT}/topics/"
+
+
+class Failure(Exception):
+    pass
+
+
+def expect(condition, why):
+    if not condition:
+        raise Failure(why)
+
+
+async def receive_topic(ws, topic):
+    """Every message until "{topic}:end": each "{topic}:{n}" with n counting from 0."""
+    seq = 0
+    while True:
+        message = await asyncio.wait_for(ws.recv(), 30)
+        if message == f"{topic}:end":
+            return seq
+        label = message.split(" ", 1)[0]  # what follows a space is padding
+        expect(label == f"{topic}:{seq}", f"a client of {topic} got {label[:40]!r}, "
+                                          f"expected {topic}:{seq}")
+        seq += 1
+
+
+async def fanout(clients, topics):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, clients + 256)), hard))
+    sockets = []
+    for i in range(clients):
+        sockets.append((await websockets.connect(BASE + f"t{i % topics}", max_queue=None),
+                        f"t{i % topics}"))
+    print("ready", flush=True)
+    counts = await asyncio.gather(*(receive_topic(ws, topic) for ws, topic in sockets))
+    for ws, _ in sockets:
+        await ws.close()
+    expect(len(set(counts)) == 1 and counts[0] > 0, f"message counts differ: {set(counts)}")
+    print(f"ok: {clients} clients each got the {counts[0]} messages of its topic in order")
+
+
+async def slow():
+    stalled = await websockets.connect(BASE + "slow", max_queue=1, read_limit=1024,
+                                       write_limit=1024)
+    reader = await websockets.connect(BASE + "slow", max_queue=None)
+    print("ready", flush=True)
+    count = await receive_topic(reader, "slow")
+    # The stalled client reads again: what the kernel held for it, then the end the hub
+    # gave its connection, which it cannot have seen while it read nothing.
+    got = 0
+    try:
+        while True:
+            await asyncio.wait_for(stalled.recv(), 30)
+            got += 1
+    except websockets.exceptions.ConnectionClosed:
+        pass
+    except asyncio.TimeoutError:
+        raise Failure("the client that stopped reading was never closed")
+    expect(got < count, f"the stalled client got all {got} messages: it was never behind")
+    await reader.close()
+    print(f"ok: the reader got all {count}; the stalled client closed with {stalled.close_code}")
+
+
+async def prefix():
+    ws = await websockets.connect(BASE + "room:*,room:a", max_queue=None)
+    await ws.send("room:a once")
+    expect(await asyncio.wait_for(ws.recv(), 10) == "once", "room:a's message")
+    await ws.send("other:x never")
+    await ws.send("room:b twice")
+    expect(await asyncio.wait_for(ws.recv(), 10) == "twice",
+           "room:b's message, through the prefix (and no copy of room:a's, nor other:x's)")
+    await ws.close()
+    print("ok: one copy to a connection in both, prefixes match, others do not")
+
+
+async def main():
+    try:
+        if CASE == "fanout":
+            await fanout(int(sys.argv[3]), int(sys.argv[4]))
+        elif CASE == "slow":
+            await slow()
+        elif CASE == "prefix":
+            await prefix()
+        else:
+            raise Failure(f"unknown case {CASE}")
+    except (Failure, websockets.exceptions.WebSocketException, OSError,
+            asyncio.TimeoutError) as e:
+        print(f"FAILED {CASE}: {type(e).__name__}: {e}")
+        return 1
+    return 0
+
+
+sys.exit(asyncio.run(main()))
