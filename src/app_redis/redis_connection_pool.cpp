@@ -62,6 +62,14 @@ void redis_connection_pool::give_back(connection c) {
   if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(c));
 }
 
+void redis_connection_pool::drop_idle() {
+  std::vector<connection> stale;
+  {
+    std::lock_guard lock(mutex_);
+    stale.swap(idle_);
+  }  // closed outside the lock
+}
+
 redis_reply redis_connection_pool::run(std::initializer_list<std::string_view> words) {
   if (words.size() == 0 || words.size() > max_words) throw std::logic_error(options_.owner + ": a command of 1..16 words");
   const char* argv[max_words];
@@ -73,7 +81,10 @@ redis_reply redis_connection_pool::run(std::initializer_list<std::string_view> w
   }
   connection c = take();
   redis_reply r(static_cast<redisReply*>(redisCommandArgv(c.get(), static_cast<int>(n), argv, lengths)));
-  if (!r) throw std::runtime_error(where(*words.begin()) + " failed: " + c->errstr);
+  if (!r) {
+    drop_idle();
+    throw std::runtime_error(where(*words.begin()) + " failed: " + c->errstr);
+  }
   give_back(std::move(c));
   return r;
 }

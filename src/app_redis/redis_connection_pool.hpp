@@ -25,7 +25,9 @@ using redis_reply = std::unique_ptr<redisReply, redis_reply_deleter>;
 // Thread-safe: each call has a connection to itself, taken from the idle ones under a mutex
 // held only to take or give one back (or opened, outside the lock). A connection whose
 // command failed on the socket (a timeout, a reset) is closed, since hiredis leaves it
-// unusable; one whose reply was a Redis error is whole and goes back to the pool.
+// unusable, and so are the idle ones: a Redis that restarted or went away took them all,
+// and each would otherwise fail one more call. One whose reply was a Redis error is whole
+// and goes back to the pool.
 class redis_connection_pool {
  public:
   struct options {
@@ -67,6 +69,7 @@ class redis_connection_pool {
   connection open() const;
   connection take();
   void give_back(connection c);
+  void drop_idle();
 
   options options_;
   std::mutex mutex_;

@@ -209,6 +209,14 @@ TEST(RedisRateLimit, ARedisThatIsGoneIsWhatFailOpenSays) {
                    lines.emplace_back(line);
                  }});
     EXPECT_EQ(field(one.get(), "RateLimit"), "\"default\";r=4;t=1") << r.rule << ": counted while Redis is up";
+    // Requests at once, so that the pool keeps several connections, all stale after the
+    // restart below (other keys: "alice" keeps its count).
+    std::vector<std::thread> warm;
+    for (int t = 0; t < 4; ++t)
+      warm.emplace_back([&one, t] {
+        for (int i = 0; i < 20; ++i) one.get("warm-" + std::to_string(t));
+      });
+    for (std::thread& th : warm) th.join();
     own->stop();
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 5; ++i) {
