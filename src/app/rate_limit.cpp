@@ -1,7 +1,8 @@
-// The rate limit layer (waypoint/app/rate_limit.hpp): GCRA buckets in sharded LRU maps, and
-// the RateLimit fields of draft-ietf-httpapi-ratelimit-headers-11 (May 2026).
+// The rate limit layer (waypoint/app/rate_limit.hpp): GCRA buckets in sharded LRU maps (the
+// default store, or any rate_limit_store), and the RateLimit fields of draft-ietf-httpapi-ratelimit-headers-11 (May 2026).
 #include "waypoint/app/rate_limit.hpp"
 
+#include "waypoint/app/application.hpp"
 #include "waypoint/app/context.hpp"
 #include "waypoint/pattern.hpp"
 
@@ -9,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <cstring>
 #include <cmath>
@@ -28,6 +30,8 @@ constexpr std::size_t max_held_key_bytes = 64;
 // On eviction, how many of the least recently used keys are looked at for a full bucket.
 constexpr int eviction_scan = 8;
 constexpr std::int64_t ns_per_second = 1'000'000'000;
+// fail_open's log: at most one line per this many nanoseconds while a store keeps failing.
+constexpr std::int64_t failure_log_interval_ns = 10 * ns_per_second;
 
 std::string sha256_hex(std::string_view text) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -73,82 +77,25 @@ struct alignas(64) shard {
   std::size_t capacity = 0;
 };
 
-}  // namespace
+// The default store: a limiter's own buckets, in this process, at most max_keys of them.
+// It serves one limiter, so it keys buckets by key alone (the policy's name is the same
+// for every call).
+class memory_store final : public rate_limit_store {
+ public:
+  using clock_function = std::function<std::chrono::steady_clock::time_point()>;
 
-struct rate_limiter::state {
-  rate_limit_options options;
-  std::int64_t interval_ns;  // between two tokens
-  std::int64_t capacity_ns;  // interval_ns * burst: how far ahead a bucket may run
-  std::string policy_field;  // RateLimit-Policy's value, the same for every answer
-  std::string current_prefix;  // RateLimit's value up to r's number: "\"default\";r="
-  std::array<shard, shard_count> shards;
-
-  explicit state(rate_limit_options o) : options(std::move(o)) {
-    if (!std::isfinite(options.rate) || options.rate <= 0)
-      throw std::invalid_argument("rate_limit: rate must be a positive number of tokens a second");
-    if (options.burst == 0) throw std::invalid_argument("rate_limit: burst must be at least 1");
-    if (options.max_keys == 0) throw std::invalid_argument("rate_limit: max_keys must be at least 1");
-    if (!is_policy_name(options.policy_name))
-      throw std::invalid_argument("rate_limit: policy_name must be 1..64 bytes of [A-Za-z0-9_.-]");
-    if (options.key == rate_limit_key::custom && !options.key_function)
-      throw std::invalid_argument("rate_limit: rate_limit_key::custom needs a key_function");
-    if (options.key == rate_limit_key::api_key && options.api_key_header.empty())
-      throw std::invalid_argument("rate_limit: rate_limit_key::api_key needs an api_key_header");
-    double interval = 1e9 / options.rate;
-    // A year of debt is far beyond any sensible policy, and keeps the arithmetic in range.
-    if (interval * options.burst > 365.0 * 86400 * 1e9)
-      throw std::invalid_argument("rate_limit: burst / rate is longer than a year");
-    interval_ns = std::max<std::int64_t>(1, std::llround(interval));
-    capacity_ns = interval_ns * options.burst;
-    std::string quoted_name = "\"" + options.policy_name + "\"";
-    current_prefix = quoted_name + ";r=";
-    policy_field = quoted_name + ";q=" + std::to_string(options.burst) +
-                   ";w=" + std::to_string(std::max<std::int64_t>(1, ceil_seconds(capacity_ns)));
+  memory_store(std::size_t max_keys, clock_function clock) : max_keys_(max_keys), clock_(std::move(clock)) {
     // max_keys spread over the shards, the remainder to the first ones: the sum is max_keys
     // exactly. Fewer keys than shards leaves some shards at 0: their keys go to a neighbour.
     for (std::size_t i = 0; i < shard_count; ++i)
-      shards[i].capacity = options.max_keys / shard_count + (i < options.max_keys % shard_count ? 1 : 0);
+      shards_[i].capacity = max_keys / shard_count + (i < max_keys % shard_count ? 1 : 0);
   }
 
-  std::int64_t now_ns() const {
-    auto t = options.clock ? options.clock() : std::chrono::steady_clock::now();
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-  }
-
-  shard& shard_for(std::string_view key) {
-    std::size_t h = std::hash<std::string_view>{}(key);
-    std::size_t i = h % shard_count;
-    // Fewer keys than shards: only the first max_keys shards hold any.
-    if (shards[i].capacity == 0) i %= options.max_keys;
-    return shards[i];
-  }
-
-  // Makes room in a full shard: a full bucket among the least recently used goes first (no
-  // client's answer changes), else the least recently used bucket (its client starts again
-  // with a full bucket: the cost of bounding memory, paid by the quietest client).
-  static void evict(shard& s, std::int64_t now) {
-    auto victim = std::prev(s.recent.end());
-    auto it = victim;
-    for (int looked = 0; looked < eviction_scan; ++looked) {
-      if (it->full_at <= now) {
-        victim = it;
-        break;
-      }
-      if (it == s.recent.begin()) break;
-      --it;
-    }
-    s.index.erase(std::string_view(victim->key));
-    s.recent.erase(victim);
-  }
-
-  rate_limit_decision take(std::string_view key) {
-    std::string digest;
-    if (key.size() > max_held_key_bytes) {
-      digest = sha256_hex(key);
-      key = digest;
-    }
+  rate_limit_decision take(const rate_limit_policy& policy, std::string_view key) override {
     shard& s = shard_for(key);
     std::int64_t now = now_ns();
+    std::int64_t interval_ns = policy.interval.count();
+    std::int64_t capacity_ns = interval_ns * policy.burst;
     std::lock_guard lock(s.mutex);
     std::int64_t* full_at;
     if (auto found = s.index.find(key); found != s.index.end()) {
@@ -178,6 +125,105 @@ struct rate_limiter::state {
     d.remaining = static_cast<std::uint32_t>(spare / interval_ns);
     d.next_token = std::chrono::nanoseconds(interval_ns - spare % interval_ns);
     return d;
+  }
+
+  std::size_t size() {
+    std::size_t n = 0;
+    for (shard& s : shards_) {
+      std::lock_guard lock(s.mutex);
+      n += s.index.size();
+    }
+    return n;
+  }
+
+ private:
+  std::int64_t now_ns() const {
+    auto t = clock_ ? clock_() : std::chrono::steady_clock::now();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+  }
+
+  shard& shard_for(std::string_view key) {
+    std::size_t h = std::hash<std::string_view>{}(key);
+    std::size_t i = h % shard_count;
+    // Fewer keys than shards: only the first max_keys shards hold any.
+    if (shards_[i].capacity == 0) i %= max_keys_;
+    return shards_[i];
+  }
+
+  // Makes room in a full shard: a full bucket among the least recently used goes first (no
+  // client's answer changes), else the least recently used bucket (its client starts again
+  // with a full bucket: the cost of bounding memory, paid by the quietest client).
+  static void evict(shard& s, std::int64_t now) {
+    auto victim = std::prev(s.recent.end());
+    auto it = victim;
+    for (int looked = 0; looked < eviction_scan; ++looked) {
+      if (it->full_at <= now) {
+        victim = it;
+        break;
+      }
+      if (it == s.recent.begin()) break;
+      --it;
+    }
+    s.index.erase(std::string_view(victim->key));
+    s.recent.erase(victim);
+  }
+
+  std::size_t max_keys_;
+  clock_function clock_;
+  std::array<shard, shard_count> shards_;
+};
+
+}  // namespace
+
+struct rate_limiter::state {
+  rate_limit_options options;
+  rate_limit_policy policy;  // its name views options.policy_name
+  std::string policy_field;  // RateLimit-Policy's value, the same for every answer
+  std::string current_prefix;  // RateLimit's value up to r's number: "\"default\";r="
+  std::shared_ptr<rate_limit_store> store;  // options.store, or own
+  memory_store* own = nullptr;  // the in-process buckets, when options.store is empty
+  // fail_open's log: when the next line may be written (steady_clock ns), and the requests
+  // let through uncounted since the last one.
+  std::atomic<std::int64_t> next_failure_line{0};
+  std::atomic<std::uint64_t> uncounted{0};
+
+  explicit state(rate_limit_options o) : options(std::move(o)) {
+    if (!std::isfinite(options.rate) || options.rate <= 0)
+      throw std::invalid_argument("rate_limit: rate must be a positive number of tokens a second");
+    if (options.burst == 0) throw std::invalid_argument("rate_limit: burst must be at least 1");
+    if (options.max_keys == 0) throw std::invalid_argument("rate_limit: max_keys must be at least 1");
+    if (!is_policy_name(options.policy_name))
+      throw std::invalid_argument("rate_limit: policy_name must be 1..64 bytes of [A-Za-z0-9_.-]");
+    if (options.key == rate_limit_key::custom && !options.key_function)
+      throw std::invalid_argument("rate_limit: rate_limit_key::custom needs a key_function");
+    if (options.key == rate_limit_key::api_key && options.api_key_header.empty())
+      throw std::invalid_argument("rate_limit: rate_limit_key::api_key needs an api_key_header");
+    double interval = 1e9 / options.rate;
+    // A year of debt is far beyond any sensible policy, and keeps the arithmetic in range.
+    if (interval * options.burst > 365.0 * 86400 * 1e9)
+      throw std::invalid_argument("rate_limit: burst / rate is longer than a year");
+    std::int64_t interval_ns = std::max<std::int64_t>(1, std::llround(interval));
+    policy = {options.policy_name, std::chrono::nanoseconds(interval_ns), options.burst};
+    std::string quoted_name = "\"" + options.policy_name + "\"";
+    current_prefix = quoted_name + ";r=";
+    policy_field = quoted_name + ";q=" + std::to_string(options.burst) +
+                   ";w=" + std::to_string(std::max<std::int64_t>(1, ceil_seconds(interval_ns * options.burst)));
+    if (options.store) {
+      store = options.store;
+    } else {
+      auto buckets = std::make_shared<memory_store>(options.max_keys, options.clock);
+      own = buckets.get();
+      store = std::move(buckets);
+    }
+  }
+
+  rate_limit_decision take(std::string_view key) {
+    std::string digest;
+    if (key.size() > max_held_key_bytes) {
+      digest = sha256_hex(key);
+      key = digest;
+    }
+    return store->take(policy, key);
   }
 
   std::string key_of(context& ctx) const {
@@ -213,7 +259,12 @@ struct rate_limiter::state {
   bool admit(context& ctx) {
     std::string key = key_of(ctx);
     if (key.empty() && options.key == rate_limit_key::custom) return true;
-    rate_limit_decision d = take(key);
+    rate_limit_decision d;
+    try {
+      d = take(key);
+    } catch (const std::exception& e) {
+      return store_failed(ctx, e);
+    }
     response_builder& res = ctx.response();
     res.header("RateLimit-Policy", policy_field);
     // Written on the stack: the quoted name and ";r=" are at most 69 bytes, each number at
@@ -232,14 +283,29 @@ struct rate_limiter::state {
     return false;
   }
 
-  std::size_t size() {
-    std::size_t n = 0;
-    for (shard& s : shards) {
-      std::lock_guard lock(s.mutex);
-      n += s.index.size();
+  // A store that could not answer: fail_open lets the request through uncounted, and logs
+  // the first failure and then at most one line every failure_log_interval (a store that is
+  // down fails every request: a line each would bury the log); fail closed answers 503.
+  bool store_failed(context& ctx, const std::exception& e) {
+    if (!options.fail_open) {
+      response_builder& res = ctx.response();
+      res.header("Retry-After", "1");
+      res.problem(503, "rate limit unavailable: its store did not answer");
+      return false;
     }
-    return n;
+    std::uint64_t passed = uncounted.fetch_add(1, std::memory_order_relaxed) + 1;
+    std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::steady_clock::now().time_since_epoch()).count();
+    std::int64_t due = next_failure_line.load(std::memory_order_relaxed);
+    if (now >= due && next_failure_line.compare_exchange_strong(due, now + failure_log_interval_ns)) {
+      passed = uncounted.exchange(0, std::memory_order_relaxed);
+      ctx.app().log("rate_limit \"" + options.policy_name + "\": the store failed (" + e.what() +
+                    "); " + std::to_string(passed) + " request(s) let through uncounted (fail_open)");
+    }
+    return true;
   }
+
+  std::size_t size() const { return own ? own->size() : 0; }
 };
 
 rate_limiter::rate_limiter(rate_limit_options options)

@@ -418,6 +418,104 @@ TEST(RateLimit, ThreadsSharingBucketsLetThroughExactlyTheBurst) {
   EXPECT_EQ(total_served + refused.load(), threads * per_thread);
 }
 
+// A store the test scripts: it answers `next` and records what it was asked.
+class scripted_store final : public rate_limit_store {
+ public:
+  rate_limit_decision next{};
+  bool fails = false;
+  std::vector<std::string> keys;
+  std::vector<std::string> policy_names;
+  std::vector<std::chrono::nanoseconds> intervals;
+  std::vector<std::uint32_t> bursts;
+
+  rate_limit_decision take(const rate_limit_policy& policy, std::string_view key) override {
+    if (fails) throw std::runtime_error("store down");
+    keys.emplace_back(key);
+    policy_names.emplace_back(policy.name);
+    intervals.push_back(policy.interval);
+    bursts.push_back(policy.burst);
+    return next;
+  }
+};
+
+TEST(RateLimit, AStoreIsAskedWithThePolicyAndAKeyOfAtMost65Bytes) {
+  struct row {
+    const char* rule;
+    std::string api_key;
+    std::string stored_key;  // what the store is asked for
+  };
+  const std::string long_key(8192, 'k');
+  const row rows[] = {
+      {"a short key as it is", "abc", "k:abc"},
+      {"64 bytes as they are", std::string(62, 'x'), "k:" + std::string(62, 'x')},
+      {"an 8 KiB key as # and its SHA-256", long_key, ""},
+  };
+  for (const row& r : rows) {
+    auto store = std::make_shared<scripted_store>();
+    store->next = {.allowed = true, .remaining = 7, .next_token = 1500ms};
+    application app;
+    app.use(rate_limit({.rate = 4, .burst = 9, .key = rate_limit_key::api_key, .policy_name = "shared",
+                        .store = store}));
+    app.get("/", [](context& ctx) { ctx.response().body("ok"); });
+    response res = answer(app, make_request("GET", "/", {{"X-API-Key", r.api_key}}));
+    EXPECT_EQ(res.result_int(), 200u) << r.rule;
+    EXPECT_EQ(field(res, "RateLimit"), "\"shared\";r=7;t=2") << r.rule << ": the store's decision";
+    EXPECT_EQ(field(res, "RateLimit-Policy"), "\"shared\";q=9;w=3") << r.rule;
+    ASSERT_EQ(store->keys.size(), 1u) << r.rule;
+    EXPECT_EQ(store->policy_names[0], "shared") << r.rule;
+    EXPECT_EQ(store->intervals[0], 250ms) << r.rule;
+    EXPECT_EQ(store->bursts[0], 9u) << r.rule;
+    if (r.stored_key.empty()) {
+      EXPECT_EQ(store->keys[0].size(), 65u) << r.rule;
+      EXPECT_EQ(store->keys[0][0], '#') << r.rule;
+    } else {
+      EXPECT_EQ(store->keys[0], r.stored_key) << r.rule;
+    }
+  }
+  auto store = std::make_shared<scripted_store>();
+  store->next = {.allowed = false, .retry_after = 2100ms, .next_token = 2100ms};
+  rate_limiter limiter({.store = store});
+  application app;
+  app.use(limiter.layer());
+  response refused = answer(app, "GET", "/");
+  EXPECT_EQ(refused.result_int(), 429u);
+  EXPECT_EQ(field(refused, "Retry-After"), "3") << "the store's retry_after, rounded up";
+  EXPECT_EQ(limiter.size(), 0u) << "with a store nothing is held in the process";
+}
+
+TEST(RateLimit, AStoreThatThrowsIsWhatFailOpenSays) {
+  struct row {
+    const char* rule;
+    bool fail_open;
+    unsigned status;
+    const char* retry_after;
+    std::size_t log_lines;  // for three requests in a row
+  };
+  const row rows[] = {
+      {"fail_open (the default): let through uncounted, one line per 10 s", true, 200, "", 1},
+      {"fail closed: 503 with Retry-After 1, no line", false, 503, "1", 0},
+  };
+  for (const row& r : rows) {
+    auto store = std::make_shared<scripted_store>();
+    store->fails = true;
+    std::vector<std::string> lines;
+    application app({.logger = [&](std::string_view line) { lines.emplace_back(line); }});
+    app.use(rate_limit({.policy_name = "p", .store = store, .fail_open = r.fail_open}));
+    app.get("/", [](context& ctx) { ctx.response().body("ok"); });
+    for (int i = 0; i < 3; ++i) {
+      response res = answer(app, "GET", "/");
+      EXPECT_EQ(res.result_int(), r.status) << r.rule;
+      EXPECT_EQ(field(res, "Retry-After"), r.retry_after) << r.rule;
+      EXPECT_EQ(field(res, "RateLimit"), "") << r.rule << ": no count to report";
+    }
+    ASSERT_EQ(lines.size(), r.log_lines) << r.rule;
+    if (!lines.empty()) {
+      EXPECT_EQ(lines[0], "rate_limit \"p\": the store failed (store down); 1 request(s) let through uncounted "
+                          "(fail_open)");
+    }
+  }
+}
+
 struct refused_options_row {
   const char* rule;
   rate_limit_options options;

@@ -4,6 +4,7 @@
 // instance, threads, and a Redis that has gone away answered 500. Exits 77 (skipped) without
 // redis-server (`scripts/install-deps redis`).
 #include "app_test_support.hpp"
+#include "redis_test_support.hpp"
 
 #include <waypoint/app/context.hpp>
 #include <waypoint/app/redis_session_store.hpp>
@@ -12,8 +13,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -21,70 +20,14 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace {
 
 using namespace waypoint::app;
 using namespace waypoint::app::testing;
 using namespace std::chrono_literals;
-
-// A loopback port nothing listens on now (the kernel's choice for port 0).
-std::uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-    throw std::runtime_error("no free loopback port");
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// A redis-server of its own, no persistence, for as long as this lives.
-class redis_server {
- public:
-  redis_server() : port_(free_port()) {
-    std::string port = std::to_string(port_);
-    std::vector<std::string> args = {"redis-server", "--port", port, "--bind", "127.0.0.1",
-                                     "--save", "", "--appendonly", "no", "--logfile", "/dev/null"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (::posix_spawnp(&pid_, "redis-server", nullptr, nullptr, argv.data(), environ) != 0)
-      throw std::runtime_error("cannot start redis-server");
-    for (int i = 0; i < 100; ++i) {  // up to 5 s for it to listen
-      try {
-        redis_session_store probe({.port = port_});
-        return;
-      } catch (const std::runtime_error&) {
-        std::this_thread::sleep_for(50ms);
-      }
-    }
-    stop();
-    throw std::runtime_error("redis-server did not start listening on port " + port);
-  }
-  ~redis_server() { stop(); }
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = 0;
-  }
-  std::uint16_t port() const { return port_; }
-
- private:
-  std::uint16_t port_;
-  pid_t pid_ = 0;
-};
 
 redis_server* server = nullptr;
 
@@ -238,10 +181,7 @@ TEST(RedisSessionStore, ARedisThatStopsAnsweringCostsATimeoutNotAHang) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (std::system("command -v redis-server >/dev/null 2>&1") != 0) {
-    std::puts("redis-server not installed (scripts/install-deps redis): skipped");
-    return 77;
-  }
+  skip_without_redis_server();
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new redis_environment);
   return RUN_ALL_TESTS();

@@ -47,10 +47,9 @@ struct redis_session_store_options {
 
 // A session_store on Redis: GET, SET with PX (the session's time to live, so Redis drops
 // abandoned sessions itself), DEL. Thread-safe: each call has a connection to itself, taken
-// from a small pool under a mutex held only to take or give one back. A connection that
-// failed (a timeout, a reply that is an error) is closed, not reused; the next call opens
-// another. Errors throw std::runtime_error naming the command and what Redis or the socket
-// said.
+// from a small pool under a mutex held only to take or give one back. A connection whose
+// socket failed (a timeout, a reset) is closed, not reused; the next call opens another.
+// Errors throw std::runtime_error naming the command and what Redis or the socket said.
 class redis_session_store final : public session_store {
  public:
   // Connects once, so that a wrong address fails here rather than on the first request.
