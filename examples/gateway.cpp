@@ -30,6 +30,7 @@
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/openapi.hpp>
 #if WAYPOINT_GATEWAY_REDIS
+#include <waypoint/app/redis_rate_limit_store.hpp>
 #include <waypoint/app/redis_session_store.hpp>
 #endif
 #include <waypoint/app/serve.hpp>
@@ -375,7 +376,9 @@ waypoint::examples::security_setup security_stores(const std::string& redis) {
   auto port = static_cast<std::uint16_t>(parse_number("--redis's port", redis.substr(colon + 1), 65535));
   std::string host = redis.substr(0, colon);
   return {.sessions = std::make_shared<wa::redis_session_store>(
-              wa::redis_session_store_options{.host = host, .port = port})};
+              wa::redis_session_store_options{.host = host, .port = port}),
+          .limits = std::make_shared<wa::redis_rate_limit_store>(
+              wa::redis_rate_limit_store_options{.host = host, .port = port})};
 #else
   fail("--redis: this gateway was built without hiredis (scripts/install-deps redis, then build)");
 #endif

@@ -69,6 +69,7 @@ WAYPOINT_JSON_OBJECT(signed_in_user, user)
 // What the gateway prints, and the stores N gateways share (null: each its own, in memory).
 struct security_setup {
   std::shared_ptr<app::session_store> sessions{};
+  std::shared_ptr<app::rate_limit_store> limits{};
 };
 
 class demo_security {
@@ -97,7 +98,8 @@ class demo_security {
   void add_routes(app::application& app, const security_setup& setup) const {
     // Ten guesses at once, then one a second, per client: shared by both password routes.
     auto guesses = std::make_shared<app::rate_limiter>(
-        app::rate_limit_options{.rate = 1, .burst = 10, .policy_name = "sign-in"});
+        app::rate_limit_options{
+            .rate = 1, .burst = 10, .policy_name = "sign-in", .store = setup.limits});
     auto self = std::make_shared<const demo_security>(*this);
 
     app.group("/v1/auth", guesses->layer())
