@@ -6,7 +6,10 @@
 //   $ python3 -m websockets ws://127.0.0.1:8080/v1/echo      # type a line, get it back
 #pragma once
 
+#include <waypoint/app/topics.hpp>
 #include <waypoint/app/websocket.hpp>
+
+#include <memory>
 
 #include <ostream>
 #include <string>
@@ -24,11 +27,43 @@ inline void add_websocket_route(app::application& app) {
   app.describe({.summary = "WebSocket echo: every message comes back as it was sent"});
 }
 
+inline constexpr std::string_view rooms_path = "/v1/rooms/";
+
+// A chat room per name: a text message from anyone in the room goes to everyone in it (its
+// sender too), through a topic hub whose per-connection queue drops the oldest messages of a
+// reader that falls behind rather than hold up the room.
+inline void add_room_route(app::application& app) {
+  auto hub = std::make_shared<app::topic_hub>(app::topic_hub_options{
+      .max_queued_bytes = 256 * 1024, .max_queued_messages = 256,
+      .on_overflow = app::overflow_policy::drop_oldest});
+  app.websocket(std::string(rooms_path) + "{room}",
+                [hub](app::context& ctx, app::websocket& ws) -> app::awaitable<void> {
+                  std::string room(ctx.path_value("room"));
+                  app::topic_subscriber member(*hub, ws);
+                  std::string refused;
+                  try {
+                    member.subscribe(room);
+                  } catch (const std::exception& e) {  // a name past the hub's bound
+                    refused = e.what();
+                  }
+                  if (!refused.empty()) {
+                    co_await ws.close(app::close_code::policy_error, refused);
+                    co_return;
+                  }
+                  co_await member.run([&](const app::websocket_message& m) {
+                    if (!m.binary) hub->publish(room, m.payload);
+                  });
+                });
+  app.describe({.summary = "A room: every text message goes to everyone in the room"});
+}
+
 // `base` is the gateway's http:// URL.
 inline void print_websocket_example(std::ostream& out, const std::string& base) {
   std::string ws = "ws" + base.substr(base.find(':'));
   out << "  python3 -m websockets " << ws << websocket_echo_path
       << "   # WebSocket echo (Debian: python3-websockets)\n";
+  out << "  python3 -m websockets " << ws << rooms_path
+      << "lobby   # a room: run it in two terminals, what one types the other sees\n";
 }
 
 }  // namespace waypoint::examples

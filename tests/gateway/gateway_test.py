@@ -869,17 +869,36 @@ asyncio.run(main(sys.argv[1]))
 '''
 
 
-def check_printed_websocket_line_echoes(binary):
+# Two clients in the printed room: what each sends, both receive, in the order sent.
+ROOM_CLIENT = r'''
+import asyncio, sys, websockets
+async def main(url):
+    async with websockets.connect(url) as a, websockets.connect(url) as b:
+        await asyncio.sleep(0.2)  # both joined before the first message
+        await a.send("from a")
+        await b.send("from b")
+        for ws in (a, b):
+            got = {await asyncio.wait_for(ws.recv(), 5) for _ in range(2)}
+            assert got == {"from a", "from b"}, "the room delivered %r" % got
+asyncio.run(main(sys.argv[1]))
+'''
+
+
+def check_printed_websocket_lines_echo_and_share_a_room(binary):
     g = Gateway(binary)
     try:
-        lines = [l.split() for l in g.printed if l.strip().startswith("python3 -m websockets ")]
-        expect(len(lines) == 1, "one printed WebSocket line, got %r" % lines)
-        url = lines[0][3]
+        lines = [l for l in g.printed if l.strip().startswith("python3 -m websockets ")]
+        clients = [(line, WEBSOCKET_CLIENT if "# WebSocket echo" in line else
+                    ROOM_CLIENT if "# a room" in line else None) for line in lines]
+        expect(len(lines) == 2 and all(c for _, c in clients),
+               "two printed WebSocket lines, the echo and a room, got %r" % lines)
         python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
-        r = subprocess.run([python, "-c", WEBSOCKET_CLIENT, url], capture_output=True, text=True,
-                           timeout=20)
-        expect(r.returncode == 0, "WebSocket echo through %s failed (python3-websockets is "
-               "installed by scripts/install-deps): %s" % (url, r.stderr.strip()[-400:]))
+        for line, client in clients:
+            url = line.split()[3]
+            r = subprocess.run([python, "-c", client, url], capture_output=True, text=True,
+                               timeout=20)
+            expect(r.returncode == 0, "WebSocket line %s failed (python3-websockets is "
+                   "installed by scripts/install-deps): %s" % (line.strip(), r.stderr.strip()[-400:]))
     finally:
         g.stop()
 
@@ -922,7 +941,7 @@ def check_printed_inspector_line_lists_the_tools(binary):
 
 # prism_test.py places each of these: run again through Prism, or left out with a reason.
 CHECKS = [
-    check_printed_websocket_line_echoes,
+    check_printed_websocket_lines_echo_and_share_a_room,
     check_printed_inspector_line_lists_the_tools,
     check_every_printed_curl_line_answers_as_documented,
     check_order_book_reads_its_inputs_pages_and_answers_304,

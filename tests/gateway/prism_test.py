@@ -72,7 +72,7 @@ THROUGH_PRISM = [
 LEFT_OUT = {
     "check_docs_page_without_local_files_loads_pinned_swagger_ui_with_integrity":
         "Prism follows the gateway's 302 to jsDelivr itself, so the check would ask the CDN",
-    "check_printed_websocket_line_echoes": "Prism proxies no WebSocket upgrade",
+    "check_printed_websocket_lines_echo_and_share_a_room": "Prism proxies no WebSocket upgrade",
     "check_printed_inspector_line_lists_the_tools":
         "its traffic is JSON-RPC to /mcp, which the document leaves out",
     "check_readiness_says_503_from_sigterm_until_the_listeners_close":

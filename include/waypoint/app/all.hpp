@@ -27,4 +27,5 @@
 #include "waypoint/app/sessions.hpp"
 #include "waypoint/app/static_files.hpp"
 #include "waypoint/app/trace_context.hpp"
+#include "waypoint/app/topics.hpp"
 #include "waypoint/app/websocket.hpp"

@@ -15,7 +15,7 @@
 // messages), drained by its own coroutine at the pace its peer reads. When a queue would go
 // past its bounds, the hub's overflow policy applies to that connection alone: close it with
 // 1008 ("slow consumer"), or drop its oldest queued messages. Either way the publisher and
-// the other subscribers carry on. docs/websocket.md, "Topics", says what a subscriber costs.
+// the other subscribers carry on. docs/server.md, "Topics", says what a subscriber costs.
 #pragma once
 
 #include "waypoint/app/websocket.hpp"
