@@ -187,7 +187,7 @@ struct connection_endpoints {
   listen_address local{"", 0};
   listen_address remote{"", 0};
   // Of a unix connection: the peer process's pid, uid and gid.
-  std::optional<peer_credentials> peer;
+  std::optional<peer_credentials> peer{};
 };
 
 // A byte range of an open file, sent as a response's body straight from the page cache
