@@ -137,8 +137,7 @@ opened_listener open_unix_listener(asio::io_context& context, const listen_addre
     reclaim_stale(at, a.address);
     acceptor.bind(endpoint, ec);
   }
-  if (ec == asio::error::address_in_use)
-    fail(EADDRINUSE, a.address, "a server is listening on it");
+  if (ec == asio::error::address_in_use) fail(EADDRINUSE, a.address, "a server is listening on it");
   if (ec) fail(ec.value(), a.address, "bind");
   std::optional<socket_file> file;
   if (!at.abstract()) {
@@ -147,8 +146,8 @@ opened_listener open_unix_listener(asio::io_context& context, const listen_addre
     file.emplace(at.path, st.st_dev, st.st_ino);
     if (a.unix_file.mode != 0 && ::chmod(at.path.c_str(), a.unix_file.mode) != 0)
       fail(errno, a.address, "chmod");
-    if (!a.unix_file.group.empty() &&
-        ::chown(at.path.c_str(), static_cast<uid_t>(-1), group_id(a.unix_file.group, a.address)) != 0)
+    if (!a.unix_file.group.empty() && ::chown(at.path.c_str(), static_cast<uid_t>(-1),
+                                              group_id(a.unix_file.group, a.address)) != 0)
       fail(errno, a.address, "chown to the group \"" + a.unix_file.group + "\"");
   }
   if (acceptor.listen(asio::socket_base::max_listen_connections, ec))
@@ -162,8 +161,9 @@ std::string why_not_listening(int fd) {
   int value = 0;
   socklen_t size = sizeof value;
   if (::getsockopt(fd, SOL_SOCKET, SO_TYPE, &value, &size) != 0)
-    return errno == ENOTSOCK ? "is not a socket" : "cannot be asked for its type (" +
-                                                       std::system_category().message(errno) + ")";
+    return errno == ENOTSOCK
+               ? "is not a socket"
+               : "cannot be asked for its type (" + std::system_category().message(errno) + ")";
   if (value != SOCK_STREAM) return "is not a stream socket";
   size = sizeof value;
   if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &value, &size) != 0 || value == 0)

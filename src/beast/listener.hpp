@@ -47,9 +47,9 @@ struct opened_listener {
 struct listener {
   acceptor_type acceptor;
   worker* owner;
-  std::optional<timer_type> retry;  // after EMFILE and the like, wait before accepting again
-  bool tls = false;                 // its connections speak TLS
-  bool tcp = true;                  // its connections get TCP_NODELAY
+  std::optional<timer_type> retry;    // after EMFILE and the like, wait before accepting again
+  bool tls = false;                   // its connections speak TLS
+  bool tcp = true;                    // its connections get TCP_NODELAY
   std::optional<socket_file> file{};  // a unix listener's, removed at close
 };
 

@@ -19,8 +19,8 @@ unix_address parse_unix_address(std::string_view address) {
   if (name.find('\0') != std::string_view::npos) refuse("holds a NUL byte");
   if (name.size() > max_unix_path_bytes)
     refuse("is " + std::to_string(name.size()) + " bytes long; a unix socket " +
-           (abstract ? "name" : "path") + " holds at most " +
-           std::to_string(max_unix_path_bytes) + " (sun_path)");
+           (abstract ? "name" : "path") + " holds at most " + std::to_string(max_unix_path_bytes) +
+           " (sun_path)");
   unix_address a;
   a.sockaddr.sun_family = AF_UNIX;
   // An abstract name starts with a NUL and is as long as the address says, no terminator.

@@ -213,7 +213,8 @@ void leave_a_killed_servers_file(const std::string& path) {
     a.sun_family = AF_UNIX;
     std::memcpy(a.sun_path, path.c_str(), path.size());
     int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 8) != 0)
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(fd, 8) != 0)
       ::_exit(1);
     ::raise(SIGSTOP);  // tells the parent it is listening
     ::pause();
@@ -332,8 +333,8 @@ TEST(UnixListener, BadAddressesAreRefusedAtConstructionNamingWhy) {
 
 TEST(UnixListener, UnknownGroupIsAnErrorNamingIt) {
   scratch_dir d;
-  wb::server s(unix_options(wb::listen_address::unix_socket(
-                   d.path("g.sock"), {.group = "no-such-group-waypoint"})),
+  wb::server s(unix_options(wb::listen_address::unix_socket(d.path("g.sock"),
+                                                            {.group = "no-such-group-waypoint"})),
                [](const wb::request&, wb::response&) {});
   try {
     s.start();
@@ -341,7 +342,8 @@ TEST(UnixListener, UnknownGroupIsAnErrorNamingIt) {
   } catch (const std::system_error& e) {
     EXPECT_NE(std::string(e.what()).find("no-such-group-waypoint"), std::string::npos) << e.what();
   }
-  EXPECT_FALSE(fs::exists(fs::symlink_status(d.path("g.sock")))) << "the failed start left its file";
+  EXPECT_FALSE(fs::exists(fs::symlink_status(d.path("g.sock"))))
+      << "the failed start left its file";
 }
 
 // --- the peer -------------------------------------------------------------------------
@@ -366,15 +368,76 @@ TEST(UnixListener, HandlersReadThePeersCredentialsAndPid) {
 }
 
 TEST(UnixListener, TcpPeersCarryNoCredentials) {
-  wb::server s(test_options(), [](wb::exchange& x) {
-    x.response().body() = x.endpoints().peer ? "peer" : "none";
-  });
+  wb::server s(test_options(),
+               [](wb::exchange& x) { x.response().body() = x.endpoints().peer ? "peer" : "none"; });
   s.start();
   waypoint::testing::test_client c(s.endpoints().front().port);
   ASSERT_TRUE(c.send(waypoint::testing::request_text("GET", "/")));
   auto reply = c.read();
   ASSERT_TRUE(reply);
   EXPECT_EQ(reply->body(), "none");
+}
+
+// --- the server's other rules, unchanged over a unix listener --------------------------
+
+// Sends a request on `fd` without waiting for the reply.
+bool send_request(int fd, const std::string& target) {
+  std::string req = "GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n";
+  return ::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size());
+}
+
+// Everything until the server closes (bounded by the socket's receive timeout).
+std::string read_all(int fd) {
+  std::string out;
+  char chunk[4096];
+  for (ssize_t n; (n = ::recv(fd, chunk, sizeof chunk, 0)) > 0;)
+    out.append(chunk, static_cast<std::size_t>(n));
+  return out;
+}
+
+TEST(UnixListener, DrainFinishesTheRequestInFlightAndRefusesNewConnections) {
+  scratch_dir d;
+  std::string path = d.path("drain.sock");
+  waypoint::testing::gate g;
+  auto router = make_router(&g);
+  wb::server s(unix_options(wb::listen_address::unix_socket(path)), wb::dispatch_to(*router));
+  s.start();
+  int fd = connect_unix(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_request(fd, "/slow"));
+  g.entered.get_future().wait();
+  s.stop();  // returns once the listener is closed and its file gone
+  EXPECT_FALSE(fs::exists(fs::symlink_status(path)));
+  EXPECT_LT(connect_unix(path), 0) << "a new connection during the drain";
+  g.release.set_value();
+  std::string reply = read_all(fd);
+  ::close(fd);
+  EXPECT_NE(reply.find("HTTP/1.1 200"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("Connection: close"), std::string::npos) << reply;
+  EXPECT_EQ(body_of(reply), "finished");
+  s.wait();
+}
+
+TEST(UnixListener, ConnectionsPastTheLimitGet503) {
+  scratch_dir d;
+  std::string path = d.path("limit.sock");
+  wb::server_options o = unix_options(wb::listen_address::unix_socket(path));
+  o.max_connections = 2;
+  unix_server s(std::move(o));
+  std::vector<int> served;
+  for (int i = 0; i < 2; ++i) {
+    served.push_back(connect_unix(path));
+    ASSERT_TRUE(send_request(served.back(), "/users/me"));
+    char buffer[512];
+    ASSERT_GT(::recv(served.back(), buffer, sizeof buffer, 0), 0);  // accepted and counted
+  }
+  int over = connect_unix(path);
+  ASSERT_GE(over, 0);
+  std::string refused = read_all(over);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  EXPECT_EQ(s.server.stats().refused, 1u);
+  for (int fd : served) ::close(fd);
+  ::close(over);
 }
 
 // --- inherited listeners --------------------------------------------------------------
@@ -448,8 +511,8 @@ TEST(InheritedListener, VariablesForAnotherProcessGiveNothingAndAreCleared) {
     const char* pid;
     const char* fds;
   } rows[] = {
-      {"1", "2"},              // another process's
-      {"", "1"},               // no pid
+      {"1", "2"},  // another process's
+      {"", "1"},   // no pid
       {"self", "not-a-number"},
       {"self", "-1"},
   };

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The example gateway on a unix socket and under socket activation, as an operator meets
-them: curl --unix-socket (GET and HEAD), the access log naming the peer by its pid, a second
+them: curl --unix-socket (GET and HEAD), a WebSocket echo through the socket, the access
+log naming the peer by its pid, a second
 gateway refused the live socket, a gateway killed with SIGKILL whose stale file the next one
 reclaims, the file removed at SIGTERM, and systemd-socket-activate (Debian's systemd
 package) starting the gateway with --listen-fd on a TCP address and a unix path.
@@ -91,11 +92,40 @@ def check_access_log_names_a_unix_peer_by_its_pid(binary):
                "the access log names the peer unix:%d, got %r" % (os.getpid(), log[-600:]))
 
 
+# The printed WebSocket route's echo, over the unix socket (python3-websockets' unix_connect).
+UNIX_WEBSOCKET_CLIENT = r'''
+import asyncio, sys, websockets
+async def main(path, url):
+    async with websockets.unix_connect(path, url) as ws:
+        for message in ["hello", b"\x00\x01\xff"]:
+            await ws.send(message)
+            got = await ws.recv()
+            assert got == message, "echo of %r: %r" % (message, got)
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+'''
+
+
+def check_websocket_echoes_over_the_unix_socket(binary):
+    with Scratch() as d:
+        path = d.path("ws.sock")
+        g = Gateway(binary, "--unix", path)
+        try:
+            lines = [l.split() for l in g.printed if l.strip().startswith("python3 -m websockets ")]
+            expect(len(lines) == 1, "one printed WebSocket line, got %r" % lines)
+            # The same route, reached through the socket: only the host part changes.
+            url = re.sub(r"^ws://[^/]+", "ws://localhost", lines[0][3])
+            r = subprocess.run(["/usr/bin/python3", "-c", UNIX_WEBSOCKET_CLIENT, path, url],
+                               capture_output=True, text=True, timeout=20)
+            expect(r.returncode == 0, "WebSocket echo over %s (%s) failed: %s"
+                   % (path, url, r.stderr.strip()[-400:]))
+        finally:
+            g.stop()
+
+
 def start_raw(binary, *args):
-    """The gateway without the Gateway class's reading: (process, first stderr line or '')."""
-    p = subprocess.Popen([binary, "--port", "0", "--quiet"] + list(args),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    return p
+    """The gateway, not waited for (it may fail to start): its process."""
+    return subprocess.Popen([binary, "--port", "0", "--quiet"] + list(args),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def check_second_gateway_is_refused_the_live_socket_naming_it(binary):
@@ -193,6 +223,7 @@ def check_listen_fd_without_sockets_is_an_error(binary):
 CHECKS = [
     check_curl_over_the_unix_socket_gets_the_route_and_head_its_length,
     check_access_log_names_a_unix_peer_by_its_pid,
+    check_websocket_echoes_over_the_unix_socket,
     check_second_gateway_is_refused_the_live_socket_naming_it,
     check_restart_after_sigkill_reclaims_the_stale_file,
     check_listen_fd_without_sockets_is_an_error,
