@@ -2,7 +2,8 @@
 // Channels client, npm's phoenix, with ws as its WebSocket (Node has none built in): it
 // joins, pushes and gets replies, hears another client's broadcasts, is refused by the join
 // hook, keeps its heartbeat answered, leaves, rejoins a channel that crashed, sees a channel
-// the server closes, and is refused a protocol version other than 2.0.x.
+// the server closes, and is refused a protocol version other than 2.0.x; then, with ws
+// alone, frames phoenix.js never sends (not JSON, binary) close the socket.
 //
 // Run by tests/phoenix/check, with WAYPOINT_PHOENIX_SERVER and WAYPOINT_PHOENIX_NODE_DIR
 // (build/node-phoenix).
@@ -206,4 +207,27 @@ test('VersionOtherThan2IsRefused', async () => {
   socket.disconnect();
   assert.equal(event.code, 1008);
   assert.match(event.reason, /vsn=2\.0\.0/);
+});
+
+// Below the client's API: what a frame it would never send gets (topic_subscriber::close,
+// after what was queued before it).
+test('FrameThatIsNotJsonClosesWith1007AfterTheRepliesBeforeIt', async () => {
+  const ws = new WebSocket(`${endpoint}/websocket?vsn=2.0.0`);
+  const received = [];
+  ws.on('message', (data) => received.push(JSON.parse(data.toString())));
+  await new Promise((resolve, reject) => { ws.on('open', resolve); ws.on('error', reject); });
+  ws.send('[null,"1","phoenix","heartbeat",{}]');
+  ws.send('["1","2","room:raw"');
+  const [code, reason] = await within(3000, new Promise((resolve) => ws.on('close', (c, r) => resolve([c, r.toString()]))), 'close');
+  assert.equal(code, 1007);
+  assert.match(reason, /^malformed JSON at byte \d+$/);
+  assert.deepEqual(received, [[null, '1', 'phoenix', 'phx_reply', { status: 'ok', response: {} }]]);
+});
+
+test('BinaryFrameClosesWith1003', async () => {
+  const ws = new WebSocket(`${endpoint}/websocket?vsn=2.0.0`);
+  await new Promise((resolve, reject) => { ws.on('open', resolve); ws.on('error', reject); });
+  ws.send(Buffer.from([0, 1, 2]));
+  const code = await within(3000, new Promise((resolve) => ws.on('close', resolve)), 'close');
+  assert.equal(code, 1003);
 });
