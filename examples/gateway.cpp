@@ -461,6 +461,7 @@ int main(int argc, char** argv) {
           app, waypoint::beast::resource_budget(o.upload_disk_budget));
       waypoint::examples::add_websocket_route(app);
       waypoint::examples::add_room_route(app);
+      waypoint::examples::add_phoenix_route(app);
       if (!o.api_token.empty()) waypoint::examples::add_account_route(app, o.api_token);
       security.add_routes(app, security_stores(o.redis));
       // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.

@@ -6,11 +6,12 @@
 //   $ python3 -m websockets ws://127.0.0.1:8080/v1/echo      # type a line, get it back
 #pragma once
 
+#include <waypoint/app/phoenix.hpp>
 #include <waypoint/app/topics.hpp>
 #include <waypoint/app/websocket.hpp>
 
 #include <memory>
-
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -57,6 +58,31 @@ inline void add_room_route(app::application& app) {
   app.describe({.summary = "A room: every text message goes to everyone in the room"});
 }
 
+inline constexpr std::string_view phoenix_socket_path = "/v1/socket/websocket";
+
+// The Phoenix Channels protocol (npm's phoenix client: new Socket("ws://HOST/v1/socket")):
+// any "room:NAME" joins, and a "shout" pushed on it goes to everyone in the room. Its own
+// hub: its topics carry Phoenix frames, which the raw rooms above must not get.
+inline void add_phoenix_route(app::application& app) {
+  auto hub = std::make_shared<app::topic_hub>(app::topic_hub_options{
+      .max_queued_bytes = 256 * 1024, .max_queued_messages = 256,
+      .on_overflow = app::overflow_policy::drop_oldest});
+  app.websocket(
+      phoenix_socket_path,
+      app::phoenix_socket(
+          hub, {.join = [](app::context&, std::string_view topic, std::string_view) {
+                  if (!topic.starts_with("room:")) return app::phoenix_reply::error("unmatched topic");
+                  return app::phoenix_reply::ok();
+                },
+                .on_event = [](app::phoenix_channel& room, std::string_view event,
+                               std::string_view payload) -> std::optional<app::phoenix_reply> {
+                  if (event != "shout") return app::phoenix_reply::error("unknown event");
+                  room.broadcast("shout", payload);
+                  return app::phoenix_reply::ok();
+                }}));
+  app.describe({.summary = "Phoenix Channels (V2 JSON): room:NAME topics, shout broadcasts"});
+}
+
 // `base` is the gateway's http:// URL.
 inline void print_websocket_example(std::ostream& out, const std::string& base) {
   std::string ws = "ws" + base.substr(base.find(':'));
@@ -64,6 +90,9 @@ inline void print_websocket_example(std::ostream& out, const std::string& base) 
       << "   # WebSocket echo (Debian: python3-websockets)\n";
   out << "  python3 -m websockets " << ws << rooms_path
       << "lobby   # a room: run it in two terminals, what one types the other sees\n";
+  out << "  python3 -m websockets '" << ws << phoenix_socket_path
+      << "?vsn=2.0.0'   # Phoenix Channels: send [\"1\",\"1\",\"room:lobby\",\"phx_join\",{}] "
+         "then [\"1\",\"2\",\"room:lobby\",\"shout\",{\"body\":\"hi\"}]\n";
 }
 
 }  // namespace waypoint::examples

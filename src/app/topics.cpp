@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -50,7 +51,7 @@ struct topic_mailbox {
     bool queued = false;
     {
       std::lock_guard lock(mutex);
-      if (!open || closing) return false;
+      if (!open || closing || finish) return false;
       bool fits = size <= limits.max_queued_bytes;
       while (fits && (bytes + size > limits.max_queued_bytes ||
                       queue.size() + 1 > limits.max_queued_messages)) {
@@ -81,6 +82,24 @@ struct topic_mailbox {
       wake_posted = true;
       queued = fits;
     }
+    post_wake();
+    return queued;
+  }
+
+  // The drain closes the connection once the queue is empty; nothing is queued after this.
+  void finish_with(close_code code, std::string_view reason) {
+    {
+      std::lock_guard lock(mutex);
+      if (!open || closing || finish) return;
+      finish.emplace(code, std::string(reason));
+      if (wake_posted) return;
+      wake_posted = true;
+    }
+    post_wake();
+  }
+
+  // Called once wake_posted was set, with the mutex released.
+  void post_wake() {
     asio::post(executor, [self = self.lock()] {
       {
         std::lock_guard lock(self->mutex);
@@ -88,7 +107,6 @@ struct topic_mailbox {
       }
       self->wake.cancel();
     });
-    return queued;
   }
 
   // Called with the mutex held.
@@ -116,6 +134,8 @@ struct topic_mailbox {
   bool open = true;                                     // guarded by mutex
   bool closing = false;                                 // guarded by mutex
   bool wake_posted = false;                             // guarded by mutex
+  // Set by topic_subscriber::close(): the close the drain sends once the queue is empty.
+  std::optional<std::pair<close_code, std::string>> finish;  // guarded by mutex
 };
 
 }  // namespace detail
@@ -250,28 +270,38 @@ bool topic_subscriber::unsubscribe(std::string_view topic) {
   return true;
 }
 
+bool topic_subscriber::send(std::string_view payload, bool binary) {
+  return mailbox_->offer(std::make_shared<const published>(published{std::string(payload), binary}));
+}
+
+void topic_subscriber::close(close_code code, std::string_view reason) {
+  mailbox_->finish_with(code, reason);
+}
+
 namespace {
 
 // Sends what the mailbox holds, and waits for more, until the connection closes.
 awaitable<void> drain(detail::topic_mailbox& box, websocket& ws) {
   for (;;) {
     std::shared_ptr<const published> next;
-    bool close = false;
+    std::optional<std::pair<close_code, std::string>> close;
     {
       std::lock_guard lock(box.mutex);
       if (!box.open) co_return;
       if (box.closing) {
-        close = true;
+        close.emplace(close_code::policy_error, "slow consumer");
       } else if (!box.queue.empty()) {
         next = std::move(box.queue.front());
         box.queue.pop_front();
         box.bytes -= next->payload.size();
         box.counters->queued_bytes -= next->payload.size();
+      } else if (box.finish) {
+        close = box.finish;
       }
     }
     if (close) {
       try {
-        co_await ws.close(close_code::policy_error, "slow consumer");
+        co_await ws.close(close->first, close->second);
       } catch (const boost::system::system_error&) {
       }
       co_return;

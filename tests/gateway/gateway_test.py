@@ -899,17 +899,38 @@ asyncio.run(main(sys.argv[1]))
 '''
 
 
+# The printed Phoenix Channels line, with the frames it says to send: two clients join
+# room:lobby, one shouts, both hear it as a broadcast ([null, null, topic, event, payload]).
+PHOENIX_CLIENT = r'''
+import asyncio, json, sys, websockets
+async def main(url):
+    async with websockets.connect(url) as a, websockets.connect(url) as b:
+        for ws in (a, b):
+            await ws.send('["1","1","room:lobby","phx_join",{}]')
+            got = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            assert got == ["1", "1", "room:lobby", "phx_reply",
+                           {"status": "ok", "response": {}}], "join: %r" % got
+        await a.send('["1","2","room:lobby","shout",{"body":"hi"}]')
+        for ws in (a, b):
+            got = [json.loads(await asyncio.wait_for(ws.recv(), 5)) for _ in range(2 if ws is a else 1)]
+            assert [None, None, "room:lobby", "shout", {"body": "hi"}] in got, "room: %r" % got
+asyncio.run(main(sys.argv[1]))
+'''
+
+
 def check_printed_websocket_lines_echo_and_share_a_room(binary):
     g = Gateway(binary)
     try:
         lines = [l for l in g.printed if l.strip().startswith("python3 -m websockets ")]
         clients = [(line, WEBSOCKET_CLIENT if "# WebSocket echo" in line else
-                    ROOM_CLIENT if "# a room" in line else None) for line in lines]
-        expect(len(lines) == 2 and all(c for _, c in clients),
-               "two printed WebSocket lines, the echo and a room, got %r" % lines)
+                    ROOM_CLIENT if "# a room" in line else
+                    PHOENIX_CLIENT if "# Phoenix Channels" in line else None) for line in lines]
+        expect(len(lines) == 3 and all(c for _, c in clients),
+               "three printed WebSocket lines, the echo, a room and Phoenix Channels, got %r"
+               % lines)
         python = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.executable
         for line, client in clients:
-            url = line.split()[3]
+            url = line.split()[3].strip("'")  # quoted for the shell when it has a query
             r = subprocess.run([python, "-c", client, url], capture_output=True, text=True,
                                timeout=20)
             expect(r.returncode == 0, "WebSocket line %s failed (python3-websockets is "

@@ -21,6 +21,7 @@
 #include "waypoint/app/metrics.hpp"
 #include "waypoint/app/middleware.hpp"
 #include "waypoint/app/openapi.hpp"
+#include "waypoint/app/phoenix.hpp"
 #include "waypoint/app/rate_limit.hpp"
 #include "waypoint/app/security_headers.hpp"
 #include "waypoint/app/serve.hpp"

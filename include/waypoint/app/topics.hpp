@@ -130,6 +130,15 @@ class topic_subscriber {
   bool unsubscribe(std::string_view topic);
   const std::vector<std::string>& topics() const noexcept { return topics_; }
 
+  // Queues `payload` for this connection alone, behind what is queued for it: a reply goes
+  // out in order with the publishes before it, under the same bounds and overflow policy.
+  // False when it will not be sent (the queue refused it, or the connection is closing).
+  bool send(std::string_view payload, bool binary = false);
+  // Closes the connection with `code` and `reason` once what is queued now has been sent;
+  // nothing offered after this is queued. For run()'s callback, which cannot wait for a
+  // close itself.
+  void close(close_code code, std::string_view reason);
+
   // Serves the connection until it closes: reads the peer's messages, handing each to
   // `on_message` (which may publish, subscribe or unsubscribe), and meanwhile sends what is
   // published to its topics, in publish order per publisher. Returns when the connection is
