@@ -4,7 +4,8 @@
 // subscribers (real WebSocket clients, Beast's, on both servers), once, in each publisher's
 // order, byte for byte; what is on the channel and is not a frame is ignored; Redis stopped
 // mid-run and started again: local delivery goes on meanwhile, delivery between instances
-// resumes; a broker stops promptly with Redis gone or silent. Exits 77 (skipped) without
+// resumes; a Redis that stops answering is noticed by the heartbeat; a broker stops
+// promptly with Redis gone or silent. Exits 77 (skipped) without
 // redis-server (`scripts/install-deps redis`).
 #include "redis_test_support.hpp"
 
@@ -261,6 +262,26 @@ TEST(RedisTopicBroker, ResumesAfterRedisRestartsAndDropsWhatWasPublishedMeanwhil
   EXPECT_GE(b.broker->stats().reconnects, 1u);
   EXPECT_GE(a.broker->stats().dropped, 5u);
   EXPECT_TRUE(b.broker->stats().subscribed);
+}
+
+TEST(RedisTopicBroker, NoticesARedisThatStopsAnsweringAndSubscribesAgainWhenItAnswers) {
+  redis_server redis;
+  broker_instance a(redis.port()), b(redis.port());
+  redis.pause();  // its sockets stay open: only the heartbeat's unanswered PING tells
+  bool noticed = false;
+  for (int i = 0; i < 60 && !noticed; ++i) {
+    std::this_thread::sleep_for(50ms);
+    noticed = !b.broker->stats().subscribed;
+  }
+  EXPECT_TRUE(noticed) << "within two heartbeats (300 ms each)";
+  redis.resume();
+  bool resumed = false;
+  for (int i = 0; i < 100 && !resumed; ++i) {
+    a.broker->publish("t", "answering again", false);
+    resumed = b.seen.await(1, 100ms);
+  }
+  ASSERT_TRUE(resumed);
+  EXPECT_GE(b.broker->stats().reconnects, 1u);
 }
 
 // ---- two servers, real WebSocket clients ------------------------------------------------
