@@ -27,13 +27,13 @@ int main() {
     app::topic_subscriber member(*hub, ws);
     member.subscribe(topic);
     co_await member.run([&](const app::websocket_message& m) {
-      if (!m.binary) hub->publish(topic, m.payload);  // here at once, the other instances through Redis
+      if (!m.binary) hub->publish(topic, m.payload);  // here now, elsewhere through Redis
     });
   });
   a.get("/v1/rooms-stats", [broker](app::context& ctx) {
     app::redis_topic_broker_stats s = broker->stats();
-    ctx.response().body(std::string(s.subscribed ? "subscribed" : "not subscribed") +
-                        ", sent " + std::to_string(s.sent) + ", dropped " + std::to_string(s.dropped));
+    ctx.response().body(std::string(s.subscribed ? "subscribed" : "not subscribed") + ", sent " +
+                        std::to_string(s.sent) + ", dropped " + std::to_string(s.dropped));
   });
   app::serve(a, {});
 }

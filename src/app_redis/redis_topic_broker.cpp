@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -24,7 +25,6 @@
 #include <thread>
 #include <utility>
 
-#include <cerrno>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -50,14 +50,16 @@ instance_id random_instance_id() {
   return id;
 }
 
-std::string encode(const instance_id& id, std::string_view topic, std::string_view payload, bool binary) {
+std::string encode(const instance_id& id, std::string_view topic, std::string_view payload,
+                   bool binary) {
   std::string frame;
   frame.reserve(header_bytes + topic.size() + payload.size());
   frame.push_back(static_cast<char>(frame_version));
   frame.push_back(static_cast<char>(binary ? 1 : 0));
   frame.append(id.data(), id.size());
   auto length = static_cast<std::uint32_t>(topic.size());
-  for (int shift = 24; shift >= 0; shift -= 8) frame.push_back(static_cast<char>((length >> shift) & 0xff));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    frame.push_back(static_cast<char>((length >> shift) & 0xff));
   frame.append(topic).append(payload);
   return frame;
 }
@@ -70,7 +72,8 @@ struct decoded {
 
 // False for anything on the channel that is not a frame of this version.
 bool decode(std::string_view frame, const instance_id& self, decoded& out) {
-  if (frame.size() < header_bytes || static_cast<unsigned char>(frame[0]) != frame_version) return false;
+  if (frame.size() < header_bytes || static_cast<unsigned char>(frame[0]) != frame_version)
+    return false;
   auto flags = static_cast<unsigned char>(frame[1]);
   if (flags > 1) return false;
   std::uint32_t length = 0;
@@ -96,19 +99,24 @@ timeval to_timeval(std::chrono::milliseconds ms) {
   return tv;
 }
 
-bool is_string(const redisReply* r) { return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS); }
+bool is_string(const redisReply* r) {
+  return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS);
+}
 
 std::string_view text_of(const redisReply* r) { return {r->str, r->len}; }
 
 void validate(const redis_topic_broker_options& o) {
-  auto refuse = [](const std::string& why) { throw std::invalid_argument("redis_topic_broker: " + why); };
+  auto refuse = [](const std::string& why) {
+    throw std::invalid_argument("redis_topic_broker: " + why);
+  };
   if (o.host.empty()) refuse("host is empty");
   if (o.channel.empty()) refuse("channel is empty");
   if (o.timeout.count() <= 0) refuse("timeout must be positive");
   if (o.heartbeat.count() <= 0) refuse("heartbeat must be positive");
   if (o.reconnect_min.count() <= 0 || o.reconnect_max < o.reconnect_min)
     refuse("reconnect_min must be positive and at most reconnect_max");
-  if (o.max_pending_messages == 0 || o.max_pending_bytes == 0) refuse("every bound must be at least 1");
+  if (o.max_pending_messages == 0 || o.max_pending_bytes == 0)
+    refuse("every bound must be at least 1");
 }
 
 }  // namespace
@@ -116,8 +124,11 @@ void validate(const redis_topic_broker_options& o) {
 struct redis_topic_broker::state {
   explicit state(redis_topic_broker_options o)
       : options((validate(o), std::move(o))),
-        pool({.owner = "redis_topic_broker", .host = options.host, .port = options.port,
-              .timeout = options.timeout, .max_idle_connections = 1}),
+        pool({.owner = "redis_topic_broker",
+              .host = options.host,
+              .port = options.port,
+              .timeout = options.timeout,
+              .max_idle_connections = 1}),
         self(random_instance_id()) {}
 
   ~state() {
@@ -178,7 +189,8 @@ struct redis_topic_broker::state {
           pending_bytes = 0;
           publisher_down = true;
         }
-        log(std::string(e.what()) + ": publishes reach this instance's subscribers only until Redis is back");
+        log(std::string(e.what()) +
+            ": publishes reach this instance's subscribers only until Redis is back");
       }
       for (auto backoff = options.reconnect_min;; backoff = next_backoff(backoff)) {
         if (publisher_wait(backoff)) return;
@@ -215,7 +227,8 @@ struct redis_topic_broker::state {
   }
 
   subscription open_subscription(std::string& error) const {
-    subscription c(redisConnectWithTimeout(options.host.c_str(), options.port, to_timeval(options.timeout)));
+    subscription c(
+        redisConnectWithTimeout(options.host.c_str(), options.port, to_timeval(options.timeout)));
     if (!c || c->err) {
       error = c ? c->errstr : "cannot allocate a connection";
       return nullptr;
@@ -268,8 +281,8 @@ struct redis_topic_broker::state {
         return false;
       }
       if (raw) {
-        std::unique_ptr<redisReply, void (*)(redisReply*)> r(static_cast<redisReply*>(raw),
-                                                            [](redisReply* p) { freeReplyObject(p); });
+        std::unique_ptr<redisReply, void (*)(redisReply*)> r(
+            static_cast<redisReply*>(raw), [](redisReply* p) { freeReplyObject(p); });
         handle(r.get());
         continue;
       }
@@ -355,20 +368,23 @@ redis_topic_broker::redis_topic_broker(redis_topic_broker_options options)
     : state_(std::make_unique<state>(std::move(options))) {
   state_->pool.connect_once();
   state_->stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (state_->stop_fd < 0) throw std::runtime_error(std::string("redis_topic_broker: eventfd: ") + std::strerror(errno));
+  if (state_->stop_fd < 0)
+    throw std::runtime_error(std::string("redis_topic_broker: eventfd: ") + std::strerror(errno));
 }
 
 redis_topic_broker::~redis_topic_broker() { stop(); }
 
 void redis_topic_broker::start(deliver_fn deliver) {
   std::unique_lock lock(state_->mutex);
-  if (state_->started) throw std::logic_error("redis_topic_broker: already started (one hub per broker)");
+  if (state_->started)
+    throw std::logic_error("redis_topic_broker: already started (one hub per broker)");
   if (state_->stopping) throw std::logic_error("redis_topic_broker: stopped");
   state_->started = true;
   state_->deliver = std::move(deliver);
   state_->publisher = std::thread([s = state_.get()] { s->run_publisher(); });
   state_->subscriber = std::thread([s = state_.get()] { s->run_subscriber(); });
-  state_->subscription_made.wait_for(lock, state_->options.timeout, [&] { return state_->subscribed; });
+  state_->subscription_made.wait_for(lock, state_->options.timeout,
+                                     [&] { return state_->subscribed; });
 }
 
 void redis_topic_broker::publish(std::string_view topic, std::string_view payload, bool binary) {

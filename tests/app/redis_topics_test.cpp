@@ -44,7 +44,11 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 
 redis_topic_broker_options options_on(std::uint16_t port) {
-  return {.port = port, .timeout = 500ms, .reconnect_min = 50ms, .reconnect_max = 400ms, .heartbeat = 300ms};
+  return {.port = port,
+          .timeout = 500ms,
+          .reconnect_min = 50ms,
+          .reconnect_max = 400ms,
+          .heartbeat = 300ms};
 }
 
 // What a broker hands to its hub, recorded: the stand-in for a hub in the broker's own tests.
@@ -81,7 +85,8 @@ class recorder {
 struct broker_instance {
   std::shared_ptr<redis_topic_broker> broker;
   recorder seen;
-  explicit broker_instance(std::uint16_t port) : broker(std::make_shared<redis_topic_broker>(options_on(port))) {
+  explicit broker_instance(std::uint16_t port)
+      : broker(std::make_shared<redis_topic_broker>(options_on(port))) {
     broker->start(seen.sink());
   }
 };
@@ -89,7 +94,8 @@ struct broker_instance {
 TEST(RedisTopicBroker, DeliversWhatOtherInstancesPublishAndSkipsItsOwn) {
   redis_server redis;
   broker_instance a(redis.port()), b(redis.port());
-  ASSERT_TRUE(a.broker->stats().subscribed && b.broker->stats().subscribed) << "start() waits for the subscription";
+  ASSERT_TRUE(a.broker->stats().subscribed && b.broker->stats().subscribed)
+      << "start() waits for the subscription";
   a.broker->publish("room:1", "one", false);
   a.broker->publish("room:2", "two", false);
   b.broker->publish("room:1", "three", false);
@@ -113,7 +119,8 @@ TEST(RedisTopicBroker, KeepsEachPublishersOrderAcrossThreads) {
   std::vector<std::thread> threads;
   for (int p = 0; p < publishers; ++p)
     threads.emplace_back([&, p] {
-      for (int i = 0; i < messages; ++i) a.broker->publish("t", std::to_string(p) + ":" + std::to_string(i), false);
+      for (int i = 0; i < messages; ++i)
+        a.broker->publish("t", std::to_string(p) + ":" + std::to_string(i), false);
     });
   for (std::thread& t : threads) t.join();
   ASSERT_TRUE(b.seen.await(publishers * messages)) << b.seen.got().size() << " arrived";
@@ -153,10 +160,12 @@ TEST(RedisTopicBroker, CarriesTopicsAndPayloadsByteForByte) {
 }
 
 TEST(RedisTopicBroker, IgnoresAndCountsWhatOnTheChannelIsNotAFrame) {
-  auto frame = [](unsigned char version, unsigned char flags, std::uint32_t topic_length, std::string rest) {
+  auto frame = [](unsigned char version, unsigned char flags, std::uint32_t topic_length,
+                  std::string rest) {
     std::string f{static_cast<char>(version), static_cast<char>(flags)};
     f += std::string(16, 'i');
-    for (int shift = 24; shift >= 0; shift -= 8) f.push_back(static_cast<char>((topic_length >> shift) & 0xff));
+    for (int shift = 24; shift >= 0; shift -= 8)
+      f.push_back(static_cast<char>((topic_length >> shift) & 0xff));
     return f + rest;
   };
   struct row {
@@ -204,7 +213,8 @@ TEST(RedisTopicBroker, RefusesOptionsByName) {
       {"reconnect_max below reconnect_min", {.reconnect_min = 500ms, .reconnect_max = 100ms}},
       {"zero heartbeat", {.heartbeat = 0ms}},
   };
-  for (const row& r : rows) EXPECT_THROW(redis_topic_broker{r.options}, std::invalid_argument) << r.rule;
+  for (const row& r : rows)
+    EXPECT_THROW(redis_topic_broker{r.options}, std::invalid_argument) << r.rule;
   EXPECT_THROW(redis_topic_broker({.port = free_port(), .timeout = 200ms}), std::runtime_error)
       << "nothing listens there: the constructor says so";
   redis_server redis;
@@ -258,7 +268,8 @@ TEST(RedisTopicBroker, ResumesAfterRedisRestartsAndDropsWhatWasPublishedMeanwhil
     resumed = b.seen.await(2, 100ms);
   }
   ASSERT_TRUE(resumed) << "delivery between instances resumed";
-  for (const recorded& r : b.seen.got()) EXPECT_NE(r.payload, "during") << "at most once: nothing replayed";
+  for (const recorded& r : b.seen.got())
+    EXPECT_NE(r.payload, "during") << "at most once: nothing replayed";
   EXPECT_GE(b.broker->stats().reconnects, 1u);
   EXPECT_GE(a.broker->stats().dropped, 5u);
   EXPECT_TRUE(b.broker->stats().subscribed);
@@ -381,7 +392,8 @@ TEST(RedisTopics, APublishOnOneServerReachesSubscribersOnBothInOrder) {
   constexpr int messages = 200;
   for (int i = 0; i < messages; ++i) a.hub->publish("room:x", "m" + std::to_string(i));
   for (ws_client* c : {&on_a, &on_b})
-    for (int i = 0; i < messages; ++i) ASSERT_EQ(c->next(), "m" + std::to_string(i)) << (c == &on_a ? "a" : "b");
+    for (int i = 0; i < messages; ++i)
+      ASSERT_EQ(c->next(), "m" + std::to_string(i)) << (c == &on_a ? "a" : "b");
   b.hub->publish("room:x", "from b");  // after: two publishers' messages have no order between them
   EXPECT_EQ(on_a.next(), "from b");
   EXPECT_EQ(on_b.next(), "from b");
