@@ -79,7 +79,7 @@ bool decode(std::string_view frame, const instance_id& self, decoded& out) {
   std::uint32_t length = 0;
   for (std::size_t i = 0; i < 4; ++i)
     length = (length << 8) | static_cast<unsigned char>(frame[2 + id_bytes + i]);
-  if (length == 0 || length > frame.size() - header_bytes) return false;
+  if (length > frame.size() - header_bytes) return false;  // empty: hub patterns "*" hear it
   out.own = std::memcmp(frame.data() + 2, self.data(), id_bytes) == 0;
   out.binary = flags == 1;
   out.topic = frame.substr(header_bytes, length);

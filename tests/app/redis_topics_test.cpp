@@ -142,6 +142,7 @@ TEST(RedisTopicBroker, CarriesTopicsAndPayloadsByteForByte) {
   };
   const std::vector<row> rows = {
       {"empty payload", "t", "", false},
+      {"empty topic (a \"*\" pattern hears it)", "", "to everyone", false},
       {"NUL, CR LF, and bytes past 0x7f", "t", std::string("a\0b\r\n\xff\xfe", 7), true},
       {"a topic with spaces and a NUL", std::string("a b\0c", 5), "x", false},
       {"a payload of 1 MiB", "big", std::string(1 << 20, '\x01'), true},
@@ -177,7 +178,7 @@ TEST(RedisTopicBroker, IgnoresAndCountsWhatOnTheChannelIsNotAFrame) {
       {"shorter than the header", std::string(10, '\x01')},
       {"an unknown version", frame(2, 0, 1, "tx")},
       {"unknown flags", frame(1, 4, 1, "tx")},
-      {"an empty topic", frame(1, 0, 0, "x")},
+      {"cut inside its header", frame(1, 0, 1, "").substr(0, 20)},
       {"a topic longer than the frame", frame(1, 0, 99, "tx")},
   };
   redis_server redis;
