@@ -38,6 +38,10 @@ namespace {
 constexpr unsigned char frame_version = 1;
 constexpr std::size_t id_bytes = 16;
 constexpr std::size_t header_bytes = 1 + 1 + id_bytes + 4;
+// PUBLISHes written together, one round trip for all. Measured from one broker to another
+// on loopback (50,000 publishes of 100 bytes, a debug build, a shared 2-core machine): one
+// at a time carried about 19,000 a second, batches of up to 256 about 300,000.
+constexpr std::size_t max_batch = 256;
 using instance_id = std::array<char, id_bytes>;
 
 instance_id random_instance_id() {
@@ -167,24 +171,33 @@ struct redis_topic_broker::state {
   }
 
   void run_publisher() {
+    std::vector<std::string> batch;
+    std::vector<std::vector<std::string_view>> commands;
     for (;;) {
-      std::string frame;
+      batch.clear();
       {
         std::unique_lock lock(mutex);
         wake.wait(lock, [&] { return stopping || !pending.empty(); });
         if (stopping) return;
-        frame = std::move(pending.front());
-        pending.pop_front();
-        pending_bytes -= frame.size();
+        while (!pending.empty() && batch.size() < max_batch) {
+          pending_bytes -= pending.front().size();
+          batch.push_back(std::move(pending.front()));
+          pending.pop_front();
+        }
       }
+      commands.clear();
+      for (const std::string& frame : batch)
+        commands.push_back({"PUBLISH", options.channel, frame});
       try {
-        pool.checked({"PUBLISH", options.channel, frame});
-        ++sent;
+        for (const detail::redis_reply& r : pool.pipelined(commands))
+          if (r->type == REDIS_REPLY_ERROR)
+            throw std::runtime_error(pool.where("PUBLISH") + ": " + std::string(r->str, r->len));
+        sent += batch.size();
         continue;
       } catch (const std::runtime_error& e) {
         {
           std::lock_guard lock(mutex);
-          dropped += 1 + pending.size();
+          dropped += batch.size() + pending.size();
           pending.clear();
           pending_bytes = 0;
           publisher_down = true;

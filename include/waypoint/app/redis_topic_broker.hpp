@@ -20,15 +20,16 @@
 // Redis nor stops when Redis does.
 //
 // Threads: publish() only queues (a bounded queue, `max_pending_*`); a publisher thread
-// sends the queue in order with PUBLISH through a connection pool, so one publisher's
-// messages reach Redis, and so every other instance, in the order published. A subscriber
+// sends the queue in order, batches of PUBLISH written together on one connection, so one
+// publisher's messages reach Redis, and so every other instance, in the order published. A subscriber
 // thread holds the subscribing connection (hiredis's synchronous client, polled with a
 // heartbeat so that a Redis that stops answering is noticed) and delivers on that thread.
 //
 // What is lost (Redis pub/sub delivers at most once, to whoever is subscribed then):
 // - while this instance cannot reach Redis: its publishes reach its own subscribers only
-//   (those queued when it noticed, and those made until it has reconnected, are dropped and
-//   counted), and what other instances publish does not reach it;
+//   (the failed batch, of which Redis may have run a part, those queued when it noticed, and
+//   those made until it has reconnected, are dropped and counted), and what other instances
+//   publish does not reach it;
 // - a publish made while the queue is full (Redis slower than the publishers): dropped;
 // - what is queued when the broker is destroyed.
 // Nothing is replayed after a reconnect. The broker reconnects by itself, with a backoff
