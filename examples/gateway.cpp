@@ -92,6 +92,8 @@ struct options {
   std::string tls_cert, tls_key;  // both or neither: a TLS listener on tls_port
   std::string api_token;          // empty: no GET /v1/account
   std::uint16_t tls_port = 8443;
+  std::string unix_socket;  // also listen on this unix socket ("@name": abstract)
+  bool listen_fd = false;   // listen on the sockets systemd passed instead of binding
   std::size_t max_connections = 0;  // the server's descriptor budget; 0: from RLIMIT_NOFILE
   std::uint64_t upload_disk_budget = waypoint::examples::default_upload_disk_budget;
   bool swagger_ui_cdn = false;  // the docs page loads Swagger UI from jsDelivr even when built in
@@ -133,6 +135,10 @@ PUT and PATCH patterns decode and answer JSON records.
                    also serve HTTPS with this certificate chain and key (PEM);
                    SIGHUP reads them again
   --tls-port N     the HTTPS port, default 8443
+  --unix PATH      also listen on the unix socket PATH (@NAME: an abstract name), mode
+                   0660; a stale file is replaced, a live server's refused
+  --listen-fd      listen on the sockets systemd passed (socket activation: LISTEN_FDS)
+                   instead of --address and --port; one named https speaks TLS
   --contracts MODE typed routes check bodies and answers against the document:
                    enforce (default: 422 and 500), log (a line each, let through)
                    or off (unchecked: to measure what checking costs)
@@ -232,6 +238,10 @@ options parse_arguments(int argc, char** argv) {
       o.tls_key = value();
     } else if (arg == "--tls-port") {
       o.tls_port = static_cast<std::uint16_t>(parse_number(arg, value(), 65535));
+    } else if (arg == "--unix") {
+      o.unix_socket = value();
+    } else if (arg == "--listen-fd") {
+      o.listen_fd = true;
     } else {
       fail("unknown option \"" + std::string(arg) + "\" (try --help)");
     }
@@ -400,8 +410,10 @@ std::shared_ptr<wa::topic_broker> room_broker(const std::string& redis) {
 #endif
 }
 
-// "http://host:port" for a bound address; an IPv6 literal goes in brackets.
+// "http://host:port" for a bound address; an IPv6 literal goes in brackets. A unix socket
+// has no URL of its own: "unix:/path".
 std::string base_url(const wb::listen_address& e) {
+  if (e.is_unix_socket()) return e.address;
   bool v6 = e.address.find(':') != std::string::npos;
   return (e.tls ? "https://" : "http://") + (v6 ? "[" + e.address + "]" : e.address) + ":" +
          std::to_string(e.port);
@@ -429,9 +441,20 @@ int main(int argc, char** argv) {
 
   wb::server_options server_options;
   server_options.listen.clear();
-  for (const std::string& a : o.addresses) server_options.listen.push_back({a, o.port});
+  if (o.listen_fd) {
+    server_options.listen = wb::inherited_listeners();
+    if (server_options.listen.empty())
+      fail("--listen-fd: no sockets were passed (LISTEN_FDS and LISTEN_PID, as systemd sets them)");
+    for (wb::listen_address& a : server_options.listen) a.tls = a.name == "https";
+  } else {
+    for (const std::string& a : o.addresses) server_options.listen.push_back({a, o.port});
+  }
+  if (!o.unix_socket.empty())
+    server_options.listen.push_back(wb::listen_address::unix_socket(
+        o.unix_socket, {.mode = o.unix_socket.starts_with('@') ? 0u : 0660u}));
   if (!o.tls_cert.empty()) {
-    for (const std::string& a : o.addresses) server_options.listen.push_back({a, o.tls_port, true});
+    if (!o.listen_fd)
+      for (const std::string& a : o.addresses) server_options.listen.push_back({a, o.tls_port, true});
     server_options.tls.certificate_chain_file = o.tls_cert;
     server_options.tls.private_key_file = o.tls_key;
   }
@@ -472,13 +495,17 @@ int main(int argc, char** argv) {
     server.start();
     auto endpoints = server.endpoints();
     std::chrono::milliseconds upstream_timeout(o.upstream_timeout_ms);
-    proxy->set({.url = o.upstream.empty() ? base_url(endpoints.front()) : o.upstream,
+    // The curl lines' base and the proxy's default upstream: the first TCP listener (a unix
+    // one is shown on a line of its own).
+    auto tcp = std::find_if(endpoints.begin(), endpoints.end(),
+                            [](const wb::listen_address& e) { return !e.is_unix_socket(); });
+    std::string base = tcp == endpoints.end() ? "http://localhost" : base_url(*tcp);
+    proxy->set({.url = o.upstream.empty() ? base : o.upstream,
                 .connect_timeout = upstream_timeout,
                 .response_timeout = upstream_timeout});
     for (const auto& e : endpoints)
       std::cout << "waypoint-gateway: " << app.router().size() << " routes on " << base_url(e)
                 << "\n";
-    std::string base = base_url(endpoints.front());
     print_examples(app.router(), base);
     if (o.routes_file.empty()) {
       std::cout << "  curl -i " << base << "/v1/commerce/orders -H 'Content-Type: application/json'"
@@ -504,6 +531,12 @@ int main(int argc, char** argv) {
                 << "   # the typed routes as MCP tools (the npm inspector's CLI)\n";
     }
     waypoint::examples::print_operations(std::cout, *ops, base);
+    for (const auto& e : endpoints)
+      if (e.is_unix_socket())
+        std::cout << "  curl -i " << (e.address.starts_with("unix:@") ? "--abstract-unix-socket "
+                                                                      : "--unix-socket ")
+                  << e.address.substr(e.address.starts_with("unix:@") ? 6 : 5)
+                  << " http://localhost/v1/health   # over a unix socket\n";
     if (!o.tls_cert.empty()) {
       // --cacert trusts the certificate itself: enough for a self-signed one (a CA's
       // certificate, for one it signed); the name must be one the certificate holds.

@@ -710,10 +710,10 @@ class connection_fuzzer {
       for (int fd : fds) ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
     }
     wd::socket_type socket(io_);
-    socket.assign(asio::ip::tcp::v4(), fds[0]);
+    socket.assign(wd::stream_protocol(AF_UNIX, 0), fds[0]);
     count_.open.fetch_add(1);
     count_.descriptors.try_take(1);
-    serving.adopt(std::move(socket), over_limit, false);
+    serving.adopt(std::move(socket), over_limit, false, false);
     client_ = fds[1];
   }
 

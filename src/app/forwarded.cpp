@@ -255,9 +255,13 @@ class trust_walk {
 trusted_proxies::trusted_proxies(std::vector<std::string_view> entries) {
   ranges_.reserve(entries.size());
   for (std::string_view entry : entries) {
+    if (entry == "unix") {
+      unix_peers_ = true;
+      continue;
+    }
     std::size_t slash = entry.find('/');
     std::optional<ip_address> a = parse_address(entry.substr(0, slash));
-    if (!a) throw_bad_range(entry, "is not an IPv4 or IPv6 address or CIDR range");
+    if (!a) throw_bad_range(entry, "is not an IPv4 or IPv6 address, a CIDR range or \"unix\"");
     if (entry.find('%') != std::string_view::npos)
       throw_bad_range(entry, "names a zone; trusted ranges are zone-free");
     unsigned family_bits = a->ipv4 ? 32 : 128;
@@ -284,6 +288,7 @@ trusted_proxies::trusted_proxies(std::vector<std::string_view> entries) {
 }
 
 bool trusted_proxies::contains(std::string_view address) const noexcept {
+  if (address.starts_with("unix:")) return unix_peers_;
   if (ranges_.empty()) return false;
   std::optional<ip_address> a = parse_address(address);
   if (!a) return false;

@@ -502,9 +502,13 @@ request forwarded_request(const context& ctx, std::string_view via) {
   append_element(out, "Via", via);
   const auto& client = ctx.endpoints().remote;
   append_element(out, "X-Forwarded-For", client.address);
-  // RFC 7239 §6: an IPv6 address is bracketed, and then quoted (':' is not a token byte).
-  bool v6 = client.address.find(':') != std::string::npos;
-  std::string element = v6 ? "for=\"[" + client.address + "]\"" : "for=" + client.address;
+  // RFC 7239 §6: an IPv6 address is bracketed, and then quoted (':' is not a token byte);
+  // a unix peer ("unix:4242") has no address to give: "unknown" (§6.2).
+  bool unix_peer = client.address.starts_with("unix:");
+  bool v6 = !unix_peer && client.address.find(':') != std::string::npos;
+  std::string element = unix_peer ? "for=unknown"
+                        : v6       ? "for=\"[" + client.address + "]\""
+                                   : "for=" + client.address;
   element += ctx.endpoints().local.tls ? ";proto=https" : ";proto=http";
   append_element(out, "Forwarded", element);
   return out;

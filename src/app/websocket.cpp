@@ -130,6 +130,13 @@ route_scope& route_scope::websocket(std::string_view pattern, websocket_handler 
     throw std::invalid_argument("waypoint::app: a WebSocket's max_message_bytes must be positive");
   if (options.max_message_frames == 0)
     throw std::invalid_argument("waypoint::app: a WebSocket's max_message_frames must be positive");
+  if (options.permessage_deflate &&
+      (options.deflate_window_bits < 9 || options.deflate_window_bits > 15 ||
+       options.deflate_mem_level < 1 || options.deflate_mem_level > 9))
+    throw std::invalid_argument("waypoint::app: a WebSocket's deflate_window_bits is 9..15 and "
+                                "deflate_mem_level 1..9, not " +
+                                std::to_string(options.deflate_window_bits) + " and " +
+                                std::to_string(options.deflate_mem_level));
   if (options.write_timeout <= std::chrono::milliseconds::zero())
     throw std::invalid_argument("waypoint::app: a WebSocket's write_timeout must be positive");
   auto route = std::make_shared<detail::websocket_route>();

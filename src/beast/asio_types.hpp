@@ -1,5 +1,7 @@
 // The Asio types the server's parts share: one concrete executor (each worker's own
-// io_context), so no operation pays for a type-erased one.
+// io_context), so no operation pays for a type-erased one; and one socket type for TCP
+// and unix domain sockets alike, Asio's generic stream protocol (the address family is a
+// run-time value; the reactor's work, and a connection's size, are those of a TCP socket).
 #pragma once
 
 #include "http_session.hpp"
@@ -7,6 +9,7 @@
 #include <boost/asio/basic_socket_acceptor.hpp>
 #include <boost/asio/basic_stream_socket.hpp>
 #include <boost/asio/basic_waitable_timer.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
@@ -16,8 +19,9 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 using error_code = boost::system::error_code;
 using executor = asio::io_context::executor_type;
-using socket_type = asio::basic_stream_socket<tcp, executor>;
-using acceptor_type = asio::basic_socket_acceptor<tcp, executor>;
+using stream_protocol = asio::generic::stream_protocol;
+using socket_type = asio::basic_stream_socket<stream_protocol, executor>;
+using acceptor_type = asio::basic_socket_acceptor<stream_protocol, executor>;
 using timer_type = asio::basic_waitable_timer<clock, asio::wait_traits<clock>, executor>;
 
 }  // namespace waypoint::beast::detail

@@ -1,6 +1,7 @@
 // The connection's handshake, read, answer, write and linger steps.
 #include "connection.hpp"
 
+#include "socket_address.hpp"
 #include "tls_context.hpp"
 #include "worker.hpp"
 
@@ -182,7 +183,7 @@ void connection::on_hello(error_code ec) {
 // new bytes arrive, not for those already queued.
 void connection::wait_for_hello() {
   reading_ = read_op::hello;
-  transport_->socket().async_wait(tcp::socket::wait_read, [this](error_code e) { on_hello(e); });
+  transport_->socket().async_wait(socket_type::wait_read, [this](error_code e) { on_hello(e); });
 }
 
 void connection::on_handshake(error_code ec) {
@@ -418,7 +419,7 @@ bool connection::send_file_now() {
   phase_ = phase::writing;
   deadline_ = clock::now() + owner_.options().write_timeout;
   writing_ = write_op::file;
-  transport_->socket().async_wait(tcp::socket::wait_write,
+  transport_->socket().async_wait(socket_type::wait_write,
                                  [this](error_code ec) { on_file_writable(ec); });
   return false;
 }
@@ -668,18 +669,22 @@ asio::any_io_executor connection::executor() { return transport_->get_executor()
 // From the budget the connections share (connection_count::descriptors): any thread.
 resource_permit connection::acquire_descriptor() noexcept { return owner_.descriptors().try_acquire(1); }
 
+// A unix peer has no address: it is named by its pid ("unix:4242", as the access log shows
+// it), and its credentials are read once, here, so that a TCP connection pays nothing.
 const connection_endpoints& connection::endpoints() {
   if (!endpoints_) {
-    auto describe = [](const tcp::endpoint& e) {
-      return listen_address{e.address().to_string(), e.port()};
-    };
     connection_endpoints ends;
     error_code ec;
-    tcp::endpoint local = transport_->socket().local_endpoint(ec);
+    stream_protocol::endpoint local = transport_->socket().local_endpoint(ec);
     if (!ec) ends.local = describe(local);
     ends.local.tls = transport_->is_tls();
-    tcp::endpoint remote = transport_->socket().remote_endpoint(ec);
-    if (!ec) ends.remote = describe(remote);
+    if (!ec && local.protocol().family() == AF_UNIX) {
+      ends.peer = credentials_of(transport_->socket().native_handle());
+      ends.remote = {"unix:" + (ends.peer ? std::to_string(ends.peer->pid) : std::string()), 0};
+    } else {
+      stream_protocol::endpoint remote = transport_->socket().remote_endpoint(ec);
+      if (!ec) ends.remote = describe(remote);
+    }
     endpoints_ = std::move(ends);
   }
   return *endpoints_;
@@ -703,7 +708,7 @@ void connection::do_linger() {
     phase_ = phase::lingering;
     deadline_ = clock::now() + linger_timeout;
     error_code ignored;
-    transport_->socket().shutdown(tcp::socket::shutdown_send, ignored);
+    transport_->socket().shutdown(socket_type::shutdown_send, ignored);
   }
   reading_ = read_op::linger;
   transport_->async_read_some(session_.discard_and_prepare(),

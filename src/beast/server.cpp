@@ -20,6 +20,7 @@
 
 #include "limits.hpp"
 #include "listener.hpp"
+#include "socket_address.hpp"
 #include "tls_context.hpp"
 #include "worker.hpp"
 
@@ -103,25 +104,41 @@ struct server::impl {
   void reload_tls_on_signal();
 };
 
+// Unix and inherited listeners are one socket each, accepted on by the control thread;
+// a TCP address is one socket per worker under reuse_port.
 void server::impl::bind_all() {
-  std::vector<tcp::endpoint> endpoints;
+  std::vector<std::optional<tcp::endpoint>> endpoints;
   bool any_v4 = false;
   for (const listen_address& a : options.listen) {
+    if (a.inherited_fd >= 0 || a.is_unix_socket()) {
+      endpoints.emplace_back();
+      continue;
+    }
     endpoints.push_back(endpoint_of(a));
-    any_v4 |= endpoints.back().address().is_v4();
+    any_v4 |= endpoints.back()->address().is_v4();
   }
   // "::" and "0.0.0.0" on one port can only coexist when the IPv6 socket is IPv6-only;
   // alone, "::" keeps the system's default and usually serves IPv4 too.
   for (std::size_t i = 0; i < endpoints.size(); ++i) {
-    tcp::endpoint at = endpoints[i];
-    bool tls = options.listen[i].tls;
+    const listen_address& a = options.listen[i];
+    bool tls = a.tls;
+    if (!endpoints[i]) {
+      opened_listener o = a.inherited_fd >= 0 ? adopt_listener(*control, a)
+                                              : open_unix_listener(*control, a);
+      bool tcp = !o.bound.is_unix_socket();
+      listeners.push_back({std::move(o.acceptor), nullptr, {}, tls, tcp, std::move(o.file)});
+      o.bound.tls = tls;
+      bound.push_back(std::move(o.bound));
+      continue;
+    }
+    tcp::endpoint at = *endpoints[i];
     if (!options.reuse_port) {
       listeners.push_back({open_listener(*control, at, false, any_v4), nullptr, {}, tls});
-      at = listeners.back().acceptor.local_endpoint();
+      at = to_tcp(listeners.back().acceptor.local_endpoint());
     } else {
       for (auto& w : workers) {
         listeners.push_back({open_listener(w->context(), at, true, any_v4), w.get(), {}, tls});
-        at = listeners.back().acceptor.local_endpoint();  // port 0: the others share it
+        at = to_tcp(listeners.back().acceptor.local_endpoint());  // port 0: the others share it
       }
     }
     bound.push_back({at.address().to_string(), at.port(), tls});
@@ -150,10 +167,11 @@ void server::impl::hand_over(listener& l, worker& target, socket_type socket) {
     return;  // the socket closes as it goes out of scope
   }
   count.open.fetch_add(1, std::memory_order_relaxed);
-  if (l.owner) return target.adopt(std::move(socket), over_limit, l.tls);
-  asio::post(target.context(), [&target, over_limit, tls = l.tls, s = std::move(socket)]() mutable {
-    target.adopt(std::move(s), over_limit, tls);
-  });
+  if (l.owner) return target.adopt(std::move(socket), over_limit, l.tls, l.tcp);
+  asio::post(target.context(),
+             [&target, over_limit, tls = l.tls, tcp = l.tcp, s = std::move(socket)]() mutable {
+               target.adopt(std::move(s), over_limit, tls, tcp);
+             });
 }
 
 // Out of descriptors (EMFILE, ENFILE) or memory: accepting again at once would spin, so
@@ -234,18 +252,14 @@ void server::impl::end_grace_now() {
 void server::impl::close_listeners() {
   for (listener& l : listeners) {
     if (l.owner) continue;
-    error_code ignored;
-    l.acceptor.close(ignored);
-    if (l.retry) l.retry->cancel();
+    close_listener(l);
     listener_closed();
   }
   for (auto& w : workers) {
     asio::post(w->context(), [this, w = w.get()] {
       for (listener& l : listeners) {
         if (l.owner != w) continue;
-        error_code ignored;
-        l.acceptor.close(ignored);
-        if (l.retry) l.retry->cancel();
+        close_listener(l);
         listener_closed();
       }
       w->begin_shutdown();
@@ -295,6 +309,16 @@ void server::impl::check_options() {
       throw std::invalid_argument("waypoint: timeouts must be positive");
   for (asio::io_context* c : caller_contexts)
     if (!c) throw std::invalid_argument("waypoint: a null io_context");
+  for (const listen_address& a : o.listen) {
+    if (a.inherited_fd >= 0 || !a.is_unix_socket()) continue;
+    unix_address at = parse_unix_address(a.address);  // throws for a path that does not fit
+    if (at.abstract() && (a.unix_file.mode != 0 || !a.unix_file.group.empty()))
+      throw std::invalid_argument("waypoint: the abstract unix socket \"" + a.address +
+                                  "\" has no file to give a mode or group");
+    if (a.unix_file.mode > 07777)
+      throw std::invalid_argument("waypoint: the unix socket \"" + a.address +
+                                  "\" has a mode past 07777");
+  }
   bool any_tls = std::any_of(o.listen.begin(), o.listen.end(),
                              [](const listen_address& a) { return a.tls; });
   tls = std::make_unique<tls_state>(o.tls, any_tls);

@@ -318,6 +318,14 @@ class websocket_session::impl final : public websocket_channel, public exchange_
     t.keep_alive_pings = handoff_.upgrade.options.keep_alive_pings;
     ws_.set_option(t);
     ws_.read_message_max(handoff_.upgrade.options.max_message_bytes);
+    if (const websocket_options& o = handoff_.upgrade.options; o.permessage_deflate) {
+      websocket::permessage_deflate deflate;
+      deflate.server_enable = true;
+      deflate.server_max_window_bits = o.deflate_window_bits;
+      deflate.client_max_window_bits = o.deflate_window_bits;
+      deflate.memLevel = o.deflate_mem_level;
+      ws_.set_option(deflate);
+    }
     // The fields the dispatch set (a request id, cookies) go out with the 101; Beast's
     // Server field only when the dispatch named none.
     const beast::response* fields = &handoff_.upgrade_response;

@@ -42,14 +42,14 @@ class worker {
   void start_on_caller_context(std::function<void()> finished);
 
   // On this worker's thread, with the connection already counted in count_.open; `tls`:
-  // it came to a TLS listener.
-  void adopt(socket_type socket, bool over_limit, bool tls) {
+  // it came to a TLS listener; `tcp`: a TCP one (not unix), whose sockets take TCP_NODELAY.
+  void adopt(socket_type socket, bool over_limit, bool tls, bool tcp) {
     if (stopping_) {  // the socket closes as it goes out of scope
       count_.release_connection();
       return;
     }
     error_code ignored;
-    socket.set_option(tcp::no_delay(true), ignored);
+    if (tcp) socket.set_option(detail::tcp::no_delay(true), ignored);
     socket.non_blocking(true, ignored);  // write_now() must never block the thread
     connections_.emplace_front(*this, std::move(socket), tls ? tls_.current() : nullptr);
     if (over_limit) {

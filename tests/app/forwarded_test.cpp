@@ -56,6 +56,11 @@ TEST(TrustedProxies, RangeContainsExactlyItsAddresses) {
       {"port is not part of an address", "127.0.0.1", "127.0.0.1:80", false},
       {"brackets are not part of an address", "::1", "[::1]", false},
       {"leading zero octet is not an address", "10.0.0.0/8", "010.0.0.1", false},
+      {"\"unix\" trusts a unix peer", "unix", "unix:4242", true},
+      {"\"unix\" trusts a unix peer without a pid", "unix", "unix:", true},
+      {"\"unix\" trusts no IP address", "unix", "127.0.0.1", false},
+      {"an IP range trusts no unix peer", "0.0.0.0/0", "unix:4242", false},
+      {"\"unix\" is no prefix of a word", "unix", "unixy", false},
   };
   for (const range_case& row : rows) {
     trusted_proxies proxies({row.entry});
@@ -105,6 +110,16 @@ TEST(TrustedProxies, DefaultTrustsNobody) {
   EXPECT_FALSE(nobody.contains("127.0.0.1"));
   EXPECT_FALSE(nobody.contains("::1"));
   EXPECT_FALSE(trusted_proxies({"::1"}).empty());
+  EXPECT_FALSE(trusted_proxies({"unix"}).empty());
+  EXPECT_FALSE(nobody.contains("unix:4242"));
+}
+
+// nginx on the same host, reaching us over a unix socket: its X-Forwarded-For is believed.
+TEST(ClientAddress, TrustedUnixPeerIsWalkedPast) {
+  trusted_proxies through_unix({"unix"});
+  std::string_view xff[] = {"203.0.113.7"};
+  EXPECT_EQ(client_address("unix:4242", {}, xff, through_unix), "203.0.113.7");
+  EXPECT_EQ(client_address("unix:4242", {}, xff, trusted_proxies({"10.0.0.0/8"})), "unix:4242");
 }
 
 // --- client_address -----------------------------------------------------------------

@@ -102,6 +102,30 @@ async def echo_text():
             expect(got == text, f"text echo: sent {len(text)} chars, got {got!r:.40}")
 
 
+def extension_of(ws):
+    return ws.response_headers.get("Sec-WebSocket-Extensions", "")
+
+
+async def deflate_negotiated():
+    async with websockets.connect(f"{BASE}/deflate") as ws:  # the client offers deflate
+        agreed = extension_of(ws)
+        expect(agreed.startswith("permessage-deflate") and "server_max_window_bits=10" in agreed,
+               f"the route's window agreed: {agreed!r}")
+        text = '{"room":"lobby","from":"ada","text":"hello"}' * 20000  # 1 MB that repeats
+        noise = os.urandom(300_000)
+        for message in [text, noise, "", "ünïcödé ✓"]:
+            await ws.send(message)
+            got = await ws.recv()
+            expect(got == message, f"deflated echo of {len(message)}: got {len(got)}")
+
+
+async def deflate_declined():
+    async with websockets.connect(f"{BASE}/echo") as ws:
+        expect(extension_of(ws) == "", f"no extension where the route has none: {extension_of(ws)!r}")
+        await ws.send("plain")
+        expect(await ws.recv() == "plain", "echo without deflate")
+
+
 async def echo_binary():
     async with websockets.connect(f"{BASE}/echo") as ws:
         for data in [b"\x00\x01\x02\xff", bytes(range(256)) * 300]:
@@ -424,6 +448,7 @@ CASES = {
     "drain": drain, "unauthorized": unauthorized, "context_carried": context_carried,
     "handler_throws": handler_throws, "handler_returns": handler_returns,
     "many_sockets": many_sockets,
+    "deflate_negotiated": deflate_negotiated, "deflate_declined": deflate_declined,
 }
 
 

@@ -107,6 +107,10 @@ void add_routes(application& app) {
   });
   app.websocket("/once", [](websocket& ws) -> awaitable<void> { co_await ws.write_text("bye"); });
   app.websocket("/limited", echo, small_limits());
+  websocket_options deflate;
+  deflate.permessage_deflate = true;
+  deflate.deflate_window_bits = 10;
+  app.websocket("/deflate", echo, deflate);
   // Writes from coroutines of its own, one more each turn, to a peer that does not read:
   // the queue fills up to its bound, and the write past it is refused.
   app.websocket(
@@ -215,7 +219,9 @@ TEST_P(WebSocketClient, CaseHolds) {
 // handshake with a bad key, version or Connection field refused with 400 or 426 naming it;
 // 2,000 empty continuation frames closed with 1008 (the default limit is 1,024), 16 frames
 // echoed and 17 refused on a route whose limit is 16, 2 MiB in 64 KiB fragments closed with
-// 1009; a client that sends and never reads cut by the write timeout.
+// 1009; a client that sends and never reads cut by the write timeout; permessage-deflate
+// accepted (with the window asked for) and echoing 1 MiB of JSON and random bytes where the
+// route turns it on, declined where it does not.
 INSTANTIATE_TEST_SUITE_P(Rows, WebSocketClient,
                          ::testing::Values("echo_text", "echo_binary", "fragmented", "too_big",
                                            "invalid_frame", "reserved_opcode", "split_upgrade",
@@ -223,7 +229,8 @@ INSTANTIATE_TEST_SUITE_P(Rows, WebSocketClient,
                                            "context_carried", "handler_throws",
                                            "handler_returns", "many_sockets", "bad_handshakes",
                                            "too_many_fragments", "fragment_limit",
-                                           "too_big_in_fragments", "non_reader"),
+                                           "too_big_in_fragments", "non_reader",
+                                           "deflate_negotiated", "deflate_declined"),
                          [](const ::testing::TestParamInfo<const char*>& row) {
                            return std::string(row.param);
                          });

@@ -237,6 +237,24 @@ TEST_F(Tls, CurlWithTheCaGetsTheRoutedAnswer) {
   EXPECT_EQ(s.server.stats().tls.handshakes, 1u);
 }
 
+// A unix listener with `tls` set: the same handshake and connection code, through curl's
+// --unix-socket (the certificate is checked against the URL's host, localhost).
+TEST_F(Tls, ServesTlsOverAUnixSocket) {
+  fs::path socket = certs().file("tls-" + std::to_string(::getpid()) + ".sock");
+  wb::server_options o = tls_options();
+  o.listen = {wb::listen_address::unix_socket(socket.string())};
+  o.listen[0].tls = true;
+  auto router = make_router();
+  wb::server s(std::move(o), wb::dispatch_to(*router));
+  s.start();
+  command_result r = run("curl -sS --max-time 10 --cacert '" + certs().path("ca.pem") +
+                         "' --unix-socket '" + socket.string() +
+                         "' -w ' %{http_code}' https://localhost/users/42");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, "GET /users/{id} 42 200");
+  EXPECT_EQ(s.stats().tls.handshakes, 1u);
+}
+
 TEST_F(Tls, CurlKeepsOneConnectionForSeveralRequests) {
   tls_server s;
   std::string other = s.url("/users/me");

@@ -181,6 +181,15 @@ def sent_header(argv, name):
 # names. A line without a comment is a route example and must be answered 2xx by the route
 # it was drawn from. A comment no rule knows fails: the test must learn every line.
 
+def unix_socket_line(argv, r):
+    """The same route over the unix socket as over TCP: the line names the socket curl
+    connects to, and the answer is the route's."""
+    expect("--unix-socket" in argv or "--abstract-unix-socket" in argv,
+           "a unix socket line gives curl the socket, got %r" % argv)
+    expect(r.status == 200 and r.json().get("route") == "GET /v1/health",
+           "over the unix socket: 200 from GET /v1/health, got %r" % r)
+
+
 def route_example(argv, r):
     expect(200 <= r.status < 300, "a route example answers 2xx, got %r" % r)
     expect("route" in r.json(), "a route example answers {\"route\", \"values\"}, got %r" % r)
@@ -503,11 +512,15 @@ CURL_LINE_RULES = [  # (comment contains, rule)
     ("protected by a bearer token", bearer_protected),
     ("sign in: a session cookie", session_signed_in),
     ("the session the cookie names", session_read),
+    ("over a unix socket", unix_socket_line),
 ]
 
 
 def check_every_printed_curl_line_answers_as_documented(binary):
-    g = Gateway(binary)
+    import tempfile
+    work = tempfile.mkdtemp(prefix="gateway-unix-")
+    # --unix: the line it prints is one of the printed lines too.
+    g = Gateway(binary, "--unix", os.path.join(work, "gateway.sock"))
     try:
         expect(len(g.curl_lines) >= 10, "the gateway prints a curl line per route kind and "
                "feature (10 or more), got %d: %r" % (len(g.curl_lines), g.curl_lines))
@@ -518,8 +531,9 @@ def check_every_printed_curl_line_answers_as_documented(binary):
             rules = [rule for text, rule in CURL_LINE_RULES if text in line] if comment \
                 else [route_example]
             expect(len(rules) == 1, "no rule knows the printed line %r" % line)
-            expect(any(a.startswith(g.base + "/") for a in argv),
-                   "the line uses the printed base URL %s: %r" % (g.base, line))
+            base = "http://localhost" if "--unix-socket" in argv else g.base
+            expect(any(a.startswith(base + "/") for a in argv),
+                   "the line uses the printed base URL %s: %r" % (base, line))
             try:
                 rules[0](argv, curl(argv))
             except CheckFailed as e:
@@ -531,6 +545,7 @@ def check_every_printed_curl_line_answers_as_documented(binary):
                "wildcard, several, rest), got %d" % seen.count(route_example))
     finally:
         g.stop()
+        shutil.rmtree(work, ignore_errors=True)
 
 
 # --- the order book: typed inputs and constraints ----------------------------------------

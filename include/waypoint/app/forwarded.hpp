@@ -25,7 +25,10 @@ namespace waypoint::app {
 // An IPv4-mapped IPv6 address (::ffff:a.b.c.d), as a dual-stack socket reports an IPv4
 // peer, compares as the IPv4 address; "::ffff:10.0.0.0/104" is the range 10.0.0.0/8. An
 // IPv6 range covers IPv6 addresses only ("::/0" does not trust 192.0.2.1). A zone
-// ("fe80::1%eth0") is ignored when comparing.
+// ("fe80::1%eth0") is ignored when comparing. The entry "unix" trusts every peer on a unix
+// socket (its address "unix:" and a pid: connection_endpoints): a proxy on the same host,
+// such as nginx with `proxy_pass http://unix:/run/app.sock`, which only processes allowed
+// by the socket file's mode and group can reach.
 class trusted_proxies {
  public:
   trusted_proxies() = default;  // trusts nobody
@@ -35,7 +38,7 @@ class trusted_proxies {
 
   // False for text that is not an address (a host name, "unknown", garbage).
   bool contains(std::string_view address) const noexcept;
-  bool empty() const noexcept { return ranges_.empty(); }
+  bool empty() const noexcept { return ranges_.empty() && !unix_peers_; }
 
  private:
   // Invariant: the bytes past prefix_bits are zero; an IPv4 range uses bytes[0..4).
@@ -47,6 +50,7 @@ class trusted_proxies {
 
   // A proxy list is a handful of entries, so a scan beats any trie.
   std::vector<range> ranges_;
+  bool unix_peers_ = false;  // "unix"
 };
 
 // The client's address for a request that reached us from `peer` (the socket's remote

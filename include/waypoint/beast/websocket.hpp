@@ -87,6 +87,17 @@ struct websocket_options {
   bool keep_alive_pings = true;
   // The 101 response, and a close handshake, must finish within this.
   std::chrono::milliseconds handshake_timeout{10'000};
+  // permessage-deflate (RFC 7692), accepted when a client offers it (browsers and
+  // python3-websockets do). Off by default for what it costs: zlib holds per connection about
+  // 2^(window_bits+2) + 2^(mem_level+9) bytes to compress and 2^window_bits + 7 KiB to
+  // decompress (zlib's zconf.h), 295 KiB at the defaults below, for as long as the connection
+  // is open (Beast keeps the context between messages). deflate_window_bits 10 and
+  // deflate_mem_level 4 bring it to 20 KiB, for less compression. Text that repeats
+  // (JSON with the same keys) shrinks several times over; random bytes not at all, for the
+  // CPU spent. A compressed message is limited by max_message_bytes once inflated.
+  bool permessage_deflate = false;
+  int deflate_window_bits = 15;  // 9..15: the LZ77 window, both directions
+  int deflate_mem_level = 8;     // 1..9: zlib's memLevel for compressing
 };
 
 // One complete message: fragments are reassembled before read() returns.
