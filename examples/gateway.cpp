@@ -32,6 +32,7 @@
 #if WAYPOINT_GATEWAY_REDIS
 #include <waypoint/app/redis_rate_limit_store.hpp>
 #include <waypoint/app/redis_session_store.hpp>
+#include <waypoint/app/redis_topic_broker.hpp>
 #endif
 #include <waypoint/app/serve.hpp>
 #include <waypoint/beast/server.hpp>
@@ -149,8 +150,9 @@ PUT and PATCH patterns decode and answer JSON records.
                    ALGORITHM chacha20-poly1305, a256gcm or hmac-256; the first line
                    is the current key, the others are accepted in requests only
   --redis HOST:PORT
-                   keep sessions and the sign-in rate limit in Redis, shared by every
-                   gateway pointed at it (built when libhiredis-dev is installed)
+                   keep sessions and the sign-in rate limit in Redis, and carry the rooms'
+                   messages through it, shared by every gateway pointed at it (built when
+                   libhiredis-dev is installed)
   --www DIR        serve DIR from disk at / instead of the compiled-in examples/www
                    (to edit the page without a rebuild)
   --swagger-ui-cdn the documentation page (/docs/) loads Swagger UI from jsDelivr
@@ -394,6 +396,20 @@ waypoint::examples::security_setup security_stores(const std::string& redis) {
 #endif
 }
 
+// --redis: the rooms span every gateway pointed at the same Redis.
+std::shared_ptr<wa::topic_broker> room_broker(const std::string& redis) {
+  if (redis.empty()) return nullptr;
+#if WAYPOINT_GATEWAY_REDIS
+  std::size_t colon = redis.rfind(':');
+  auto port = static_cast<std::uint16_t>(parse_number("--redis's port", redis.substr(colon + 1), 65535));
+  return std::make_shared<wa::redis_topic_broker>(wa::redis_topic_broker_options{
+      .host = redis.substr(0, colon), .port = port, .channel = "waypoint:rooms",
+      .log = [](std::string_view line) { std::cerr << "rooms: " << line << "\n"; }});
+#else
+  fail("--redis: this gateway was built without hiredis (scripts/install-deps redis, then build)");
+#endif
+}
+
 // "http://host:port" for a bound address; an IPv6 literal goes in brackets. A unix socket
 // has no URL of its own: "unix:/path".
 std::string base_url(const wb::listen_address& e) {
@@ -460,7 +476,7 @@ int main(int argc, char** argv) {
       waypoint::examples::add_stream_routes(
           app, waypoint::beast::resource_budget(o.upload_disk_budget));
       waypoint::examples::add_websocket_route(app);
-      waypoint::examples::add_room_route(app);
+      waypoint::examples::add_room_route(app, room_broker(o.redis));
       waypoint::examples::add_phoenix_route(app);
       if (!o.api_token.empty()) waypoint::examples::add_account_route(app, o.api_token);
       security.add_routes(app, security_stores(o.redis));

@@ -32,11 +32,12 @@ inline constexpr std::string_view rooms_path = "/v1/rooms/";
 
 // A chat room per name: a text message from anyone in the room goes to everyone in it (its
 // sender too), through a topic hub whose per-connection queue drops the oldest messages of a
-// reader that falls behind rather than hold up the room.
-inline void add_room_route(app::application& app) {
+// reader that falls behind rather than hold up the room. Given a broker (the gateway's
+// --redis), a room spans every gateway that shares it.
+inline void add_room_route(app::application& app, std::shared_ptr<app::topic_broker> broker = nullptr) {
   auto hub = std::make_shared<app::topic_hub>(app::topic_hub_options{
       .max_queued_bytes = 256 * 1024, .max_queued_messages = 256,
-      .on_overflow = app::overflow_policy::drop_oldest});
+      .on_overflow = app::overflow_policy::drop_oldest, .broker = std::move(broker)});
   app.websocket(std::string(rooms_path) + "{room}",
                 [hub](app::context& ctx, app::websocket& ws) -> app::awaitable<void> {
                   std::string room(ctx.path_value("room"));

@@ -41,9 +41,19 @@ bool is_prefix_pattern(std::string_view topic) noexcept {
 namespace detail {
 
 struct topic_mailbox {
+  // The bounds of one queue: copied from the hub's options (not the options themselves,
+  // which hold the broker).
+  struct bounds {
+    std::size_t max_queued_bytes;
+    std::size_t max_queued_messages;
+    overflow_policy on_overflow;
+  };
+
   topic_mailbox(asio::any_io_executor executor, const topic_hub_options& options,
                 std::shared_ptr<topic_hub::counters> counters)
-      : executor(executor), wake(executor), limits(options), counters(std::move(counters)) {}
+      : executor(executor), wake(executor),
+        limits{options.max_queued_bytes, options.max_queued_messages, options.on_overflow},
+        counters(std::move(counters)) {}
 
   // Queues `message` under the policy; false when this connection will not get it.
   bool offer(const std::shared_ptr<const published>& message) {
@@ -125,7 +135,7 @@ struct topic_mailbox {
   std::weak_ptr<topic_mailbox> self;
   asio::any_io_executor executor;
   asio::steady_timer wake;  // the connection's executor only
-  topic_hub_options limits;
+  bounds limits;
   std::shared_ptr<topic_hub::counters> counters;
 
   std::mutex mutex;
@@ -147,9 +157,17 @@ topic_hub::topic_hub(topic_hub_options options)
   if (options_.max_queued_bytes == 0 || options_.max_queued_messages == 0 ||
       options_.max_topics_per_subscriber == 0 || options_.max_topic_bytes == 0)
     throw std::invalid_argument("topic_hub: every bound must be at least 1");
+  if (options_.broker)
+    options_.broker->start([this](std::string_view topic, std::string_view payload, bool binary) {
+      ++received_;
+      deliver(topic, payload, binary);
+    });
 }
 
-topic_hub::~topic_hub() = default;
+// The broker stops first: no message from another instance arrives into a hub half gone.
+topic_hub::~topic_hub() {
+  if (options_.broker) options_.broker->stop();
+}
 
 void topic_hub::join(const mailbox_ptr& mailbox, const std::string& topic) {
   std::lock_guard lock(mutex_);
@@ -187,8 +205,16 @@ void topic_hub::collect(std::string_view topic, std::vector<mailbox_ptr>& out) c
   }
 }
 
+// Local subscribers first, then the broker: a publish reaches this instance's subscribers
+// even while the broker cannot reach the others, and at once rather than after a round trip.
 std::size_t topic_hub::publish(std::string_view topic, std::string_view payload, bool binary) {
   ++published_;
+  std::size_t queued = deliver(topic, payload, binary);
+  if (options_.broker) options_.broker->publish(topic, payload, binary);
+  return queued;
+}
+
+std::size_t topic_hub::deliver(std::string_view topic, std::string_view payload, bool binary) {
   std::vector<mailbox_ptr> reached;
   {
     std::lock_guard lock(mutex_);
@@ -217,6 +243,7 @@ topic_hub_stats topic_hub::stats() const {
   }
   out.queued_bytes = counters_->queued_bytes;
   out.published = published_;
+  out.received = received_;
   out.delivered = counters_->delivered;
   out.dropped = counters_->dropped;
   out.slow_closes = counters_->slow_closes;

@@ -89,6 +89,40 @@ redis_reply redis_connection_pool::run(std::initializer_list<std::string_view> w
   return r;
 }
 
+std::vector<redis_reply> redis_connection_pool::pipelined(
+    const std::vector<std::vector<std::string_view>>& commands) {
+  std::vector<redis_reply> replies;
+  if (commands.empty()) return replies;
+  std::string_view first = commands.front().empty() ? "pipeline" : commands.front().front();
+  connection c = take();
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lengths;
+  for (const std::vector<std::string_view>& words : commands) {
+    if (words.empty()) throw std::logic_error(options_.owner + ": a command of no words");
+    argv.clear();
+    lengths.clear();
+    for (std::string_view w : words) {
+      argv.push_back(w.empty() ? "" : w.data());
+      lengths.push_back(w.size());
+    }
+    int n = static_cast<int>(argv.size());
+    if (redisAppendCommandArgv(c.get(), n, argv.data(), lengths.data()) != REDIS_OK)
+      throw std::runtime_error(where(first) + " failed: " + c->errstr);
+  }
+  replies.reserve(commands.size());
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    void* reply = nullptr;
+    // The first call writes the whole batch (hiredis flushes before it reads).
+    if (redisGetReply(c.get(), &reply) != REDIS_OK || !reply) {
+      drop_idle();
+      throw std::runtime_error(where(first) + " failed: " + c->errstr);
+    }
+    replies.emplace_back(static_cast<redisReply*>(reply));
+  }
+  give_back(std::move(c));
+  return replies;
+}
+
 redis_reply redis_connection_pool::checked(std::initializer_list<std::string_view> words) {
   redis_reply r = run(words);
   if (r->type == REDIS_REPLY_ERROR)

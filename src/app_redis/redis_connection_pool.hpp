@@ -57,6 +57,12 @@ class redis_connection_pool {
   // run(), and an error reply thrown as std::runtime_error with Redis's text.
   redis_reply checked(std::initializer_list<std::string_view> words);
 
+  // Runs `commands` (each its words, binary-safe) on one connection, all written before any
+  // reply is read: one round trip for the lot (redis_topic_broker's batches of PUBLISH).
+  // Returns the replies in order; throws as run() does when the socket fails, whatever part
+  // of the batch Redis ran.
+  std::vector<redis_reply> pipelined(const std::vector<std::vector<std::string_view>>& commands);
+
   // "owner: COMMAND on host:port" for messages.
   std::string where(std::string_view command) const;
 

@@ -16,6 +16,10 @@
 // past its bounds, the hub's overflow policy applies to that connection alone: close it with
 // 1008 ("slow consumer"), or drop its oldest queued messages. Either way the publisher and
 // the other subscribers carry on. docs/server.md, "Topics", says what a subscriber costs.
+//
+// Across instances: a hub given a topic_broker (topic_hub_options::broker) also hands each
+// publish to the broker, which carries it to the hubs of the other instances (through Redis:
+// redis_topic_broker.hpp); what they publish comes back through it to this hub's subscribers.
 #pragma once
 
 #include "waypoint/app/websocket.hpp"
@@ -39,6 +43,26 @@ enum class overflow_policy : std::uint8_t {
   drop_oldest,  // the oldest queued messages are dropped until the new one fits
 };
 
+// Carries publishes between the hubs of several instances (processes, machines) that serve
+// the same topics. A hub calls start() once, from its constructor, and stop() from its
+// destructor; publish() for each of its own publishes, after delivering it to its own
+// subscribers. The broker calls `deliver` for every message published on another instance,
+// never for this one's own (the hub has delivered those already), from any thread, in the
+// order each publisher published.
+class topic_broker {
+ public:
+  using deliver_fn = std::function<void(std::string_view topic, std::string_view payload, bool binary)>;
+
+  virtual ~topic_broker() = default;
+  // Begins delivering. Throws std::logic_error when the broker already serves a hub.
+  virtual void start(deliver_fn deliver) = 0;
+  // Sends one publish of this instance to the others. Must not wait on the network: the
+  // hub calls it on the publisher's thread (a server thread, often).
+  virtual void publish(std::string_view topic, std::string_view payload, bool binary) = 0;
+  // Stops delivering: no call of `deliver` runs or begins once it returns.
+  virtual void stop() noexcept = 0;
+};
+
 struct topic_hub_options {
   // Per subscriber: the payload bytes and the messages queued and not yet sent.
   std::size_t max_queued_bytes = std::size_t{1} << 20;
@@ -48,6 +72,9 @@ struct topic_hub_options {
   // that names its topics cannot make the hub hold unbounded text).
   std::size_t max_topics_per_subscriber = 64;
   std::size_t max_topic_bytes = 256;
+  // Empty: this process's subscribers only, at no cost. Given: every publish also goes to
+  // the broker, and what other instances publish comes from it (one hub per broker).
+  std::shared_ptr<topic_broker> broker = nullptr;
 };
 
 // What the hub has done since it was made, for metrics.
@@ -56,6 +83,7 @@ struct topic_hub_stats {
   std::size_t subscribers = 0;   // connections in at least one topic now
   std::size_t queued_bytes = 0;  // payload bytes queued and not yet sent, all subscribers
   std::uint64_t published = 0;   // publish() calls
+  std::uint64_t received = 0;    // messages from other instances, through the broker
   std::uint64_t delivered = 0;   // messages queued to a subscriber
   std::uint64_t dropped = 0;     // messages dropped by drop_oldest
   std::uint64_t slow_closes = 0; // connections closed by the close policy
@@ -70,7 +98,7 @@ struct topic_mailbox;  // src/app/topics.cpp
 // each subscriber's own).
 class topic_hub {
  public:
-  // Throws std::invalid_argument for a bound of zero.
+  // Throws std::invalid_argument for a bound of zero; starts the broker, if any.
   explicit topic_hub(topic_hub_options options = {});
   ~topic_hub();
   topic_hub(const topic_hub&) = delete;
@@ -79,7 +107,7 @@ class topic_hub {
   // Queues `payload` (a text message, or binary) for every subscriber of `topic`: those of
   // the name itself and of every prefix pattern it starts with. A connection in both gets
   // it once. Returns how many subscribers it was queued for (those a policy refused it
-  // excluded).
+  // excluded). With a broker, hands it the message too, for the other instances.
   std::size_t publish(std::string_view topic, std::string_view payload, bool binary = false);
   // How many connections a publish to `topic` would reach now (presence).
   std::size_t subscribers(std::string_view topic) const;
@@ -93,6 +121,7 @@ class topic_hub {
   void join(const mailbox_ptr& mailbox, const std::string& topic);
   void leave(const mailbox_ptr& mailbox, const std::string& topic);
   void collect(std::string_view topic, std::vector<mailbox_ptr>& out) const;
+  std::size_t deliver(std::string_view topic, std::string_view payload, bool binary);
 
   topic_hub_options options_;
   mutable std::mutex mutex_;
@@ -100,6 +129,7 @@ class topic_hub {
   std::unordered_map<std::string, std::vector<mailbox_ptr>> prefixes_; // guarded by mutex_
   std::size_t members_ = 0;                                            // guarded by mutex_
   std::atomic<std::uint64_t> published_{0};
+  std::atomic<std::uint64_t> received_{0};
 
  public:
   // Shared with the mailboxes, which count as they queue, drop and close.
