@@ -72,9 +72,10 @@ class Gateway:
 
     def cpu_seconds(self):
         """User + system time so far (fields 14 and 15 of /proc/PID/stat)."""
-        with open("/proc/%d/stat" % self.process.pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        return sum(cpu_times([self.process.pid]))
+
+    def user_seconds(self):
+        return cpu_times([self.process.pid])[0]
 
     def peak_rss_kib(self):
         with open("/proc/%d/status" % self.process.pid) as f:
@@ -100,6 +101,17 @@ class Gateway:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def cpu_times(pids):
+    """(user, system) seconds so far of the processes, summed (/proc/PID/stat 14 and 15)."""
+    user = system = 0
+    for pid in pids:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        user += int(fields[11])
+        system += int(fields[12])
+    return user / CLOCK_TICKS, system / CLOCK_TICKS
 
 
 def supports(binary, flag):
@@ -143,11 +155,18 @@ def measured_run(gateway, script, script_args, connections, threads, seconds, wa
     nginx too)."""
     if warm_up_s:
         wrk(gateway.url, script, script_args, connections, threads, warm_up_s, wrk_prefix)
-    before = gateway.cpu_seconds()
+    user = getattr(gateway, "user_seconds", None)
+    before, user_before = gateway.cpu_seconds(), user() if user else None
     fields, _ = wrk(gateway.url, script, script_args, connections, threads, seconds, wrk_prefix)
     fields["server_cpu_s"] = gateway.cpu_seconds() - before
     fields["cpu_us_per_request"] = (fields["server_cpu_s"] * 1e6 / fields["requests"]
                                     if fields["requests"] else None)
+    if user:
+        # The user-space share: what the server's own code costs, without the kernel's
+        # socket work that every server pays alike.
+        fields["server_user_s"] = user() - user_before
+        fields["user_us_per_request"] = (fields["server_user_s"] * 1e6 / fields["requests"]
+                                         if fields["requests"] else None)
     fields["peak_rss_kib"] = gateway.peak_rss_kib()
     return fields
 
