@@ -12,14 +12,17 @@ import (
 	"unicode/utf8"
 )
 
+// Every member but note is required, as the gateway's typed decode requires it: a pointer
+// (nil slice for tags) tells a missing member from a zero one, the way Go code that must
+// refuse a missing member with encoding/json does it.
 type recordRequest struct {
-	Name     string   `json:"name"`
-	Email    string   `json:"email"`
-	Quantity int64    `json:"quantity"`
-	Active   bool     `json:"active"`
-	Score    float64  `json:"score"`
+	Name     *string  `json:"name"`
+	Email    *string  `json:"email"`
+	Quantity *int64   `json:"quantity"`
+	Active   *bool    `json:"active"`
+	Score    *float64 `json:"score"`
 	Tags     []string `json:"tags"`
-	Region   string   `json:"region"`
+	Region   *string  `json:"region"`
 	Note     *string  `json:"note"`
 }
 
@@ -38,18 +41,34 @@ var regions = map[string]bool{"us-east": true, "us-west": true, "eu-west": true,
 
 // check applies the record's schema constraints; "" when the record keeps them all.
 func (r *recordRequest) check() string {
-	switch n := utf8.RuneCountInString(r.Name); {
+	switch {
+	case r.Name == nil:
+		return "missing member \"name\""
+	case r.Email == nil:
+		return "missing member \"email\""
+	case r.Quantity == nil:
+		return "missing member \"quantity\""
+	case r.Active == nil:
+		return "missing member \"active\""
+	case r.Score == nil:
+		return "missing member \"score\""
+	case r.Tags == nil:
+		return "missing member \"tags\""
+	case r.Region == nil:
+		return "missing member \"region\""
+	}
+	switch n := utf8.RuneCountInString(*r.Name); {
 	case n < 1 || n > 64:
 		return "/name must be 1 to 64 characters"
-	case utf8.RuneCountInString(r.Email) > 254 || !isEmail(r.Email):
+	case utf8.RuneCountInString(*r.Email) > 254 || !isEmail(*r.Email):
 		return "/email is not an email address"
-	case r.Quantity < 0 || r.Quantity > 1000000:
+	case *r.Quantity < 0 || *r.Quantity > 1000000:
 		return "/quantity is out of 0..1000000"
-	case r.Score < 0 || r.Score > 10:
+	case *r.Score < 0 || *r.Score > 10:
 		return "/score is out of 0..10"
 	case len(r.Tags) > 16:
 		return "/tags has more than 16 items"
-	case !regions[r.Region]:
+	case !regions[*r.Region]:
 		return "/region is not one of the values enum lists"
 	case r.Note != nil && utf8.RuneCountInString(*r.Note) > 280:
 		return "/note is longer than 280 characters"
@@ -131,7 +150,7 @@ func typedWrite(method, route, contentType string, body []byte) (int, []byte) {
 	}
 	id := atomic.AddUint64(&lastID, 1)
 	out, err := json.Marshal(recordAnswer{ID: "r-" + strconv.FormatUint(id, 10), Route: route,
-		Name: in.Name, Quantity: in.Quantity, Tags: len(in.Tags)})
+		Name: *in.Name, Quantity: *in.Quantity, Tags: len(in.Tags)})
 	if err != nil {
 		return 500, problem(500, err.Error())
 	}
