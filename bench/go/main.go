@@ -22,7 +22,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -36,6 +35,7 @@ import (
 	"time"
 	"unsafe"
 
+	"./table"
 	"github.com/gin-gonic/gin"
 	"github.com/go-chi/chi"
 	"github.com/julienschmidt/httprouter"
@@ -44,49 +44,26 @@ import (
 
 // ---- tables -----------------------------------------------------------------------------
 
-type route struct {
-	text   string
-	method string // "" for every method
-	host   string
-	path   string // waypoint syntax
-}
+type route = table.Route
 
 type request struct {
 	name, method, target, host, expect string
 }
 
 func contentLines(path string) []string {
-	f, err := os.Open(path)
+	lines, err := table.ContentLines(path)
 	if err != nil {
 		fail("%v", err)
 	}
-	defer f.Close()
-	var out []string
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		line := strings.TrimSpace(s.Text())
-		if line != "" && !strings.HasPrefix(line, "#") {
-			out = append(out, line)
-		}
-	}
-	return out
+	return lines
 }
 
-func loadRoutes(dir, table string) []route {
-	var out []route
-	for _, line := range contentLines(dir + "/" + table + ".routes") {
-		r := route{text: line}
-		rest := line
-		if i := strings.IndexAny(line, " \t"); i >= 0 {
-			r.method = line[:i]
-			rest = strings.TrimLeft(line[i:], " \t")
-		}
-		slash := strings.IndexByte(rest, '/')
-		r.host, r.path = rest[:slash], rest[slash:]
-		out = append(out, r)
+func loadRoutes(dir, name string) []route {
+	routes, err := table.LoadRoutes(dir + "/" + name + ".routes")
+	if err != nil {
+		fail("%v", err)
 	}
-	return out
+	return routes
 }
 
 func loadRequests(dir, table string) []request {
@@ -115,69 +92,19 @@ func loadRequests(dir, table string) []request {
 // The route index a handler records; -1 before a call.
 var hit = -1
 
-type syntax struct {
-	param    func(name string) string // one segment
-	rest     func(name string) string // the rest of the path; name may be ""
-	wildcard bool                     // false: literal patterns only (ServeMux)
-}
+type syntax = table.Syntax
 
-var colon = syntax{
-	param:    func(n string) string { return ":" + n },
-	rest:     func(n string) string { return "*" + orDefault(n, "rest") },
-	wildcard: true,
-}
+var colon = table.Colon
 
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}
-
-// translate returns the router's spelling of r's path, or why it cannot be expressed.
-func translate(r route, s syntax) (string, string) {
-	if r.host != "" {
-		return "", "routes on the host"
-	}
-	segments := strings.Split(r.path[1:], "/")
-	var b strings.Builder
-	for i, seg := range segments {
-		last := i == len(segments)-1
-		b.WriteByte('/')
-		switch {
-		case seg == "{$}":
-			if !s.wildcard {
-				return "", "{$} (exact trailing slash)"
-			}
-		case last && seg == "":
-			if s.wildcard {
-				b.WriteString(s.rest(""))
-			}
-		case strings.HasSuffix(seg, "...}"):
-			if !s.wildcard {
-				b.WriteString("") // ServeMux: "/a/" is the subtree
-			} else {
-				b.WriteString(s.rest(seg[1 : len(seg)-4]))
-			}
-		case strings.HasPrefix(seg, "{"):
-			if !s.wildcard {
-				return "", "a {name} wildcard"
-			}
-			b.WriteString(s.param(seg[1 : len(seg)-1]))
-		default:
-			b.WriteString(seg)
-		}
-	}
-	return b.String(), ""
-}
+func translate(r route, s syntax) (string, string) { return table.Translate(r, s) }
 
 var allMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 
 func methodsOf(r route) []string {
-	if r.method == "" {
+	if r.Method == "" {
 		return allMethods
 	}
-	return []string{r.method}
+	return []string{r.Method}
 }
 
 // A router under test: build registers a table and reports the routes it left out.
@@ -228,7 +155,7 @@ var peers = []peer{
 	}},
 	{"echo", func(routes []route) (http.Handler, map[int]string) {
 		e := echo.New()
-		s := syntax{param: colon.param, rest: func(string) string { return "*" }, wildcard: true}
+		s := syntax{Param: colon.Param, Rest: func(string) string { return "*" }, Wildcard: true}
 		left := register(routes, s, func(i int, m, p string) {
 			e.Add(m, p, func(echo.Context) error { hit = i; return nil })
 		})
@@ -236,8 +163,8 @@ var peers = []peer{
 	}},
 	{"chi", func(routes []route) (http.Handler, map[int]string) {
 		c := chi.NewRouter()
-		s := syntax{param: func(n string) string { return "{" + n + "}" },
-			rest: func(string) string { return "*" }, wildcard: true}
+		s := syntax{Param: func(n string) string { return "{" + n + "}" },
+			Rest: func(string) string { return "*" }, Wildcard: true}
 		left := register(routes, s, func(i int, m, p string) {
 			c.MethodFunc(m, p, func(http.ResponseWriter, *http.Request) { hit = i })
 		})
@@ -263,7 +190,7 @@ var peers = []peer{
 			if n := len(e.routes); n > 0 && e.routes[n-1] == i {
 				return // a method-less route, added for its first method already
 			}
-			e.methods = append(e.methods, routes[i].method)
+			e.methods = append(e.methods, routes[i].Method)
 			e.routes = append(e.routes, i)
 		})
 		for _, p := range order {
@@ -313,7 +240,7 @@ func outcome(h http.Handler, r request, routes []route) string {
 	h.ServeHTTP(w, newRequest(r))
 	switch {
 	case hit >= 0:
-		return "match " + routes[hit].text
+		return "match " + routes[hit].Text
 	case w.status == 301 || w.status == 302 || w.status == 307 || w.status == 308:
 		return "redirect " + w.header.Get("Location")
 	default:
@@ -457,7 +384,7 @@ func main() {
 			h, left := p.build(routes)
 			index := map[string]int{}
 			for i, r := range routes {
-				index["match "+r.text] = i
+				index["match "+r.Text] = i
 			}
 			for _, r := range requests {
 				b := &benchmark{kind: "match", table: table, request: r.name, router: p.name,

@@ -3,7 +3,9 @@ its CPU time and peak memory from /proc, running wrk with one of the Lua scripts
 reading the summary they print (summary.lua), and the median and spread of repetitions.
 
 A gateway is started with --port 0 and its URL is read from the line it prints first
-(`waypoint-gateway: N routes on http://ADDR:PORT`), so runs never race for a fixed port.
+(`waypoint-gateway: N routes on http://ADDR:PORT`), so runs never race for a fixed port. The
+peer servers of bench/load/peers print the same line under their own names, and start as a
+gateway does; a command prefix (taskset) and extra environment (GOMAXPROCS) may be given.
 """
 import os
 import re
@@ -21,7 +23,7 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # but the machine these runs share may be busy compiling.
 START_TIMEOUT_S = 20
 
-LISTENING = re.compile(r"^waypoint-gateway: (\d+) routes on (http://\S+)")
+LISTENING = re.compile(r"^[\w.-]+: (\d+) routes on (http://\S+)")
 
 # The lines of summary.lua, by field.
 SUMMARY_FIELDS = {
@@ -38,11 +40,13 @@ SUMMARY_FIELDS = {
 class Gateway:
     """A running gateway process: `url`, `routes`, and its CPU time and peak RSS."""
 
-    def __init__(self, binary, args, log_path=os.devnull):
+    def __init__(self, binary, args, log_path=os.devnull, prefix=(), env=None):
         self.binary = binary
         self.log = open(log_path, "ab")
-        self.process = subprocess.Popen([binary, "--address", "127.0.0.1", "--port", "0"] + args,
-                                        stdout=subprocess.PIPE, stderr=self.log)
+        self.process = subprocess.Popen(
+            list(prefix) + [binary, "--address", "127.0.0.1", "--port", "0"] + args,
+            stdout=subprocess.PIPE, stderr=self.log,
+            env=dict(os.environ, **env) if env else None)
         self.url, self.routes = self._await_url()
         # The rest of stdout (the curl lines, at exit the request count) must be read, or a
         # full pipe would block the gateway.
@@ -68,9 +72,10 @@ class Gateway:
 
     def cpu_seconds(self):
         """User + system time so far (fields 14 and 15 of /proc/PID/stat)."""
-        with open("/proc/%d/stat" % self.process.pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        return sum(cpu_times([self.process.pid]))
+
+    def user_seconds(self):
+        return cpu_times([self.process.pid])[0]
 
     def peak_rss_kib(self):
         with open("/proc/%d/status" % self.process.pid) as f:
@@ -98,15 +103,26 @@ class Gateway:
         self.stop()
 
 
+def cpu_times(pids):
+    """(user, system) seconds so far of the processes, summed (/proc/PID/stat 14 and 15)."""
+    user = system = 0
+    for pid in pids:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        user += int(fields[11])
+        system += int(fields[12])
+    return user / CLOCK_TICKS, system / CLOCK_TICKS
+
+
 def supports(binary, flag):
     """Whether `binary --help` mentions `flag` (the pre-app gateway has no --quiet, say)."""
     out = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
     return flag in out
 
 
-def wrk(url, script, script_args, connections, threads, seconds):
-    """Runs wrk once; returns (summary fields, wrk's whole output)."""
-    cmd = ["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds,
+def wrk(url, script, script_args, connections, threads, seconds, prefix=()):
+    """Runs wrk once (after `prefix`, a taskset say); returns (summary fields, its output)."""
+    cmd = list(prefix) + ["wrk", "-t%d" % threads, "-c%d" % connections, "-d%ds" % seconds,
            "-s", os.path.join(HERE, script), url, "--"] + list(script_args)
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return parse_summary(out), out
@@ -132,15 +148,25 @@ def parse_summary(text):
     return fields
 
 
-def measured_run(gateway, script, script_args, connections, threads, seconds, warm_up_s):
-    """A warm-up, then one measured wrk run; the gateway's CPU over the measured run only."""
+def measured_run(gateway, script, script_args, connections, threads, seconds, warm_up_s,
+                 wrk_prefix=()):
+    """A warm-up, then one measured wrk run; the gateway's CPU over the measured run only.
+    `gateway` is anything with url, cpu_seconds() and peak_rss_kib() (bench/load/peers'
+    nginx too)."""
     if warm_up_s:
-        wrk(gateway.url, script, script_args, connections, threads, warm_up_s)
-    before = gateway.cpu_seconds()
-    fields, _ = wrk(gateway.url, script, script_args, connections, threads, seconds)
+        wrk(gateway.url, script, script_args, connections, threads, warm_up_s, wrk_prefix)
+    user = getattr(gateway, "user_seconds", None)
+    before, user_before = gateway.cpu_seconds(), user() if user else None
+    fields, _ = wrk(gateway.url, script, script_args, connections, threads, seconds, wrk_prefix)
     fields["server_cpu_s"] = gateway.cpu_seconds() - before
     fields["cpu_us_per_request"] = (fields["server_cpu_s"] * 1e6 / fields["requests"]
                                     if fields["requests"] else None)
+    if user:
+        # The user-space share: what the server's own code costs, without the kernel's
+        # socket work that every server pays alike.
+        fields["server_user_s"] = user() - user_before
+        fields["user_us_per_request"] = (fields["server_user_s"] * 1e6 / fields["requests"]
+                                         if fields["requests"] else None)
     fields["peak_rss_kib"] = gateway.peak_rss_kib()
     return fields
 
