@@ -8,6 +8,7 @@
 // promptly with Redis gone or silent. Exits 77 (skipped) without
 // redis-server (`scripts/install-deps redis`).
 #include "redis_test_support.hpp"
+#include "topic_server.hpp"
 
 #include <waypoint/app/redis_topic_broker.hpp>
 #include <waypoint/app/serve.hpp>
@@ -298,43 +299,16 @@ TEST(RedisTopicBroker, NoticesARedisThatStopsAnsweringAndSubscribesAgainWhenItAn
 
 // ---- two servers, real WebSocket clients ------------------------------------------------
 
-// GET /topics/{topics}: joins the comma-separated topics (as in topics_test.cpp), on a hub
-// with a broker to the given Redis.
-struct served {
+// The topic route of topic_server.hpp, on a hub with a broker to the given Redis.
+struct served_broker {
   std::shared_ptr<redis_topic_broker> broker;
-  std::shared_ptr<topic_hub> hub;
-  application app{{.logger = [](std::string_view) {}}};
-  std::unique_ptr<waypoint::beast::server> server;
-  std::uint16_t port = 0;
-
+  explicit served_broker(std::uint16_t redis_port)
+      : broker(std::make_shared<redis_topic_broker>(options_on(redis_port))) {}
+};
+struct served : served_broker, waypoint::app::testing::topic_server {
   explicit served(std::uint16_t redis_port)
-      : broker(std::make_shared<redis_topic_broker>(options_on(redis_port))),
-        hub(std::make_shared<topic_hub>(topic_hub_options{.broker = broker})) {
-    app.websocket("/topics/{topics}", [hub = hub](context& ctx, websocket& ws) -> awaitable<void> {
-      topic_subscriber member(*hub, ws);
-      std::istringstream names{std::string(ctx.path_value("topics"))};
-      for (std::string name; std::getline(names, name, ',');) member.subscribe(name);
-      co_await member.run();
-    });
-    waypoint::beast::server_options o;
-    o.listen = {{"127.0.0.1", 0}};
-    o.threads = 2;
-    o.handle_signals = false;
-    server = std::make_unique<waypoint::beast::server>(options_for(app, o), dispatch_to(app));
-    server->start();
-    port = server->endpoints().front().port;
-  }
-  ~served() {
-    server->stop();
-    server->wait();
-  }
-  bool await_subscribers(const std::string& topic, std::size_t count) const {
-    for (int i = 0; i < 1000; ++i) {
-      if (hub->subscribers(topic) == count) return true;
-      std::this_thread::sleep_for(10ms);
-    }
-    return false;
-  }
+      : served_broker(redis_port),
+        topic_server(std::make_shared<topic_hub>(topic_hub_options{.broker = broker})) {}
 };
 
 // A WebSocket client (Beast's, synchronous) reading on a thread of its own into a queue.

@@ -6,6 +6,9 @@
 #include <waypoint/app/serve.hpp>
 #include <waypoint/app/topics.hpp>
 
+#include "../support/command.hpp"
+#include "topic_server.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
@@ -14,6 +17,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -27,64 +31,10 @@ using namespace std::chrono_literals;
 
 std::string python() { return ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3"; }
 
-// GET /topics/{topics}: joins the comma-separated topics; a client's "TOPIC PAYLOAD" is
-// published to TOPIC. A topic the hub refuses closes the connection with 1008 and the reason.
-struct served {
-  std::shared_ptr<topic_hub> hub;
-  application app{{.logger = [](std::string_view) {}}};
-  std::unique_ptr<waypoint::beast::server> server;
-  std::uint16_t port = 0;
-
+// Its own hub, made from `options`.
+struct served : waypoint::app::testing::topic_server {
   explicit served(topic_hub_options options, unsigned threads = 2)
-      : hub(std::make_shared<topic_hub>(options)) {
-    websocket_options limits;
-    limits.write_timeout = 2s;  // a peer that reads nothing is cut this soon
-    limits.max_queued_bytes = 4 << 20;
-    app.websocket(
-        "/topics/{topics}",
-        [hub = hub](context& ctx, websocket& ws) -> awaitable<void> {
-          topic_subscriber member(*hub, ws);
-          std::istringstream names{std::string(ctx.path_value("topics"))};
-          std::string refused;
-          try {
-            for (std::string name; std::getline(names, name, ',');) member.subscribe(name);
-          } catch (const std::exception& e) {
-            refused = e.what();
-          }
-          if (!refused.empty()) {
-            co_await ws.close(close_code::policy_error, refused);
-            co_return;
-          }
-          co_await member.run([&](const websocket_message& m) {
-            std::string_view text = m.payload;
-            std::size_t space = text.find(' ');
-            if (space != std::string_view::npos)
-              hub->publish(text.substr(0, space), text.substr(space + 1));
-          });
-        },
-        limits);
-    waypoint::beast::server_options o;
-    o.listen = {{"127.0.0.1", 0}};
-    o.threads = threads;
-    o.handle_signals = false;
-    o.max_connections = 4096;
-    server = std::make_unique<waypoint::beast::server>(options_for(app, o), dispatch_to(app));
-    server->start();
-    port = server->endpoints().front().port;
-  }
-  ~served() {
-    server->stop();
-    server->wait();
-  }
-
-  // Waits until `count` connections are in `topic`; false after 20 s.
-  bool await_subscribers(const std::string& topic, std::size_t count) const {
-    for (int i = 0; i < 2000; ++i) {
-      if (hub->subscribers(topic) == count) return true;
-      std::this_thread::sleep_for(10ms);
-    }
-    return false;
-  }
+      : topic_server(std::make_shared<topic_hub>(options), threads) {}
 };
 
 void raise_descriptor_limit() {
@@ -94,30 +44,18 @@ void raise_descriptor_limit() {
   ::setrlimit(RLIMIT_NOFILE, &limit);
 }
 
-struct client_result {
-  int status = -1;
-  std::string output;
-};
+using waypoint::testing::command_result;
 
 // Runs the client; `on_ready` runs (on this thread) when it prints "ready".
-template <class OnReady>
-client_result run_client(std::uint16_t port, const std::string& args, OnReady on_ready) {
-  std::string command =
-      python() + " " WAYPOINT_TOPICS_CLIENT " " + std::to_string(port) + " " + args + " 2>&1";
-  client_result result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return result;
-  char line[4096];
-  while (std::fgets(line, sizeof line, pipe)) {
-    if (std::string_view(line) == "ready\n") {
-      on_ready();
-      continue;
-    }
-    result.output += line;
-  }
-  int status = ::pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+command_result run_client(std::uint16_t port, const std::string& args,
+                          const std::function<void()>& on_ready) {
+  return waypoint::testing::run_command(
+      python() + " " WAYPOINT_TOPICS_CLIENT " " + std::to_string(port) + " " + args,
+      [&](std::string_view line) {
+        if (line != "ready\n") return false;
+        on_ready();
+        return true;
+      });
 }
 
 TEST(Topics, AThousandClientsEachGetTheirTopicsMessagesInOrderFromAnotherThread) {
@@ -125,7 +63,7 @@ TEST(Topics, AThousandClientsEachGetTheirTopicsMessagesInOrderFromAnotherThread)
   constexpr int clients = 1000, topics = 10, messages = 50;
   served s({});
   bool joined = true;
-  client_result r = run_client(s.port, "fanout 1000 10", [&] {
+  command_result r = run_client(s.port, "fanout 1000 10", [&] {
     for (int t = 0; t < topics; ++t)
       joined = s.await_subscribers("t" + std::to_string(t), clients / topics) && joined;
     // Not a server thread: the hub is published to from anywhere.
@@ -155,7 +93,7 @@ TEST(Topics, AClientThatStopsReadingIsClosedWhileTheOthersGetEverything) {
   served s({.max_queued_bytes = 1 << 20, .on_overflow = overflow_policy::close}, 1);
   constexpr int messages = 800;
   const std::string payload(20 * 1024, 'x');
-  client_result r = run_client(s.port, "slow", [&] {
+  command_result r = run_client(s.port, "slow", [&] {
     ASSERT_TRUE(s.await_subscribers("slow", 2));
     for (int i = 0; i < messages; ++i) {
       s.hub->publish("slow", "slow:" + std::to_string(i) + " " + payload);
@@ -174,7 +112,7 @@ TEST(Topics, AClientThatStopsReadingIsClosedWhileTheOthersGetEverything) {
 
 TEST(Topics, PrefixPatternsReachEveryTopicTheyStartAndAConnectionGetsOneCopy) {
   served s({});
-  client_result r = run_client(s.port, "prefix", [] {});
+  command_result r = run_client(s.port, "prefix", [] {});
   if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
   EXPECT_EQ(r.status, 0) << r.output;
 }

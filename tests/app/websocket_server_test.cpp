@@ -16,6 +16,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 
+#include "../support/command.hpp"
+
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
@@ -172,32 +174,19 @@ void raise_descriptor_limit() {
   }
 }
 
-struct client_result {
-  int status = -1;
-  std::string output;
-};
+using waypoint::testing::command_result;
 
 // Runs the client case; `on_ready` runs when the client prints "ready" (the drain case).
 template <class OnReady>
-client_result run_client(std::uint16_t port, const std::string& name, OnReady on_ready,
-                         const std::string& ca = {}) {
+command_result run_client(std::uint16_t port, const std::string& name, OnReady on_ready,
+                          const std::string& ca = {}) {
   std::string command = (ca.empty() ? "" : "WAYPOINT_WS_CA=" + ca + " ") + python() +
-                        " " WAYPOINT_WEBSOCKET_CLIENT " " + std::to_string(port) +
-                        " " + name + " 2>&1";
-  client_result result;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return result;
-  char line[4096];
-  while (std::fgets(line, sizeof line, pipe)) {
-    if (std::string_view(line) == "ready\n") {
-      on_ready();
-      continue;
-    }
-    result.output += line;
-  }
-  int status = ::pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+                        " " WAYPOINT_WEBSOCKET_CLIENT " " + std::to_string(port) + " " + name;
+  return waypoint::testing::run_command(command, [&](std::string_view line) {
+    if (line != "ready\n") return false;
+    on_ready();
+    return true;
+  });
 }
 
 class WebSocketClient : public ::testing::TestWithParam<const char*> {};
@@ -205,7 +194,7 @@ class WebSocketClient : public ::testing::TestWithParam<const char*> {};
 TEST_P(WebSocketClient, CaseHolds) {
   raise_descriptor_limit();
   served s;
-  client_result r = run_client(s.port, GetParam(), [&] { s.server->stop(); });
+  command_result r = run_client(s.port, GetParam(), [&] { s.server->stop(); });
   if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
   EXPECT_EQ(r.status, 0) << r.output;
 }
@@ -253,7 +242,7 @@ TEST_P(WebSocketOverTls, CaseHolds) {
   tls.private_key_file = key;
   {
     served s(&tls);
-    client_result r = run_client(s.port, GetParam(), [&] { s.server->stop(); }, cert);
+    command_result r = run_client(s.port, GetParam(), [&] { s.server->stop(); }, cert);
     if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
     EXPECT_EQ(r.status, 0) << r.output;
   }
@@ -290,7 +279,7 @@ TEST(WebSocketServer, RawDispatchUpgradesThroughTheExchange) {
   });
   server.start();
   for (const char* name : {"raw_server_echo", "raw_server_refuses_what_cannot_upgrade"}) {
-    client_result r = run_client(server.endpoints().front().port, name, [] {});
+    command_result r = run_client(server.endpoints().front().port, name, [] {});
     if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
     EXPECT_EQ(r.status, 0) << name << ": " << r.output;
   }
@@ -303,7 +292,7 @@ TEST(WebSocketServer, RawDispatchUpgradesThroughTheExchange) {
 // sees it go).
 TEST(WebSocketServer, QueuedWritesAreBoundedForAPeerThatDoesNotRead) {
   served s;
-  client_result r = run_client(s.port, "flood", [] {});
+  command_result r = run_client(s.port, "flood", [] {});
   if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
   EXPECT_EQ(r.status, 0) << r.output;
   s.server->stop();  // the handler is done, and its record is this thread's to read
@@ -319,7 +308,7 @@ TEST(WebSocketServer, QueuedWritesAreBoundedForAPeerThatDoesNotRead) {
 // The server's stats see a WebSocket as an open connection until it closes.
 TEST(WebSocketServer, DrainClosesSocketsAndTheServerStops) {
   served s;
-  client_result r = run_client(s.port, "drain", [&] {
+  command_result r = run_client(s.port, "drain", [&] {
     EXPECT_EQ(s.server->stats().open, 1u);
     s.server->stop();
   });

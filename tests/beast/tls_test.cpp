@@ -20,6 +20,8 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
 
+#include "../support/command.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -53,20 +55,9 @@ using waypoint::testing::request_text;
 using waypoint::testing::test_client;
 using waypoint::testing::test_options;
 
-struct command_result {
-  int status;  // the exit status, or -1 when it did not exit normally
-  std::string output;  // stdout and stderr
-};
+using waypoint::testing::command_result;
 
-command_result run(const std::string& command) {
-  std::FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (!p) throw std::runtime_error("cannot run " + command);
-  std::string out;
-  char chunk[4096];
-  while (std::size_t n = std::fread(chunk, 1, sizeof chunk, p)) out.append(chunk, n);
-  int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+command_result run(const std::string& command) { return waypoint::testing::run_command(command); }
 
 bool have(const char* tool) {
   return run(std::string("command -v ") + tool + " >/dev/null").status == 0;

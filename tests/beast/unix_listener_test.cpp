@@ -8,6 +8,8 @@
 #include <waypoint/beast/router_dispatch.hpp>
 #include <waypoint/beast/server.hpp>
 
+#include "../support/command.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -36,20 +38,9 @@ namespace fs = std::filesystem;
 using waypoint::testing::make_router;
 using waypoint::testing::test_options;
 
-struct command_result {
-  int status;          // the exit status, or -1 when it did not exit normally
-  std::string output;  // stdout and stderr
-};
+using waypoint::testing::command_result;
 
-command_result run(const std::string& command) {
-  std::FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (!p) throw std::runtime_error("cannot run " + command);
-  std::string out;
-  char chunk[4096];
-  while (std::size_t n = std::fread(chunk, 1, sizeof chunk, p)) out.append(chunk, n);
-  int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+command_result run(const std::string& command) { return waypoint::testing::run_command(command); }
 
 // A directory of the test's own for socket files, removed with what is left in it.
 struct scratch_dir {

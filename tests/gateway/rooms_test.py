@@ -12,8 +12,6 @@ usage: rooms_test.py GATEWAY_BINARY      (run by ctest with Debian's /usr/bin/py
 import asyncio
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gateway_test  # noqa: E402
 from gateway_test import CheckFailed, Gateway, expect  # noqa: E402
+from local_services import RedisServer, stop_process, wait_listening  # noqa: E402
 
 try:
     import websockets
@@ -31,47 +30,6 @@ except ImportError:
 
 RECEIVE_S = 5
 MESSAGES = 50
-
-
-def wait_listening(port, what, process):
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise CheckFailed("%s exited with %d before listening" % (what, process.returncode))
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise CheckFailed("%s did not listen on %d" % (what, port))
-
-
-def stop_process(process):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-class RedisServer:
-    """redis-server on a loopback port (a free one, or the one a stopped server had)."""
-
-    def __init__(self, port=None):
-        binary = shutil.which("redis-server")
-        if not binary:
-            gateway_test.skip_unless_ci("no redis-server (scripts/install-deps redis)")
-        self.port = port or gateway_test.free_port()
-        self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--logfile", "/dev/null"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_listening(self.port, "redis-server", self.process)
-
-    def stop(self):
-        stop_process(self.process)
 
 
 class HAProxy:

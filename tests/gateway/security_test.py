@@ -11,12 +11,7 @@ usage: security_test.py GATEWAY_BINARY      (run by ctest with Debian's /usr/bin
 import math
 import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
 import time
 
 import requests
@@ -24,7 +19,8 @@ import requests
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gateway_test  # noqa: E402
-from gateway_test import CheckFailed, Gateway, Skipped, expect  # noqa: E402
+from gateway_test import CheckFailed, Gateway, expect  # noqa: E402
+from local_services import RedisServer  # noqa: E402
 
 # The sign-in limit examples/security.hpp sets: ten at once, then one a second.
 BURST = 10
@@ -160,40 +156,6 @@ def check_a_cross_site_post_to_sign_in_is_403(binary):
                        "%s: a problem document and no session, got %r" % (rule, dict(r.headers)))
     finally:
         g.stop()
-
-
-class RedisServer:
-    """redis-server on a free loopback port, nothing saved to disk."""
-
-    def __init__(self):
-        binary = shutil.which("redis-server")
-        if not binary:
-            gateway_test.skip_unless_ci("no redis-server (scripts/install-deps redis)")
-        self.dir = tempfile.mkdtemp(prefix="gateway-redis-")
-        self.port = gateway_test.free_port()
-        self.process = subprocess.Popen(
-            [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", self.dir],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise CheckFailed("redis-server did not listen on %d" % self.port)
-
-    def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def check_two_gateways_share_sessions_and_the_sign_in_limit_through_redis(binary):

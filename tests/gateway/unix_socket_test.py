@@ -110,8 +110,9 @@ def check_websocket_echoes_over_the_unix_socket(binary):
         path = d.path("ws.sock")
         g = Gateway(binary, "--unix", path)
         try:
-            lines = [l.split() for l in g.printed if l.strip().startswith("python3 -m websockets ")]
-            expect(len(lines) == 1, "one printed WebSocket line, got %r" % lines)
+            lines = [l.split() for l in g.printed
+                     if l.strip().startswith("python3 -m websockets ") and "# WebSocket echo" in l]
+            expect(len(lines) == 1, "one printed WebSocket echo line, got %r" % lines)
             # The same route, reached through the socket: only the host part changes.
             url = re.sub(r"^ws://[^/]+", "ws://localhost", lines[0][3])
             r = subprocess.run(["/usr/bin/python3", "-c", UNIX_WEBSOCKET_CLIENT, path, url],
