@@ -78,8 +78,8 @@ class subscriber_link final : public detail::phoenix_link {
 
 // ---- replies and channels --------------------------------------------------------------
 
-phoenix_reply phoenix_reply::ok(std::string response) {
-  return {.status = "ok", .response = std::move(response)};
+phoenix_reply phoenix_reply::ok(std::string answer) {
+  return {.status = "ok", .response = std::move(answer)};
 }
 
 phoenix_reply phoenix_reply::error(std::string_view reason) {

@@ -50,7 +50,7 @@ struct phoenix_reply {
   std::string status = "ok";
   std::string response = "{}";  // JSON text: an object
 
-  static phoenix_reply ok(std::string response = "{}");
+  static phoenix_reply ok(std::string answer = "{}");
   // {"status":"error","response":{"reason":reason}}, the reason as a JSON string.
   static phoenix_reply error(std::string_view reason);
 };
