@@ -6,8 +6,9 @@
 // at most --window publishes in flight, so the queues stay bounded and the rate is what the
 // ends can carry) and "paced" (--paced deliveries a second, spread as evenly as a sleeping
 // thread can). Then the slow-consumer row: --stall-percent of the first --subscribers count
-// stop reading under a paced load of bigger messages (--slow-paced, --slow-bytes: a stalled
-// reader's kernel buffers and then its hub queue fill in seconds, not minutes); the others'
+// stop reading under a paced load of bigger messages (--slow-paced, --slow-bytes), with a
+// 64 KiB receive buffer (a reader on a slow link: its kernel buffers, then its hub queue,
+// fill in seconds, not minutes); the others'
 // latency and rate against the same load without a stall, the policy's closes, and the
 // server's RSS. And memory per idle subscriber: the server process's RSS with N idle
 // subscribers minus without.
@@ -20,7 +21,7 @@
 //
 //   waypoint_bench_fanout [--subscribers 1000,10000] [--threads 1,2] [--seconds S] [--repeat R]
 //       [--bytes 64] [--window 1] [--paced 20000] [--stall-percent 1] [--slow-paced 20000]
-//       [--slow-bytes 4096] [--slow-seconds 60] [--write-timeout-ms 10000]
+//       [--slow-bytes 4096] [--slow-seconds 150] [--write-timeout-ms 30000]
 #include "ws_bench.hpp"
 
 #include <waypoint/app/serve.hpp>
@@ -67,6 +68,7 @@ struct shared_area {
   std::uint16_t port = 0;
   std::int32_t connections = 0;
   std::int32_t stall = 0;
+  std::int32_t small_window = 0;            // the first this many opened get a 64 KiB SO_RCVBUF
   std::int32_t failed = 0;                  // connections the child could not open
   std::atomic<std::uint64_t> received{0};   // messages read by the clients, since they opened
   std::array<std::uint64_t, buckets> histogram{};  // stable between stop_recording and start
@@ -104,7 +106,16 @@ struct recorder {
 class subscriber_client {
  public:
   subscriber_client(asio::io_context& io, recorder& r) : ws_(io), recorder_(r) {}
-  void open(std::uint16_t port) { connect_websocket(ws_, port, "/topic"); }
+  // A small receive buffer (which also turns the kernel's autotuning off for the socket)
+  // stands for a reader on a slow link; with the default, a stalled reader's kernel holds
+  // megabytes (tcp_rmem's ceiling is 32 MiB here) before the server's queue sees anything.
+  void open(std::uint16_t port, bool small_window) {
+    if (small_window) {
+      ws_.next_layer().open(tcp::v4());
+      ws_.next_layer().set_option(asio::socket_base::receive_buffer_size(64 * 1024));
+    }
+    connect_websocket(ws_, port, "/topic");
+  }
   void read() {
     ws_.async_read(buffer_, [this](error_code ec, std::size_t) {
       if (ec) return;
@@ -144,7 +155,7 @@ void client_process(shared_area& area) {
           for (int i = 0; i < area.connections; ++i) {
             auto c = std::make_unique<subscriber_client>(io, rec);
             try {
-              c->open(area.port);
+              c->open(area.port, i < area.small_window);
               c->read();
               clients.push_back(std::move(c));
             } catch (const std::exception&) {
@@ -184,10 +195,16 @@ void client_process(shared_area& area) {
 
 class fanout_server {
  public:
+  // The hub has the gateway's rooms' bounds (examples/websocket_echo.hpp), but closes.
   fanout_server(int threads, std::chrono::milliseconds write_timeout)
-      : hub_(std::make_shared<app::topic_hub>()) {
+      : hub_(std::make_shared<app::topic_hub>(app::topic_hub_options{
+            .max_queued_bytes = 256 * 1024, .max_queued_messages = 256,
+            .on_overflow = app::overflow_policy::close})) {
     app::websocket_options options;
     options.write_timeout = write_timeout;
+    // A stalled reader answers no ping: past Beast's idle timeout (60 s) it would be cut for
+    // that, before the queue's policy or write_timeout had their say.
+    options.idle_timeout = std::chrono::minutes(10);
     app_.websocket(
         "/topic",
         [hub = hub_](app::websocket& w) -> app::awaitable<void> {
@@ -337,8 +354,10 @@ measurement measure(fanout_server& server, shared_area& area, std::size_t subscr
   return m;
 }
 
-bool open_clients(fanout_server& server, shared_area& area, std::size_t n) {
+bool open_clients(fanout_server& server, shared_area& area, std::size_t n,
+                  std::size_t small_window = 0) {
   area.port = server.port();
+  area.small_window = static_cast<int>(small_window);
   area.connections = static_cast<int>(n);
   ask(area, op::open);
   if (area.failed) std::fprintf(stderr, "%d of %zu connections failed to open\n", area.failed, n);
@@ -379,10 +398,10 @@ std::string spread(const std::vector<double>& v, const char* format) {
 int main(int argc, char** argv) {
   std::vector<long> subscriber_counts{1000, 10000};
   std::vector<long> thread_counts{1, 2};
-  double seconds = 3, slow_seconds = 60, paced = 20000, slow_paced = 20000, stall_percent = 1;
+  double seconds = 3, slow_seconds = 150, paced = 20000, slow_paced = 20000, stall_percent = 1;
   int repeat = 3;
   std::size_t bytes = 64, slow_bytes = 4096, window = 1;
-  long write_timeout_ms = 10000;
+  long write_timeout_ms = 30000;  // websocket_options' default
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--subscribers") subscriber_counts = list_of(argv[i + 1]);
@@ -475,7 +494,7 @@ int main(int argc, char** argv) {
     auto n = static_cast<std::size_t>(subscriber_counts.front());
     auto stalled = static_cast<std::size_t>(std::ceil(static_cast<double>(n) * stall_percent / 100));
     fanout_server server(1, write_timeout);
-    if (!open_clients(server, *area, n)) return 2;
+    if (!open_clients(server, *area, n, stalled)) return 2;
     double per_second = slow_paced / static_cast<double>(n);
     measurement baseline = measure(server, *area, n, slow_bytes, window, per_second, seconds);
     std::size_t rss_before = rss_bytes(), rss_peak = rss_before, queued_peak = 0;
