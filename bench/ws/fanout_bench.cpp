@@ -1,4 +1,4 @@
-// WebSocket topic fan-out (BENCHMARKS.md §21): one topic, N subscribers, a publisher thread
+// WebSocket topic fan-out (BENCHMARKS.md §22): one topic, N subscribers, a publisher thread
 // publishing messages that carry the time they were published; each subscriber records
 // when it received each. Reported per configuration (subscribers x server threads): messages
 // delivered per second (deliveries = publishes x subscribers), p50/p99 delivery latency,
@@ -21,7 +21,7 @@
 //
 //   waypoint_bench_fanout [--subscribers 1000,10000] [--threads 1,2] [--seconds S] [--repeat R]
 //       [--bytes 64] [--window 1] [--paced 20000] [--stall-percent 1] [--slow-paced 20000]
-//       [--slow-bytes 4096] [--slow-seconds 150] [--write-timeout-ms 30000]
+//       [--slow-bytes 4096] [--slow-seconds 150] [--slow-repeat 3] [--write-timeout-ms 30000]
 #include "ws_bench.hpp"
 
 #include <waypoint/app/serve.hpp>
@@ -69,6 +69,7 @@ struct shared_area {
   std::int32_t connections = 0;
   std::int32_t stall = 0;
   std::int32_t small_window = 0;            // the first this many opened get a 64 KiB SO_RCVBUF
+  bool unsubscribed = false;                // open on the route that joins no topic
   std::int32_t failed = 0;                  // connections the child could not open
   std::atomic<std::uint64_t> received{0};   // messages read by the clients, since they opened
   std::array<std::uint64_t, buckets> histogram{};  // stable between stop_recording and start
@@ -109,12 +110,12 @@ class subscriber_client {
   // A small receive buffer (which also turns the kernel's autotuning off for the socket)
   // stands for a reader on a slow link; with the default, a stalled reader's kernel holds
   // megabytes (tcp_rmem's ceiling is 32 MiB here) before the server's queue sees anything.
-  void open(std::uint16_t port, bool small_window) {
+  void open(std::uint16_t port, bool small_window, const std::string& target) {
     if (small_window) {
       ws_.next_layer().open(tcp::v4());
       ws_.next_layer().set_option(asio::socket_base::receive_buffer_size(64 * 1024));
     }
-    connect_websocket(ws_, port, "/topic");
+    connect_websocket(ws_, port, target);
   }
   void read() {
     ws_.async_read(buffer_, [this](error_code ec, std::size_t) {
@@ -155,7 +156,7 @@ void client_process(shared_area& area) {
           for (int i = 0; i < area.connections; ++i) {
             auto c = std::make_unique<subscriber_client>(io, rec);
             try {
-              c->open(area.port, i < area.small_window);
+              c->open(area.port, i < area.small_window, area.unsubscribed ? "/idle" : "/topic");
               c->read();
               clients.push_back(std::move(c));
             } catch (const std::exception&) {
@@ -211,6 +212,17 @@ class fanout_server {
           app::topic_subscriber member(*hub, w);
           member.subscribe("bench");
           co_await member.run();
+        },
+        options);
+    // The same connection in no topic: what a subscriber costs beyond a WebSocket.
+    app_.websocket(
+        "/idle",
+        [](app::websocket& w) -> app::awaitable<void> {
+          app::websocket_message m;
+          for (;;) {
+            bool more = co_await w.read(m);  // named: GCC 12 and a co_await in a condition
+            if (!more) break;
+          }
         },
         options);
     app_.freeze();
@@ -358,6 +370,7 @@ bool open_clients(fanout_server& server, shared_area& area, std::size_t n,
                   std::size_t small_window = 0) {
   area.port = server.port();
   area.small_window = static_cast<int>(small_window);
+  area.unsubscribed = false;
   area.connections = static_cast<int>(n);
   ask(area, op::open);
   if (area.failed) std::fprintf(stderr, "%d of %zu connections failed to open\n", area.failed, n);
@@ -393,13 +406,81 @@ std::string spread(const std::vector<double>& v, const char* format) {
   return text;
 }
 
+struct slow_run {
+  measurement baseline, stalled;
+  std::uint64_t closes = 0;
+  double policy_s = -1, gone_s = -1;  // from the stall; -1: not within the run
+  double queued_peak = 0, rss_before = 0, rss_peak = 0, rss_after = 0;  // bytes
+};
+
+// A fresh server, n subscribers (the first `stalled` on a small receive buffer): the paced
+// load with every reader reading, then with the first `stalled` no longer reading, until
+// their connections are gone (and a second more) or `limit` seconds.
+slow_run run_slow(shared_area& area, std::size_t n, std::size_t stalled, double per_second,
+                  std::size_t bytes, std::size_t window, double seconds, double limit,
+                  std::chrono::milliseconds write_timeout) {
+  slow_run out;
+  fanout_server server(1, write_timeout);
+  if (!open_clients(server, area, n, stalled)) std::exit(2);
+  out.baseline = measure(server, area, n, bytes, window, per_second, seconds);
+  out.rss_before = out.rss_peak = static_cast<double>(rss_bytes());
+  {
+    publisher p(server.hub(), area, bytes, n, window, per_second);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    area.stall = static_cast<int>(stalled);
+    ask(area, op::stall);
+    ask(area, op::start_recording);
+    std::uint64_t received = area.received.load();
+    double cpu = server.cpu();
+    auto wall = clock_type::now();
+    std::uint64_t closes_before = server.hub().stats().slow_closes;
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      double t = std::chrono::duration<double>(clock_type::now() - wall).count();
+      app::topic_hub_stats st = server.hub().stats();
+      out.rss_peak = std::max(out.rss_peak, static_cast<double>(rss_bytes()));
+      out.queued_peak = std::max(out.queued_peak, static_cast<double>(st.queued_bytes));
+      if (out.policy_s < 0 && st.slow_closes - closes_before >= stalled) out.policy_s = t;
+      if (out.gone_s < 0 && server.hub().subscribers("bench") <= n - stalled) out.gone_s = t;
+      if ((out.gone_s >= 0 && t >= out.gone_s + 1) || t >= limit) break;
+    }
+    double elapsed = std::chrono::duration<double>(clock_type::now() - wall).count();
+    auto deliveries = static_cast<double>(area.received.load() - received);
+    out.stalled.delivered_per_second = deliveries / elapsed;
+    out.stalled.server_cpu_us = deliveries > 0 ? (server.cpu() - cpu) * 1e6 / deliveries : 0;
+    ask(area, op::stop_recording);
+    out.closes = server.hub().stats().slow_closes - closes_before;
+  }
+  out.stalled.p50_us = percentile(area, 0.50);
+  out.stalled.p99_us = percentile(area, 0.99);
+  out.rss_after = static_cast<double>(rss_bytes());
+  close_clients(server, area);
+  return out;
+}
+
+struct slow_series {
+  series without, with;
+  std::vector<double> closes, policy_s, gone_s, queued_mib, rss_before, rss_peak, rss_after;
+  void add(const slow_run& r) {
+    without.add(r.baseline);
+    with.add(r.stalled);
+    closes.push_back(static_cast<double>(r.closes));
+    policy_s.push_back(r.policy_s);
+    gone_s.push_back(r.gone_s);
+    queued_mib.push_back(r.queued_peak / 1048576);
+    rss_before.push_back(r.rss_before / 1048576);
+    rss_peak.push_back(r.rss_peak / 1048576);
+    rss_after.push_back(r.rss_after / 1048576);
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<long> subscriber_counts{1000, 10000};
   std::vector<long> thread_counts{1, 2};
   double seconds = 3, slow_seconds = 150, paced = 20000, slow_paced = 20000, stall_percent = 1;
-  int repeat = 3;
+  int repeat = 3, slow_repeat = 3;
   std::size_t bytes = 64, slow_bytes = 4096, window = 1;
   long write_timeout_ms = 30000;  // websocket_options' default
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -409,6 +490,7 @@ int main(int argc, char** argv) {
     else if (flag == "--seconds") seconds = std::atof(argv[i + 1]);
     else if (flag == "--slow-seconds") slow_seconds = std::atof(argv[i + 1]);
     else if (flag == "--repeat") repeat = std::atoi(argv[i + 1]);
+    else if (flag == "--slow-repeat") slow_repeat = std::atoi(argv[i + 1]);
     else if (flag == "--bytes") bytes = static_cast<std::size_t>(std::atol(argv[i + 1]));
     else if (flag == "--window") window = static_cast<std::size_t>(std::atol(argv[i + 1]));
     else if (flag == "--paced") paced = std::atof(argv[i + 1]);
@@ -430,19 +512,33 @@ int main(int argc, char** argv) {
   }
   std::chrono::milliseconds write_timeout(write_timeout_ms);
 
-  // Memory per idle subscriber, first, in a process that has served nothing yet.
-  std::printf("| idle subscribers | server RSS without | with | per subscriber |\n|---|---|---|---|\n");
+  // Memory per idle subscriber, first, in a process that has served nothing yet: the server
+  // process's RSS with n idle connections minus without, on the topic route and on a route
+  // that joins no topic.
+  std::printf("| idle connections | route | server RSS without | with | per connection |\n|---|---|---|---|---|\n");
   for (long n : subscriber_counts) {
-    fanout_server server(1, write_timeout);
-    std::size_t before = trimmed_rss();
-    if (!open_clients(server, *area, static_cast<std::size_t>(n))) return 2;
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    std::size_t after = trimmed_rss();
-    std::printf("| %ld | %.1f MiB | %.1f MiB | %.1f KiB |\n", n, static_cast<double>(before) / 1048576,
-                static_cast<double>(after) / 1048576,
-                (static_cast<double>(after) - static_cast<double>(before)) / 1024 / static_cast<double>(n));
-    std::fflush(stdout);
-    close_clients(server, *area);
+    for (bool unsubscribed : {true, false}) {
+      fanout_server server(1, write_timeout);
+      std::size_t before = trimmed_rss();
+      area->port = server.port();
+      area->connections = static_cast<int>(n);
+      area->small_window = 0;
+      area->unsubscribed = unsubscribed;
+      ask(*area, op::open);
+      if (area->failed) std::fprintf(stderr, "%d connections failed to open\n", area->failed);
+      std::this_thread::sleep_for(std::chrono::milliseconds(unsubscribed ? 1000 : 0));
+      if (!unsubscribed && !server.await_subscribers(static_cast<std::size_t>(n))) return 2;
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      std::size_t after = trimmed_rss();
+      std::printf("| %ld | %s | %.1f MiB | %.1f MiB | %.1f KiB |\n", n,
+                  unsubscribed ? "WebSocket, no topic" : "subscribed to one topic",
+                  static_cast<double>(before) / 1048576, static_cast<double>(after) / 1048576,
+                  (static_cast<double>(after) - static_cast<double>(before)) / 1024 / static_cast<double>(n));
+      std::fflush(stdout);
+      ask(*area, op::close);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      server.await_subscribers(0);
+    }
   }
 
   // Fan-out, interleaved: each repetition visits every (subscribers, threads) once.
@@ -493,61 +589,39 @@ int main(int argc, char** argv) {
   {
     auto n = static_cast<std::size_t>(subscriber_counts.front());
     auto stalled = static_cast<std::size_t>(std::ceil(static_cast<double>(n) * stall_percent / 100));
-    fanout_server server(1, write_timeout);
-    if (!open_clients(server, *area, n, stalled)) return 2;
-    double per_second = slow_paced / static_cast<double>(n);
-    measurement baseline = measure(server, *area, n, slow_bytes, window, per_second, seconds);
-    std::size_t rss_before = rss_bytes(), rss_peak = rss_before, queued_peak = 0;
-    measurement m;
-    double policy_s = -1, closed_s = -1;
-    {
-      publisher p(server.hub(), *area, slow_bytes, n, window, per_second);
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      area->stall = static_cast<int>(stalled);
-      ask(*area, op::stall);
-      ask(*area, op::start_recording);
-      std::uint64_t received = area->received.load();
-      double cpu = server.cpu();
-      auto wall = clock_type::now();
-      std::uint64_t closes_before = server.hub().stats().slow_closes;
-      for (;;) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        double t = std::chrono::duration<double>(clock_type::now() - wall).count();
-        app::topic_hub_stats st = server.hub().stats();
-        rss_peak = std::max(rss_peak, rss_bytes());
-        queued_peak = std::max(queued_peak, st.queued_bytes);
-        if (policy_s < 0 && st.slow_closes - closes_before >= stalled) policy_s = t;
-        if (closed_s < 0 && server.hub().subscribers("bench") <= n - stalled) closed_s = t;
-        if ((closed_s >= 0 && t >= closed_s + 1) || t >= slow_seconds) break;
-      }
-      double elapsed = std::chrono::duration<double>(clock_type::now() - wall).count();
-      auto deliveries = static_cast<double>(area->received.load() - received);
-      m.delivered_per_second = deliveries / elapsed;
-      m.server_cpu_us = (server.cpu() - cpu) * 1e6 / deliveries;
-      ask(*area, op::stop_recording);
+    slow_series runs;
+    for (int r = 0; r < slow_repeat; ++r) {
+      slow_run x = run_slow(*area, n, stalled, slow_paced / static_cast<double>(n), slow_bytes,
+                            window, seconds, slow_seconds, write_timeout);
+      std::fprintf(stderr,
+                   "slow run %d: without %.0f/s p99 %.0f us; with %.0f/s p50 %.0f us p99 %.0f us, "
+                   "%llu closes, policy %.2f s, gone %.2f s, RSS %.1f/%.1f/%.1f MiB\n",
+                   r + 1, x.baseline.delivered_per_second, x.baseline.p99_us, x.stalled.delivered_per_second,
+                   x.stalled.p50_us, x.stalled.p99_us, static_cast<unsigned long long>(x.closes),
+                   x.policy_s, x.gone_s, x.rss_before / 1048576, x.rss_peak / 1048576,
+                   x.rss_after / 1048576);
+      runs.add(x);
     }
-    m.p50_us = percentile(*area, 0.50);
-    m.p99_us = percentile(*area, 0.99);
-    app::topic_hub_stats st = server.hub().stats();
-    std::size_t rss_after = rss_bytes();
-    std::printf("\n| subscribers | stalled | load | others' delivered/s | others' p50 | others' p99 | policy closes (1008) | all stalled closed by policy after | their connections gone after | queued bytes peak | server RSS before / peak / after |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
-    std::printf("| %zu | 0 | paced %.0f/s, %zu B | %.0f | %.0f µs | %.0f µs | | | | | |\n", n, slow_paced,
-                slow_bytes, baseline.delivered_per_second, baseline.p50_us, baseline.p99_us);
-    auto after_text = [](double s) {
-      char text[32] = "not within the run";
-      if (s >= 0) std::snprintf(text, sizeof text, "%.2f s", s);
-      return std::string(text);
-    };
-    std::printf("| %zu | %zu | paced %.0f/s, %zu B | %.0f | %.0f µs | %.0f µs | %llu | %s | %s | %.1f MiB | %.1f / %.1f / %.1f MiB |\n", n,
-                stalled, slow_paced, slow_bytes, m.delivered_per_second, m.p50_us, m.p99_us,
-                static_cast<unsigned long long>(st.slow_closes), after_text(policy_s).c_str(),
-                after_text(closed_s).c_str(),
-                static_cast<double>(queued_peak) / 1048576, static_cast<double>(rss_before) / 1048576,
-                static_cast<double>(rss_peak) / 1048576, static_cast<double>(rss_after) / 1048576);
-    std::printf("(server CPU per delivery: %.2f µs without the stall, %.2f µs with it; write_timeout %ld ms)\n",
-                baseline.server_cpu_us, m.server_cpu_us, write_timeout_ms);
-    close_clients(server, *area);
+    std::printf("\n| subscribers | stalled | load | others' delivered/s | others' p50 | others' p99 | server CPU per delivery | policy closes (1008) | all stalled closed by policy after | their connections gone after | queued bytes peak | server RSS before / peak / after |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("| %zu | 0 | paced %.0f/s, %zu B | %s | %s | %s | %s | | | | | |\n", n, slow_paced,
+                slow_bytes, spread(runs.without.rate, "%.0f (%.0f–%.0f)").c_str(),
+                spread(runs.without.p50, "%.0f µs (%.0f–%.0f)").c_str(),
+                spread(runs.without.p99, "%.0f µs (%.0f–%.0f)").c_str(),
+                spread(runs.without.cpu, "%.2f µs (%.2f–%.2f)").c_str());
+    std::printf("| %zu | %zu | paced %.0f/s, %zu B | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n", n,
+                stalled, slow_paced, slow_bytes, spread(runs.with.rate, "%.0f (%.0f–%.0f)").c_str(),
+                spread(runs.with.p50, "%.0f µs (%.0f–%.0f)").c_str(),
+                spread(runs.with.p99, "%.0f µs (%.0f–%.0f)").c_str(),
+                spread(runs.with.cpu, "%.2f µs (%.2f–%.2f)").c_str(),
+                spread(runs.closes, "%.0f (%.0f–%.0f)").c_str(),
+                spread(runs.policy_s, "%.1f s (%.1f–%.1f)").c_str(),
+                spread(runs.gone_s, "%.1f s (%.1f–%.1f)").c_str(),
+                spread(runs.queued_mib, "%.1f MiB (%.1f–%.1f)").c_str(),
+                spread(runs.rss_before, "%.1f (%.1f–%.1f)").c_str(),
+                spread(runs.rss_peak, "%.1f (%.1f–%.1f)").c_str(),
+                spread(runs.rss_after, "%.1f MiB (%.1f–%.1f)").c_str());
+    std::printf("(write_timeout %ld ms; -1 s: not within --slow-seconds)\n", write_timeout_ms);
   }
   ask(*area, op::exit);
   waitpid(child, nullptr, 0);
