@@ -476,8 +476,8 @@ int main(int argc, char** argv) {
       waypoint::examples::add_stream_routes(
           app, waypoint::beast::resource_budget(o.upload_disk_budget));
       waypoint::examples::add_websocket_route(app);
-      waypoint::examples::add_room_route(app, room_broker(o.redis));
-      waypoint::examples::add_phoenix_route(app);
+      ops->metrics->watch(waypoint::examples::add_room_route(app, room_broker(o.redis)), "rooms");
+      ops->metrics->watch(waypoint::examples::add_phoenix_route(app), "phoenix");
       if (!o.api_token.empty()) waypoint::examples::add_account_route(app, o.api_token);
       security.add_routes(app, security_stores(o.redis));
       // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.

@@ -33,8 +33,9 @@ inline constexpr std::string_view rooms_path = "/v1/rooms/";
 // A chat room per name: a text message from anyone in the room goes to everyone in it (its
 // sender too), through a topic hub whose per-connection queue drops the oldest messages of a
 // reader that falls behind rather than hold up the room. Given a broker (the gateway's
-// --redis), a room spans every gateway that shares it.
-inline void add_room_route(app::application& app, std::shared_ptr<app::topic_broker> broker = nullptr) {
+// --redis), a room spans every gateway that shares it. Returns the hub, for its metrics.
+inline std::shared_ptr<const app::topic_hub> add_room_route(
+    app::application& app, std::shared_ptr<app::topic_broker> broker = nullptr) {
   auto hub = std::make_shared<app::topic_hub>(app::topic_hub_options{
       .max_queued_bytes = 256 * 1024, .max_queued_messages = 256,
       .on_overflow = app::overflow_policy::drop_oldest, .broker = std::move(broker)});
@@ -57,14 +58,16 @@ inline void add_room_route(app::application& app, std::shared_ptr<app::topic_bro
                   });
                 });
   app.describe({.summary = "A room: every text message goes to everyone in the room"});
+  return hub;
 }
 
 inline constexpr std::string_view phoenix_socket_path = "/v1/socket/websocket";
 
 // The Phoenix Channels protocol (npm's phoenix client: new Socket("ws://HOST/v1/socket")):
 // any "room:NAME" joins, and a "shout" pushed on it goes to everyone in the room. Its own
-// hub: its topics carry Phoenix frames, which the raw rooms above must not get.
-inline void add_phoenix_route(app::application& app) {
+// hub: its topics carry Phoenix frames, which the raw rooms above must not get. Returns the
+// hub, for its metrics.
+inline std::shared_ptr<const app::topic_hub> add_phoenix_route(app::application& app) {
   auto hub = std::make_shared<app::topic_hub>(app::topic_hub_options{
       .max_queued_bytes = 256 * 1024, .max_queued_messages = 256,
       .on_overflow = app::overflow_policy::drop_oldest});
@@ -82,6 +85,7 @@ inline void add_phoenix_route(app::application& app) {
                   return app::phoenix_reply::ok();
                 }}));
   app.describe({.summary = "Phoenix Channels (V2 JSON): room:NAME topics, shout broadcasts"});
+  return hub;
 }
 
 // `base` is the gateway's http:// URL.

@@ -8,6 +8,8 @@
 // message (CLOCK_THREAD_CPUTIME of the server thread, read from the client's side).
 //
 //   waypoint_bench_ws [--seconds S] [--repeat R] [--connections 1,32] [--bytes 32,4096]
+#include "ws_bench.hpp"
+
 #include <waypoint/app/serve.hpp>
 #include <waypoint/app/websocket.hpp>
 
@@ -34,10 +36,7 @@
 
 namespace {
 
-namespace asio = boost::asio;
-namespace ws = boost::beast::websocket;
-using tcp = asio::ip::tcp;
-using error_code = boost::system::error_code;
+using namespace waypoint_bench;
 
 // --- the servers -------------------------------------------------------------------
 
@@ -48,12 +47,6 @@ class bench_server {
   virtual std::uint16_t port() const = 0;
   virtual clockid_t cpu_clock() const = 0;
 };
-
-clockid_t clock_of(std::thread& t) {
-  clockid_t id{};
-  pthread_getcpuclockid(t.native_handle(), &id);
-  return id;
-}
 
 class waypoint_server final : public bench_server {
  public:
@@ -78,7 +71,7 @@ class waypoint_server final : public bench_server {
     thread_.join();
   }
   std::uint16_t port() const override { return server_->endpoints().front().port; }
-  clockid_t cpu_clock() const override { return clock_of(const_cast<std::thread&>(thread_)); }
+  clockid_t cpu_clock() const override { return clock_of(thread_); }
 
  private:
   waypoint::app::application app_;
@@ -128,7 +121,7 @@ class beast_example_server final : public bench_server {
     thread_.join();
   }
   std::uint16_t port() const override { return acceptor_.local_endpoint().port(); }
-  clockid_t cpu_clock() const override { return clock_of(const_cast<std::thread&>(thread_)); }
+  clockid_t cpu_clock() const override { return clock_of(thread_); }
 
  private:
   void do_accept() {
@@ -154,9 +147,7 @@ class echo_connection {
       : ws_(io), payload_(std::move(payload)), count_(count) {}
 
   void open(std::uint16_t port) {
-    ws_.next_layer().connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
-    ws_.next_layer().set_option(tcp::no_delay(true));
-    ws_.handshake("127.0.0.1", "/echo");
+    connect_websocket(ws_, port, "/echo");
     ws_.binary(true);
   }
   void start(const std::atomic<bool>& stop) {
@@ -187,12 +178,6 @@ class echo_connection {
   std::uint64_t& count_;
   const std::atomic<bool>* stop_ = nullptr;
 };
-
-double cpu_seconds(clockid_t clock) {
-  timespec t{};
-  clock_gettime(clock, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
 
 struct result {
   double messages_per_second;
@@ -227,21 +212,6 @@ result run_once(bench_server& server, int connections, std::size_t bytes, double
   for (auto& c : conns) c->close();
   return {static_cast<double>(messages) / wall,
           messages ? cpu * 1e6 / static_cast<double>(messages) : 0.0};
-}
-
-std::vector<long> list_of(const char* text) {
-  std::vector<long> out;
-  for (const char* p = text; *p;) {
-    char* end = nullptr;
-    out.push_back(std::strtol(p, &end, 10));
-    p = *end == ',' ? end + 1 : end;
-  }
-  return out;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "waypoint/app/application.hpp"
 #include "waypoint/app/middleware.hpp"
+#include "waypoint/app/topics.hpp"
 #include "waypoint/beast/server.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 
@@ -200,6 +201,7 @@ struct detail::metrics_state {
   mutable std::mutex mutex;  // guards `shards` (the list, not the counts)
   std::vector<std::unique_ptr<metrics_shard>> shards;
   std::atomic<const beast::server*> server{nullptr};
+  std::vector<std::pair<std::string, std::shared_ptr<const topic_hub>>> hubs;  // guarded by mutex
 };
 
 namespace {
@@ -311,6 +313,52 @@ void render_server(std::string& out, const beast::server_stats& s) {
 
 }  // namespace
 
+namespace {
+
+// The hubs' stats, a family at a time (the format wants a family's samples together).
+void render_topics(std::string& out,
+                   const std::vector<std::pair<std::string, topic_hub_stats>>& hubs) {
+  if (hubs.empty()) return;
+  struct family {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::uint64_t (*value)(const topic_hub_stats&);
+  };
+  static constexpr family families[] = {
+      {"waypoint_topic_topics", "gauge", "Topic names and prefix patterns with a subscriber now.",
+       [](const topic_hub_stats& s) -> std::uint64_t { return s.topics; }},
+      {"waypoint_topic_subscribers", "gauge", "Connections in at least one topic now.",
+       [](const topic_hub_stats& s) -> std::uint64_t { return s.subscribers; }},
+      {"waypoint_topic_queued_bytes", "gauge",
+       "Payload bytes queued to subscribers and not yet sent, all subscribers.",
+       [](const topic_hub_stats& s) -> std::uint64_t { return s.queued_bytes; }},
+      {"waypoint_topic_published_total", "counter", "Messages published on this instance.",
+       [](const topic_hub_stats& s) -> std::uint64_t { return s.published; }},
+      {"waypoint_topic_received_total", "counter",
+       "Messages published on other instances, received through the broker.",
+       [](const topic_hub_stats& s) -> std::uint64_t { return s.received; }},
+      {"waypoint_topic_delivered_total", "counter", "Messages queued to a subscriber (one per subscriber reached).",
+       [](const topic_hub_stats& s) -> std::uint64_t { return s.delivered; }},
+      {"waypoint_topic_dropped_total", "counter",
+       "Messages dropped by the drop_oldest overflow policy.",
+       [](const topic_hub_stats& s) -> std::uint64_t { return s.dropped; }},
+      {"waypoint_topic_slow_consumer_closes_total", "counter",
+       "Connections closed (1008) by the close overflow policy.",
+       [](const topic_hub_stats& s) -> std::uint64_t { return s.slow_closes; }},
+  };
+  for (const family& f : families) {
+    append_family(out, f.name, f.type, f.help);
+    for (const auto& [name, stats] : hubs) {
+      std::string labels;
+      append_label(labels, "hub", name);
+      append_sample(out, f.name, labels, f.value(stats));
+    }
+  }
+}
+
+}  // namespace
+
 std::string detail::metrics_state::render() const {
   // Summed over shards: by (route, method, class) for the counter, by route for the
   // histogram, by outcome for the unrouted family.
@@ -318,8 +366,10 @@ std::string detail::metrics_state::render() const {
   std::map<std::string, latency_sum> latency;
   std::array<std::uint64_t, outcome_labels.size()> outcomes{};
   std::uint64_t started = 0, finished = 0;
+  std::vector<std::pair<std::string, topic_hub_stats>> hub_stats;
   {
     std::lock_guard lock(mutex);
+    for (const auto& [name, hub] : hubs) hub_stats.emplace_back(name, hub->stats());
     for (const auto& s : shards) {
       started += read(s->started);
       finished += read(s->finished);
@@ -386,6 +436,7 @@ std::string detail::metrics_state::render() const {
   append_sample(out, "waypoint_http_requests_in_flight", "",
                 started >= finished ? started - finished : 0);
   if (const beast::server* s = server.load(std::memory_order_acquire)) render_server(out, s->stats());
+  render_topics(out, hub_stats);
   return out;
 }
 
@@ -420,6 +471,11 @@ handler metrics::endpoint() const {
 
 void metrics::watch(const beast::server& server) {
   state_->server.store(&server, std::memory_order_release);
+}
+
+void metrics::watch(std::shared_ptr<const topic_hub> hub, std::string name) {
+  std::lock_guard lock(state_->mutex);
+  state_->hubs.emplace_back(std::move(name), std::move(hub));
 }
 
 std::string metrics::render() const { return state_->render(); }

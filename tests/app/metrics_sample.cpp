@@ -1,10 +1,11 @@
 // Prints the metrics exposition of a server that answered a little of everything (routes,
-// 404, 405, redirect, 400 from the router, 400 and 408 from the server), for
-// `promtool check metrics` (promtool_check next to this file).
+// 404, 405, redirect, 400 from the router, 400 and 408 from the server) and watched a topic
+// hub, for `promtool check metrics` (promtool_check next to this file).
 #include "loopback_client.hpp"
 
 #include <waypoint/app/metrics.hpp>
 #include <waypoint/app/serve.hpp>
+#include <waypoint/app/topics.hpp>
 
 #include <boost/asio/write.hpp>
 
@@ -24,6 +25,9 @@ int main() {
   waypoint::beast::server_options options = loopback_options();
   waypoint::beast::server server(options, dispatch_to(app));
   m.watch(server);
+  auto hub = std::make_shared<topic_hub>();
+  m.watch(hub, "rooms");
+  hub->publish("lobby", "nobody hears this");
   server.start();
   std::uint16_t port = server.endpoints().front().port;
   exchange(port, {make_request("GET", "/users/1"), make_request("POST", "/users/1"),

@@ -7,6 +7,7 @@
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/metrics.hpp>
 #include <waypoint/app/serve.hpp>
+#include <waypoint/app/topics.hpp>
 
 #include <gtest/gtest.h>
 
@@ -221,6 +222,42 @@ TEST(Metrics, ServerCountersMatchTheWire) {
   EXPECT_EQ(sample(samples, "waypoint_server_timeouts_total{kind=\"header\"}"), 1);
   EXPECT_EQ(sample(samples, "waypoint_server_timeouts_total{kind=\"body\"}"), 0);
   EXPECT_EQ(sample(samples, requests_series("GET /users/{id}", "GET", "2xx")), 2);
+}
+
+// Each watched hub's stats() under its own label, in families of one HELP and TYPE each;
+// the counts of a delivery to a real subscriber are checked through the gateway
+// (tests/gateway: check_printed_websocket_lines_echo_and_share_a_room).
+TEST(Metrics, TopicHubsAreScrapedUnderTheirNames) {
+  metrics m;
+  auto rooms = std::make_shared<topic_hub>();
+  auto alerts = std::make_shared<topic_hub>();
+  m.watch(rooms, "rooms");
+  m.watch(alerts, "alerts");
+  rooms->publish("lobby", "hi");
+  rooms->publish("lobby", "again");
+  alerts->publish("disk", "full");
+  std::string text = m.render();
+  auto samples = parse_exposition(text);
+  struct row {
+    std::string series;
+    double expected;
+  };
+  const row rows[] = {
+      {"waypoint_topic_published_total{hub=\"rooms\"}", 2},
+      {"waypoint_topic_published_total{hub=\"alerts\"}", 1},
+      {"waypoint_topic_delivered_total{hub=\"rooms\"}", 0},
+      {"waypoint_topic_received_total{hub=\"rooms\"}", 0},
+      {"waypoint_topic_dropped_total{hub=\"rooms\"}", 0},
+      {"waypoint_topic_slow_consumer_closes_total{hub=\"alerts\"}", 0},
+      {"waypoint_topic_topics{hub=\"rooms\"}", 0},
+      {"waypoint_topic_subscribers{hub=\"alerts\"}", 0},
+      {"waypoint_topic_queued_bytes{hub=\"rooms\"}", 0},
+  };
+  for (const row& r : rows) EXPECT_EQ(sample(samples, r.series), r.expected) << r.series;
+  std::size_t families = 0;
+  for (std::size_t at = 0; (at = text.find("# TYPE waypoint_topic_", at)) != std::string::npos; ++at)
+    ++families;
+  EXPECT_EQ(families, 8u) << "one TYPE line a family, whatever the number of hubs";
 }
 
 // A client that sends half its upload and closes is the client's doing: the access log

@@ -935,6 +935,16 @@ def check_printed_websocket_lines_echo_and_share_a_room(binary):
                                timeout=20)
             expect(r.returncode == 0, "WebSocket line %s failed (python3-websockets is "
                    "installed by scripts/install-deps): %s" % (line.strip(), r.stderr.strip()[-400:]))
+        # The hubs' counts on /metrics: the room client's two messages, each to both of its
+        # connections; the Phoenix client's one shout.
+        body = get(g.base + "/metrics").body.splitlines()
+        for series in ['waypoint_topic_published_total{hub="rooms"} 2',
+                       'waypoint_topic_delivered_total{hub="rooms"} 4',
+                       'waypoint_topic_dropped_total{hub="rooms"} 0',
+                       'waypoint_topic_slow_consumer_closes_total{hub="rooms"} 0',
+                       'waypoint_topic_published_total{hub="phoenix"} 1']:
+            expect(series in body, "metrics hold %r:\n%s" % (series, "\n".join(
+                l for l in body if l.startswith("waypoint_topic_"))))
     finally:
         g.stop()
 

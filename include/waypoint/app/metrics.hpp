@@ -20,7 +20,12 @@
 //   waypoint_server_connections_total, waypoint_server_connections_refused_total,
 //   waypoint_server_received_bytes_total, waypoint_server_sent_bytes_total,
 //   waypoint_server_errors_total{status} (requests refused before dispatch: 400, 408, 413, ...)
-//   and waypoint_server_timeouts_total{kind} (idle, header, body, write).
+//   and waypoint_server_timeouts_total{kind} (idle, header, body, write);
+//   and, for each topic hub watch()ed under a name (label hub), the hub's stats():
+//   waypoint_topic_topics, waypoint_topic_subscribers, waypoint_topic_queued_bytes (gauges),
+//   waypoint_topic_published_total, waypoint_topic_received_total,
+//   waypoint_topic_delivered_total, waypoint_topic_dropped_total and
+//   waypoint_topic_slow_consumer_closes_total (counters).
 //
 // The counting is per thread: each thread that answers requests owns a shard (allocated
 // the first time it counts, then reused), which only it writes, with plain relaxed stores,
@@ -36,6 +41,10 @@
 
 namespace waypoint::beast {
 class server;
+}
+
+namespace waypoint::app {
+class topic_hub;
 }
 
 namespace waypoint::app {
@@ -69,6 +78,9 @@ class metrics {
   handler endpoint() const;
   // Adds the server's counters to every scrape; `server` must outlive the scrapes.
   void watch(const beast::server& server);
+  // Adds a topic hub's stats() to every scrape, labelled hub="name" (a name per hub: two
+  // hubs under one name would write the same series twice). Holds the hub.
+  void watch(std::shared_ptr<const topic_hub> hub, std::string name);
 
   // The exposition text, summed over every thread's shard.
   std::string render() const;
