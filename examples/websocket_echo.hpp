@@ -10,6 +10,7 @@
 #include <waypoint/app/topics.hpp>
 #include <waypoint/app/websocket.hpp>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -34,6 +35,14 @@ inline constexpr std::string_view rooms_path = "/v1/rooms/";
 // sender too), through a topic hub whose per-connection queue drops the oldest messages of a
 // reader that falls behind rather than hold up the room. Given a broker (the gateway's
 // --redis), a room spans every gateway that shares it. Returns the hub, for its metrics.
+// A room's peer that stops reading holds one write in flight, which no close can overtake:
+// it is cut when that write has made no progress for this long, rather than the default 30 s.
+inline app::websocket_options room_limits() {
+  app::websocket_options o;
+  o.write_timeout = std::chrono::seconds(5);
+  return o;
+}
+
 inline std::shared_ptr<const app::topic_hub> add_room_route(
     app::application& app, std::shared_ptr<app::topic_broker> broker = nullptr) {
   auto hub = std::make_shared<app::topic_hub>(app::topic_hub_options{
@@ -56,7 +65,8 @@ inline std::shared_ptr<const app::topic_hub> add_room_route(
                   co_await member.run([&](const app::websocket_message& m) {
                     if (!m.binary) hub->publish(room, m.payload);
                   });
-                });
+                },
+                room_limits());
   app.describe({.summary = "A room: every text message goes to everyone in the room"});
   return hub;
 }
@@ -83,7 +93,8 @@ inline std::shared_ptr<const app::topic_hub> add_phoenix_route(app::application&
                   if (event != "shout") return app::phoenix_reply::error("unknown event");
                   room.broadcast("shout", payload);
                   return app::phoenix_reply::ok();
-                }}));
+                }}),
+      room_limits());
   app.describe({.summary = "Phoenix Channels (V2 JSON): room:NAME topics, shout broadcasts"});
   return hub;
 }
