@@ -27,16 +27,6 @@ using namespace waypoint::app;
 using namespace waypoint::app::testing;
 using namespace std::chrono_literals;
 
-redis_server* server = nullptr;
-
-class redis_environment : public ::testing::Environment {
- public:
-  void SetUp() override { server = new redis_server(); }
-  void TearDown() override {
-    delete server;
-    server = nullptr;
-  }
-};
 
 std::shared_ptr<redis_rate_limit_store> store_on(std::uint16_t port, std::chrono::milliseconds retry = 1000ms) {
   return std::make_shared<redis_rate_limit_store>(
@@ -272,9 +262,4 @@ TEST(RedisRateLimit, AStoreThatCannotConnectFailsWhenMade) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  skip_without_redis_server();
-  ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new redis_environment);
-  return RUN_ALL_TESTS();
-}
+int main(int argc, char** argv) { return waypoint::app::testing::run_with_redis_server(argc, argv); }

@@ -29,16 +29,6 @@ using namespace waypoint::app;
 using namespace waypoint::app::testing;
 using namespace std::chrono_literals;
 
-redis_server* server = nullptr;
-
-class redis_environment : public ::testing::Environment {
- public:
-  void SetUp() override { server = new redis_server(); }
-  void TearDown() override {
-    delete server;
-    server = nullptr;
-  }
-};
 
 std::shared_ptr<redis_session_store> store_with(std::string prefix) {
   return std::make_shared<redis_session_store>(
@@ -180,9 +170,4 @@ TEST(RedisSessionStore, ARedisThatStopsAnsweringCostsATimeoutNotAHang) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  skip_without_redis_server();
-  ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new redis_environment);
-  return RUN_ALL_TESTS();
-}
+int main(int argc, char** argv) { return waypoint::app::testing::run_with_redis_server(argc, argv); }

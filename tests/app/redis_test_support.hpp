@@ -1,10 +1,12 @@
 // What the Redis stores' tests share (redis_sessions_test.cpp, redis_rate_limit_test.cpp):
 // a redis-server of their own on a free loopback port, started and stopped by its pid, and
 // redis-cli to look at what the stores wrote. The tests exit 77 (skipped) without
-// redis-server: skip_without_redis_server() at the top of main.
+// redis-server: run_with_redis_server() is their main.
 #pragma once
 
 #include <waypoint/app/redis_session_store.hpp>
+
+#include <gtest/gtest.h>
 
 #include <array>
 #include <chrono>
@@ -110,5 +112,27 @@ class redis_server {
   std::uint16_t port_;
   pid_t pid_ = 0;
 };
+
+// The one redis-server of a test program, for all its tests: started before the first,
+// stopped after the last.
+inline redis_server* server = nullptr;
+
+class redis_environment : public ::testing::Environment {
+ public:
+  void SetUp() override { server = new redis_server(); }
+  void TearDown() override {
+    delete server;
+    server = nullptr;
+  }
+};
+
+// The test program's main: skipped (77) without redis-server, else every test with one
+// redis-server shared.
+inline int run_with_redis_server(int argc, char** argv) {
+  skip_without_redis_server();
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new redis_environment);
+  return RUN_ALL_TESTS();
+}
 
 }  // namespace waypoint::app::testing
