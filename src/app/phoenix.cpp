@@ -11,6 +11,7 @@
 #include "phoenix_session.hpp"
 
 #include "waypoint/app/json.hpp"
+#include "waypoint/json_string.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -24,7 +25,13 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string json_string(std::string_view text) { return json(std::string(text)).dump(); }
+// A JSON string literal: waypoint's own writer, which writes a byte outside well-formed
+// UTF-8 as U+FFFD, so every frame parses.
+std::string json_string(std::string_view text) {
+  std::string out;
+  append_json_string(out, text);
+  return out;
+}
 
 constexpr std::string_view empty_object = "{}";
 constexpr std::string_view null_ref = "null";
@@ -54,11 +61,9 @@ std::string describe_exception(const std::exception_ptr& error) {
   }
 }
 
-// A handler's reply, checked before any of it is sent: its response an object, its status
-// text that JSON can carry (UTF-8).
+// A handler's reply, checked before any of it is sent: its response an object.
 void check_reply(const phoenix_reply& answer, std::string_view what) {
   detail::require_json_object(answer.response, what);
-  (void)json_string(answer.status);  // throws on invalid UTF-8
 }
 
 // The connection as a phoenix_socket's session drives it.
@@ -139,18 +144,16 @@ std::variant<phoenix_frame, phoenix_frame_error> decode_phoenix_frame(std::strin
 std::string encode_phoenix_frame(std::string_view join_ref, std::string_view ref,
                                  std::string_view topic, std::string_view event,
                                  std::string_view payload) {
-  std::string topic_text = json_string(topic), event_text = json_string(event);
   std::string out;
-  out.reserve(join_ref.size() + ref.size() + topic_text.size() + event_text.size() +
-              payload.size() + 6);
+  out.reserve(join_ref.size() + ref.size() + topic.size() + event.size() + payload.size() + 10);
   out += '[';
   out += join_ref;
   out += ',';
   out += ref;
   out += ',';
-  out += topic_text;
+  append_json_string(out, topic);
   out += ',';
-  out += event_text;
+  append_json_string(out, event);
   out += ',';
   out += payload;
   out += ']';

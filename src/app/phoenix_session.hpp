@@ -52,7 +52,7 @@ struct phoenix_frame_error {
 std::variant<phoenix_frame, phoenix_frame_error> decode_phoenix_frame(std::string_view text);
 
 // [join_ref, ref, topic, event, payload]: the refs and the payload as JSON text, the topic
-// and the event as strings (escaped here). Throws when the topic or event is not UTF-8.
+// and the event as strings (escaped here; a byte outside well-formed UTF-8 becomes U+FFFD).
 std::string encode_phoenix_frame(std::string_view join_ref, std::string_view ref,
                                  std::string_view topic, std::string_view event,
                                  std::string_view payload);

@@ -171,35 +171,47 @@ topic_hub::~topic_hub() {
 
 void topic_hub::join(const mailbox_ptr& mailbox, const std::string& topic) {
   std::lock_guard lock(mutex_);
-  bool prefix = is_prefix_pattern(topic);
-  auto& members = (prefix ? prefixes_ : exact_)[prefix ? topic.substr(0, topic.size() - 1) : topic];
-  members.push_back(mailbox);
+  if (!is_prefix_pattern(topic)) {
+    exact_[topic].push_back(mailbox);
+    return;
+  }
+  auto [it, added] = prefixes_.try_emplace(topic.substr(0, topic.size() - 1));
+  if (added) ++prefix_lengths_[it->first.size()];
+  it->second.push_back(mailbox);
 }
 
 void topic_hub::leave(const mailbox_ptr& mailbox, const std::string& topic) {
   std::lock_guard lock(mutex_);
   bool prefix = is_prefix_pattern(topic);
-  auto& table = prefix ? prefixes_ : exact_;
-  auto it = table.find(prefix ? topic.substr(0, topic.size() - 1) : topic);
+  topic_table& table = prefix ? prefixes_ : exact_;
+  auto it = table.find(prefix ? std::string_view(topic).substr(0, topic.size() - 1)
+                              : std::string_view(topic));
   if (it == table.end()) return;
   std::erase(it->second, mailbox);
-  if (it->second.empty()) table.erase(it);
+  if (!it->second.empty()) return;
+  if (prefix) {
+    auto length = prefix_lengths_.find(it->first.size());
+    if (--length->second == 0) prefix_lengths_.erase(length);
+  }
+  table.erase(it);
 }
 
-// Every mailbox a publish to `topic` reaches, once each. Prefix patterns are looked up by
-// each of the topic's prefixes: a topic of n bytes costs n lookups in the (usually small)
-// prefix table, whatever the number of patterns.
+// Every mailbox a publish to `topic` reaches, once each: the name's own, then those of the
+// patterns its prefixes match, looked up only at the lengths some pattern has.
 void topic_hub::collect(std::string_view topic, std::vector<mailbox_ptr>& out) const {
-  if (auto it = exact_.find(std::string(topic)); it != exact_.end())
-    out.insert(out.end(), it->second.begin(), it->second.end());
-  if (!prefixes_.empty()) {
-    std::string prefix;
-    prefix.reserve(topic.size());
-    for (std::size_t n = 0; n <= topic.size(); ++n) {
-      if (n) prefix.push_back(topic[n - 1]);
-      if (auto it = prefixes_.find(prefix); it != prefixes_.end())
-        out.insert(out.end(), it->second.begin(), it->second.end());
+  std::size_t sources = 0;
+  auto add = [&](const topic_table& table, std::string_view key) {
+    if (auto it = table.find(key); it != table.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+      ++sources;
     }
+  };
+  add(exact_, topic);
+  for (const auto& [length, patterns] : prefix_lengths_) {
+    if (length > topic.size()) break;
+    add(prefixes_, topic.substr(0, length));
+  }
+  if (sources > 1) {  // a connection in two of them is reached once
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
   }

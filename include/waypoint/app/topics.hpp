@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -123,11 +124,24 @@ class topic_hub {
   void collect(std::string_view topic, std::vector<mailbox_ptr>& out) const;
   std::size_t deliver(std::string_view topic, std::string_view payload, bool binary);
 
+  // Looked up by std::string_view: a publish allocates no key.
+  struct topic_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+  using topic_table =
+      std::unordered_map<std::string, std::vector<mailbox_ptr>, topic_hash, std::equal_to<>>;
+
   topic_hub_options options_;
   mutable std::mutex mutex_;
-  std::unordered_map<std::string, std::vector<mailbox_ptr>> exact_;    // guarded by mutex_
-  std::unordered_map<std::string, std::vector<mailbox_ptr>> prefixes_; // guarded by mutex_
-  std::size_t members_ = 0;                                            // guarded by mutex_
+  topic_table exact_;     // guarded by mutex_
+  topic_table prefixes_;  // guarded by mutex_: "room:" for the pattern "room:*"
+  // The lengths the patterns have, and how many of each: a publish looks up its topic's
+  // prefixes of these lengths only.
+  std::map<std::size_t, std::size_t> prefix_lengths_;  // guarded by mutex_
+  std::size_t members_ = 0;                            // guarded by mutex_
   std::atomic<std::uint64_t> published_{0};
   std::atomic<std::uint64_t> received_{0};
 
