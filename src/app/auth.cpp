@@ -15,7 +15,7 @@
 #include "authorization.hpp"
 #include "base64url.hpp"
 #include "cbor.hpp"
-#include "openssl_handles.hpp"
+#include "sha256.hpp"
 
 #include <nlohmann/json.hpp>
 #include <openssl/crypto.h>
@@ -67,28 +67,7 @@ void refuse_credentials(context& ctx, int status, std::string_view challenge,
 
 namespace {
 
-using sha256_digest = std::array<unsigned char, 32>;
-
-// SHA-256 fetched once: an implicit fetch by name on every request would search the
-// provider's algorithms each time.
-const EVP_MD* sha256() {
-  static const detail::openssl::md_ptr md(EVP_MD_fetch(nullptr, "SHA256", nullptr));
-  if (!md) throw std::runtime_error("waypoint::app: OpenSSL has no SHA-256");
-  return md.get();
-}
-
-// One digest context per thread, initialised again for each secret: EVP_Digest would make
-// and free a context (two allocations) on every request.
-sha256_digest digest_of(std::string_view secret) {
-  thread_local const detail::openssl::md_ctx_ptr ctx(EVP_MD_CTX_new());
-  sha256_digest out{};
-  unsigned int size = 0;
-  if (!ctx || EVP_DigestInit_ex2(ctx.get(), sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), secret.data(), secret.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx.get(), out.data(), &size) != 1 || size != out.size())
-    throw std::runtime_error("waypoint::app: OpenSSL's SHA-256 failed");
-  return out;
-}
+using detail::sha256_digest;
 
 bool same_digest(const sha256_digest& a, const sha256_digest& b) noexcept {
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
@@ -149,7 +128,7 @@ struct api_key_policy {
                                     std::to_string(min_api_key_bytes) + " bytes");
       if (k.key.size() > max_key_bytes)
         throw std::invalid_argument(which + " is longer than max_key_bytes");
-      sha256_digest d = digest_of(k.key);
+      sha256_digest d = detail::sha256(k.key);
       if (std::any_of(digests.begin(), digests.end(),
                       [&](const sha256_digest& e) { return same_digest(d, e); }))
         throw std::invalid_argument(which + " repeats an earlier key");
@@ -173,7 +152,7 @@ struct api_key_policy {
 
   // The principal `key` names among the keys held; every digest is compared.
   const std::string* held(std::string_view key) const {
-    sha256_digest d = digest_of(key);
+    sha256_digest d = detail::sha256(key);
     std::size_t match = principals.size();
     for (std::size_t i = 0; i < digests.size(); ++i) {
       bool same = same_digest(d, digests[i]);
@@ -223,7 +202,7 @@ struct basic_policy {
   std::size_t max_credentials_bytes;
   // Compared with when the user is unknown, so that the answer takes as long as a wrong
   // password's.
-  sha256_digest unknown_user = digest_of("waypoint: no such user");
+  sha256_digest unknown_user = detail::sha256("waypoint: no such user");
 
   explicit basic_policy(basic_auth_options o)
       : check(std::move(o.check)),
@@ -238,7 +217,7 @@ struct basic_policy {
         throw std::invalid_argument(which + ": a user name cannot hold ':' (RFC 7617 §2)");
       if (has_control_byte(u.name) || has_control_byte(u.password))
         throw std::invalid_argument(which + " holds a control character (RFC 7617 §2)");
-      if (!users.emplace(u.name, digest_of(u.password)).second)
+      if (!users.emplace(u.name, detail::sha256(u.password)).second)
         throw std::invalid_argument(which + " repeats the user \"" +
                                     detail::plain_quoted(u.name) + "\"");
     }
@@ -250,7 +229,7 @@ struct basic_policy {
 
   bool accepts(std::string_view user, std::string_view password) const {
     auto it = users.find(std::string(user));
-    bool right = same_digest(digest_of(password), it == users.end() ? unknown_user : it->second);
+    bool right = same_digest(detail::sha256(password), it == users.end() ? unknown_user : it->second);
     if (it != users.end()) return right;
     return check && check(user, password);
   }

@@ -6,7 +6,8 @@
 #include "waypoint/app/context.hpp"
 #include "waypoint/pattern.hpp"
 
-#include <openssl/evp.h>
+#include "sha256.hpp"
+
 
 #include <algorithm>
 #include <array>
@@ -34,17 +35,13 @@ constexpr std::int64_t ns_per_second = 1'000'000'000;
 constexpr std::int64_t failure_log_interval_ns = 10 * ns_per_second;
 
 std::string sha256_hex(std::string_view text) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(text.data(), text.size(), digest, &length, EVP_sha256(), nullptr) != 1)
-    throw std::runtime_error("rate_limit: SHA-256 failed");
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(2 * length + 1);
+  out.reserve(2 * 32 + 1);
   out.push_back('#');  // no held key of 64 bytes or fewer is mistaken for a digest's
-  for (unsigned int i = 0; i < length; ++i) {
-    out.push_back(hex[digest[i] >> 4]);
-    out.push_back(hex[digest[i] & 15]);
+  for (unsigned char b : detail::sha256(text)) {
+    out.push_back(hex[b >> 4]);
+    out.push_back(hex[b & 15]);
   }
   return out;
 }

@@ -5,9 +5,9 @@
 #include "waypoint/app/context.hpp"
 
 #include "base64url.hpp"
+#include "sha256.hpp"
 
 #include <nlohmann/json.hpp>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <array>
@@ -37,11 +37,8 @@ std::string new_session_id() { return detail::random_base64url(id_bytes); }
 
 // The store's key for `id`: base64url of its SHA-256.
 std::string store_key(std::string_view id) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(id.data(), id.size(), digest, &length, EVP_sha256(), nullptr) != 1)
-    throw std::runtime_error("sessions: SHA-256 failed");
-  return detail::base64url_encode(digest, length);
+  detail::sha256_digest digest = detail::sha256(id);
+  return detail::base64url_encode(digest.data(), digest.size());
 }
 
 std::int64_t epoch_ms(time_point t) {

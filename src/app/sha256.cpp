@@ -1,0 +1,33 @@
+#include "sha256.hpp"
+
+#include "openssl_handles.hpp"
+
+#include <openssl/evp.h>
+
+#include <stdexcept>
+
+namespace waypoint::app::detail {
+namespace {
+
+// Fetched once: an implicit fetch by name on every call would search the provider's
+// algorithms each time.
+const EVP_MD* sha256_md() {
+  static const openssl::md_ptr md(EVP_MD_fetch(nullptr, "SHA256", nullptr));
+  if (!md) throw std::runtime_error("waypoint::app: OpenSSL has no SHA-256");
+  return md.get();
+}
+
+}  // namespace
+
+sha256_digest sha256(std::string_view bytes) {
+  thread_local const openssl::md_ctx_ptr ctx(EVP_MD_CTX_new());
+  sha256_digest out{};
+  unsigned int size = 0;
+  if (!ctx || EVP_DigestInit_ex2(ctx.get(), sha256_md(), nullptr) != 1 ||
+      EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size()) != 1 ||
+      EVP_DigestFinal_ex(ctx.get(), out.data(), &size) != 1 || size != out.size())
+    throw std::runtime_error("waypoint::app: OpenSSL's SHA-256 failed");
+  return out;
+}
+
+}  // namespace waypoint::app::detail
