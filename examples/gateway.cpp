@@ -99,7 +99,9 @@ struct options {
   bool swagger_ui_cdn = false;  // the docs page loads Swagger UI from jsDelivr even when built in
   std::string www;  // empty: examples/www as compiled in
   std::string cose_keys;  // a key file; empty: typed routes answer application/cose with 503
-  std::string redis;      // "host:port"; empty: sessions and sign-in limits in this process
+  // --redis HOST:PORT; an empty host: sessions, sign-in limits and rooms in this process.
+  std::string redis_host;
+  std::uint16_t redis_port = 0;
   wa::contract_check contracts = wa::contract_check::enforce;  // requests' and answers'
 };
 
@@ -216,8 +218,16 @@ options parse_arguments(int argc, char** argv) {
     } else if (arg == "--cose-keys") {
       o.cose_keys = value();
     } else if (arg == "--redis") {
-      o.redis = value();
-      if (o.redis.rfind(':') == std::string::npos) fail("--redis needs HOST:PORT, not \"" + o.redis + "\"");
+#if !WAYPOINT_GATEWAY_REDIS
+      fail("--redis: this gateway was built without hiredis (scripts/install-deps redis, then build)");
+#endif
+      std::string address = value();
+      std::size_t colon = address.rfind(':');
+      if (colon == std::string::npos || colon == 0)
+        fail("--redis needs HOST:PORT, not \"" + address + "\"");
+      o.redis_host = address.substr(0, colon);
+      o.redis_port =
+          static_cast<std::uint16_t>(parse_number("--redis's port", address.substr(colon + 1), 65535));
     } else if (arg == "--www") {
       o.www = value();
     } else if (arg == "--swagger-ui-cdn") {
@@ -381,32 +391,29 @@ void print_examples(const wa::application::router_type& r, const std::string& ba
 }
 
 // --redis: the stores every gateway pointed at the same Redis shares.
-waypoint::examples::security_setup security_stores(const std::string& redis) {
-  if (redis.empty()) return {};
+waypoint::examples::security_setup security_stores(const options& o) {
 #if WAYPOINT_GATEWAY_REDIS
-  std::size_t colon = redis.rfind(':');
-  auto port = static_cast<std::uint16_t>(parse_number("--redis's port", redis.substr(colon + 1), 65535));
-  std::string host = redis.substr(0, colon);
+  if (o.redis_host.empty()) return {};
   return {.sessions = std::make_shared<wa::redis_session_store>(
-              wa::redis_session_store_options{.host = host, .port = port}),
+              wa::redis_session_store_options{.host = o.redis_host, .port = o.redis_port}),
           .limits = std::make_shared<wa::redis_rate_limit_store>(
-              wa::redis_rate_limit_store_options{.host = host, .port = port})};
+              wa::redis_rate_limit_store_options{.host = o.redis_host, .port = o.redis_port})};
 #else
-  fail("--redis: this gateway was built without hiredis (scripts/install-deps redis, then build)");
+  (void)o;  // parse_arguments refused --redis
+  return {};
 #endif
 }
 
 // --redis: the rooms span every gateway pointed at the same Redis.
-std::shared_ptr<wa::topic_broker> room_broker(const std::string& redis) {
-  if (redis.empty()) return nullptr;
+std::shared_ptr<wa::topic_broker> room_broker(const options& o) {
 #if WAYPOINT_GATEWAY_REDIS
-  std::size_t colon = redis.rfind(':');
-  auto port = static_cast<std::uint16_t>(parse_number("--redis's port", redis.substr(colon + 1), 65535));
+  if (o.redis_host.empty()) return nullptr;
   return std::make_shared<wa::redis_topic_broker>(wa::redis_topic_broker_options{
-      .host = redis.substr(0, colon), .port = port, .channel = "waypoint:rooms",
+      .host = o.redis_host, .port = o.redis_port, .channel = "waypoint:rooms",
       .log = [](std::string_view line) { std::cerr << "rooms: " << line << "\n"; }});
 #else
-  fail("--redis: this gateway was built without hiredis (scripts/install-deps redis, then build)");
+  (void)o;
+  return nullptr;
 #endif
 }
 
@@ -476,10 +483,10 @@ int main(int argc, char** argv) {
       waypoint::examples::add_stream_routes(
           app, waypoint::beast::resource_budget(o.upload_disk_budget));
       waypoint::examples::add_websocket_route(app);
-      ops->metrics->watch(waypoint::examples::add_room_route(app, room_broker(o.redis)), "rooms");
+      ops->metrics->watch(waypoint::examples::add_room_route(app, room_broker(o)), "rooms");
       ops->metrics->watch(waypoint::examples::add_phoenix_route(app), "phoenix");
       if (!o.api_token.empty()) waypoint::examples::add_account_route(app, o.api_token);
-      security.add_routes(app, security_stores(o.redis));
+      security.add_routes(app, security_stores(o));
       // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.
       // The named typed routes as Model Context Protocol tools, at /mcp.
       wa::serve_mcp(app, {.server_name = "waypoint-gateway", .server_version = WAYPOINT_VERSION});

@@ -3,7 +3,7 @@
 // on the upgrade request first, so the 101 carries its X-Request-Id.
 //
 //   waypoint::examples::add_websocket_route(app);
-//   $ python3 -m websockets ws://127.0.0.1:8080/v1/echo      # type a line, get it back
+//   $ /usr/bin/python3 -m websockets ws://127.0.0.1:8080/v1/echo      # type a line, get it back
 #pragma once
 
 #include <waypoint/app/phoenix.hpp>
@@ -102,11 +102,11 @@ inline std::shared_ptr<const app::topic_hub> add_phoenix_route(app::application&
 // `base` is the gateway's http:// URL.
 inline void print_websocket_example(std::ostream& out, const std::string& base) {
   std::string ws = "ws" + base.substr(base.find(':'));
-  out << "  python3 -m websockets " << ws << websocket_echo_path
+  out << "  /usr/bin/python3 -m websockets " << ws << websocket_echo_path
       << "   # WebSocket echo (Debian: python3-websockets)\n";
-  out << "  python3 -m websockets " << ws << rooms_path
+  out << "  /usr/bin/python3 -m websockets " << ws << rooms_path
       << "lobby   # a room: run it in two terminals, what one types the other sees\n";
-  out << "  python3 -m websockets '" << ws << phoenix_socket_path
+  out << "  /usr/bin/python3 -m websockets '" << ws << phoenix_socket_path
       << "?vsn=2.0.0'   # Phoenix Channels: send [\"1\",\"1\",\"room:lobby\",\"phx_join\",{}] "
          "then [\"1\",\"2\",\"room:lobby\",\"shout\",{\"body\":\"hi\"}]\n";
 }

@@ -869,7 +869,8 @@ def check_replay_table_requests_are_2xx_from_the_route_they_name(binary):
         g.stop()
 
 
-# The printed `python3 -m websockets URL` line names the WebSocket route; a real client
+# The printed `/usr/bin/python3 -m websockets URL` line (Debian's interpreter, which has
+# the module the line needs, whatever python3 comes first on PATH) names the WebSocket route; a real client
 # (Debian's python3-websockets, in Debian's interpreter when there is one) echoes through it.
 WEBSOCKET_CLIENT = r'''
 import asyncio, sys, websockets
@@ -921,7 +922,7 @@ asyncio.run(main(sys.argv[1]))
 def check_printed_websocket_lines_echo_and_share_a_room(binary):
     g = Gateway(binary)
     try:
-        lines = [l for l in g.printed if l.strip().startswith("python3 -m websockets ")]
+        lines = [l for l in g.printed if l.strip().startswith("/usr/bin/python3 -m websockets ")]
         clients = [(line, WEBSOCKET_CLIENT if "# WebSocket echo" in line else
                     ROOM_CLIENT if "# a room" in line else
                     PHOENIX_CLIENT if "# Phoenix Channels" in line else None) for line in lines]

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The example gateway on a unix socket and under socket activation, as an operator meets
 them: curl --unix-socket (GET and HEAD), a WebSocket echo through the socket, the access
 log naming the peer by its pid, a second
@@ -111,7 +111,7 @@ def check_websocket_echoes_over_the_unix_socket(binary):
         g = Gateway(binary, "--unix", path)
         try:
             lines = [l.split() for l in g.printed
-                     if l.strip().startswith("python3 -m websockets ") and "# WebSocket echo" in l]
+                     if l.strip().startswith("/usr/bin/python3 -m websockets ") and "# WebSocket echo" in l]
             expect(len(lines) == 1, "one printed WebSocket echo line, got %r" % lines)
             # The same route, reached through the socket: only the host part changes.
             url = re.sub(r"^ws://[^/]+", "ws://localhost", lines[0][3])
