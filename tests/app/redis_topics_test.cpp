@@ -225,6 +225,24 @@ TEST(RedisTopicBroker, RefusesOptionsByName) {
   EXPECT_THROW(topic_hub({.broker = broker}), std::logic_error) << "one hub per broker";
 }
 
+// A Redis that stops answering holds the publisher's batch in flight; what is published
+// meanwhile waits in the pending queue up to its bound, and the rest is dropped, counted.
+TEST(RedisTopicBroker, PendingPublishesStayWithinTheirBoundWhileRedisIsSilent) {
+  redis_server redis;
+  redis_topic_broker_options o = options_on(redis.port());
+  o.max_pending_messages = 10;
+  o.max_pending_bytes = 1 << 20;
+  auto broker = std::make_shared<redis_topic_broker>(o);
+  recorder seen;
+  broker->start(seen.sink());
+  redis.pause();
+  constexpr std::uint64_t published = 1000;
+  for (std::uint64_t i = 0; i < published; ++i) broker->publish("t", "held up", false);
+  // At most the bound waits, and at most one batch (no larger than the bound) is in flight.
+  EXPECT_GE(broker->stats().dropped, published - 2 * o.max_pending_messages);
+  redis.resume();
+}
+
 TEST(RedisTopicBroker, StopsPromptlyWithRedisGoneOrSilent) {
   struct row {
     const char* rule;

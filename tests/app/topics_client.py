@@ -11,8 +11,12 @@ fanout N T   N clients over T topics (client i in topic t{i % T}); prints "ready
 slow         one client in "slow" that never reads after joining, beside one in "slow" that
              reads everything: prints "ready"; the reader must get every message to "end"
              while the other is closed by the hub (its close code printed).
+slow_drop    as slow, on a hub that drops the oldest: the stalled client stays connected and
+             then reads a later part of the stream in order, to "end".
 prefix       one client in "room:*" and "room:a": a publish to room:a arrives once, one to
              room:b arrives, one to other:x does not.
+bounds       65 topics, or a topic of 257 bytes, closed with 1008 naming the bound (the
+             hub's defaults); 64 topics joined.
 Exit 0 when the case holds; 77 without the websockets module.
 """
 import asyncio
@@ -89,6 +93,28 @@ async def slow():
     print(f"ok: the reader got all {count}; the stalled client closed with {stalled.close_code}")
 
 
+async def slow_drop():
+    """As slow, on a hub that drops the oldest: the stalled client stays connected and, once
+    it reads again, gets a later part of the stream, in order, to the end."""
+    stalled = await websockets.connect(BASE + "slow", max_queue=1, read_limit=1024,
+                                       write_limit=1024)
+    reader = await websockets.connect(BASE + "slow", max_queue=None)
+    print("ready", flush=True)
+    count = await receive_topic(reader, "slow")
+    seen = []
+    while True:
+        label = (await asyncio.wait_for(stalled.recv(), 30)).split(" ", 1)[0]
+        if label == "slow:end":
+            break
+        seen.append(int(label.split(":")[1]))
+    expect(seen == sorted(set(seen)), "what the stalled client got is in publish order")
+    expect(len(seen) < count, f"the stalled client got all {len(seen)}: nothing was dropped")
+    await stalled.close()
+    await reader.close()
+    print(f"ok: the reader got all {count}; the stalled client {len(seen)} of them, in order, "
+          "and stayed connected")
+
+
 async def prefix():
     ws = await websockets.connect(BASE + "room:*,room:a", max_queue=None)
     await ws.send("room:a once")
@@ -101,6 +127,24 @@ async def prefix():
     print("ok: one copy to a connection in both, prefixes match, others do not")
 
 
+async def refused(path, reason):
+    """The server closes a connection whose path names topics past the hub's bounds."""
+    ws = await websockets.connect(BASE + path)
+    await asyncio.wait_for(ws.wait_closed(), 10)
+    expect(ws.close_code == 1008 and reason in ws.close_reason,
+           f"{path[:40]}...: 1008 naming {reason!r}, got {ws.close_code} {ws.close_reason!r}")
+
+
+async def bounds():
+    await refused(",".join(f"t{i}" for i in range(65)), "at most 64 topics")
+    await refused("x" * 257, "1 to 256 bytes")
+    ws = await websockets.connect(BASE + ",".join(f"t{i}" for i in range(64)))
+    await ws.send("t63 the 64th topic holds")
+    expect(await asyncio.wait_for(ws.recv(), 10) == "the 64th topic holds", "64 topics joined")
+    await ws.close()
+    print("ok: 65 topics and a 257-byte name refused with 1008; 64 topics joined")
+
+
 async def main():
     try:
         if CASE == "fanout":
@@ -109,6 +153,10 @@ async def main():
             await slow()
         elif CASE == "prefix":
             await prefix()
+        elif CASE == "slow_drop":
+            await slow_drop()
+        elif CASE == "bounds":
+            await bounds()
         else:
             raise Failure(f"unknown case {CASE}")
     except (Failure, websockets.exceptions.WebSocketException, OSError,

@@ -89,11 +89,12 @@ TEST(Topics, AThousandClientsEachGetTheirTopicsMessagesInOrderFromAnotherThread)
   EXPECT_EQ(stats.subscribers, 0u);
 }
 
-TEST(Topics, AClientThatStopsReadingIsClosedWhileTheOthersGetEverything) {
-  served s({.max_queued_bytes = 1 << 20, .on_overflow = overflow_policy::close}, 1);
+// A client that stops reading, beside one that reads everything (the client case), on
+// `s`'s hub: 800 messages of 20 KiB at about one a millisecond, then "end".
+command_result stall_one_of_two(served& s, const std::string& client_case) {
   constexpr int messages = 800;
   const std::string payload(20 * 1024, 'x');
-  command_result r = run_client(s.port, "slow", [&] {
+  return run_client(s.port, client_case, [&] {
     ASSERT_TRUE(s.await_subscribers("slow", 2));
     for (int i = 0; i < messages; ++i) {
       s.hub->publish("slow", "slow:" + std::to_string(i) + " " + payload);
@@ -101,13 +102,28 @@ TEST(Topics, AClientThatStopsReadingIsClosedWhileTheOthersGetEverything) {
     }
     s.hub->publish("slow", "slow:end");
   });
+}
+
+TEST(Topics, AClientThatStopsReadingIsClosedWhileTheOthersGetEverything) {
+  served s({.max_queued_bytes = 1 << 20, .on_overflow = overflow_policy::close}, 1);
+  command_result r = stall_one_of_two(s, "slow");
   if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(s.await_subscribers("slow", 0)) << "the topic's count returns to 0";
   topic_hub_stats stats = s.hub->stats();
   EXPECT_EQ(stats.slow_closes, 1u) << "the stalled client's queue overflowed once, and only its";
-  std::printf("%s", r.output.c_str());
   EXPECT_EQ(stats.queued_bytes, 0u);
+}
+
+TEST(Topics, DropOldestKeepsAStalledClientConnectedWithTheLatestMessages) {
+  served s({.max_queued_bytes = 1 << 20, .on_overflow = overflow_policy::drop_oldest}, 1);
+  command_result r = stall_one_of_two(s, "slow_drop");
+  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  EXPECT_EQ(r.status, 0) << r.output;
+  topic_hub_stats stats = s.hub->stats();
+  EXPECT_GT(stats.dropped, 0u);
+  EXPECT_EQ(stats.slow_closes, 0u);
+  EXPECT_TRUE(s.await_subscribers("slow", 0));
 }
 
 TEST(Topics, PrefixPatternsReachEveryTopicTheyStartAndAConnectionGetsOneCopy) {
@@ -115,6 +131,14 @@ TEST(Topics, PrefixPatternsReachEveryTopicTheyStartAndAConnectionGetsOneCopy) {
   command_result r = run_client(s.port, "prefix", [] {});
   if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
   EXPECT_EQ(r.status, 0) << r.output;
+}
+
+TEST(Topics, TopicsPastTheHubsBoundsAreRefusedNamingTheBound) {
+  served s({});
+  command_result r = run_client(s.port, "bounds", [] {});
+  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(s.await_subscribers("t0", 0));
 }
 
 TEST(Topics, BoundsOfZeroAreRefused) {

@@ -119,6 +119,20 @@ async def deflate_negotiated():
             expect(got == message, f"deflated echo of {len(message)}: got {len(got)}")
 
 
+async def deflate_inflated_past_the_limit():
+    """2 MiB of zeros deflate to a few KiB: the route's 1 MiB limit holds for what the
+    message inflates to, not what crossed the wire (1009)."""
+    async with websockets.connect(f"{BASE}/deflate", max_size=None) as ws:
+        expect(extension_of(ws).startswith("permessage-deflate"), "deflate agreed")
+        try:
+            await ws.send(b"\x00" * (2 * 1024 * 1024))
+            await ws.recv()
+        except websockets.ConnectionClosed:
+            pass
+        await ws.wait_closed()
+        expect(ws.close_code == 1009, f"close code {ws.close_code}, expected 1009")
+
+
 async def deflate_declined():
     async with websockets.connect(f"{BASE}/echo") as ws:
         expect(extension_of(ws) == "", f"no extension where the route has none: {extension_of(ws)!r}")
@@ -449,6 +463,7 @@ CASES = {
     "handler_throws": handler_throws, "handler_returns": handler_returns,
     "many_sockets": many_sockets,
     "deflate_negotiated": deflate_negotiated, "deflate_declined": deflate_declined,
+    "deflate_inflated_past_the_limit": deflate_inflated_past_the_limit,
 }
 
 

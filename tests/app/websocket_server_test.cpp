@@ -210,7 +210,8 @@ TEST_P(WebSocketClient, CaseHolds) {
 // echoed and 17 refused on a route whose limit is 16, 2 MiB in 64 KiB fragments closed with
 // 1009; a client that sends and never reads cut by the write timeout; permessage-deflate
 // accepted (with the window asked for) and echoing 1 MiB of JSON and random bytes where the
-// route turns it on, declined where it does not.
+// route turns it on, declined where it does not, and 2 MiB that deflates to a few KiB
+// refused with 1009 (the limit is on the inflated message).
 INSTANTIATE_TEST_SUITE_P(Rows, WebSocketClient,
                          ::testing::Values("echo_text", "echo_binary", "fragmented", "too_big",
                                            "invalid_frame", "reserved_opcode", "split_upgrade",
@@ -219,7 +220,8 @@ INSTANTIATE_TEST_SUITE_P(Rows, WebSocketClient,
                                            "handler_returns", "many_sockets", "bad_handshakes",
                                            "too_many_fragments", "fragment_limit",
                                            "too_big_in_fragments", "non_reader",
-                                           "deflate_negotiated", "deflate_declined"),
+                                           "deflate_negotiated", "deflate_declined",
+                                           "deflate_inflated_past_the_limit"),
                          [](const ::testing::TestParamInfo<const char*>& row) {
                            return std::string(row.param);
                          });

@@ -80,13 +80,19 @@ struct running_server {
   explicit running_server(wb::server_options o = test_options(), gate* g = nullptr)
       : router(make_router(g)), server(std::move(o), wb::dispatch_to(*router)) {
     server.start();
-    port = server.endpoints().front().port;
+    wb::listen_address first = server.endpoints().front();
+    port = first.port;
+    if (first.address.starts_with("unix:")) unix_address = first.address.substr(5);
   }
-  test_client connect() const { return test_client(port); }
+  // To the first listener: its port, or its unix socket.
+  test_client connect() const {
+    return unix_address.empty() ? test_client(port) : test_client::over_unix(unix_address);
+  }
 
   std::unique_ptr<wb::router> router;
   wb::server server;
   std::uint16_t port = 0;
+  std::string unix_address;  // "/path" or "@name" when the first listener is a unix one
 };
 
 }  // namespace waypoint::testing

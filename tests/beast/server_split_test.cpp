@@ -1,7 +1,8 @@
 // The server over loopback, fed the way the network delivers bytes: each request stream of
 // request_streams.hpp in one write, one byte per write, cut at every boundary, and in
 // random pieces. The bytes that come back must be identical (Date aside) to the one-write
-// case, and the one-write case must give the stream's statuses.
+// case, and the one-write case must give the stream's statuses. Every case runs over TCP
+// and over a unix socket (an abstract name), the two kinds of listener the server has.
 #include "request_streams.hpp"
 #include "server_fixture.hpp"
 
@@ -10,6 +11,8 @@
 #include <chrono>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -29,8 +32,26 @@ std::string exchange(const running_server& s, std::string_view bytes, const spli
 // A gap between writes long enough that each write tends to be a read of its own.
 constexpr microseconds read_gap{200};
 
-TEST(ServerSplit, OneWriteGivesEachStreamItsStatuses) {
-  running_server s;
+enum class transport { tcp, unix_socket };
+
+class ServerSplit : public ::testing::TestWithParam<transport> {
+ protected:
+  static wb::server_options options() {
+    wb::server_options o = test_options();
+    if (GetParam() == transport::unix_socket)
+      o.listen = {wb::listen_address{"unix:@waypoint-split-test-" + std::to_string(::getpid()), 0}};
+    return o;
+  }
+  running_server s{options()};
+};
+
+INSTANTIATE_TEST_SUITE_P(Transports, ServerSplit,
+                         ::testing::Values(transport::tcp, transport::unix_socket),
+                         [](const ::testing::TestParamInfo<transport>& t) {
+                           return t.param == transport::tcp ? "Tcp" : "Unix";
+                         });
+
+TEST_P(ServerSplit, OneWriteGivesEachStreamItsStatuses) {
   for (const auto& stream : request_streams()) {
     std::string out = exchange(s, stream.bytes, one_write(), read_gap);
     EXPECT_EQ(statuses_of(out, stream.bytes.starts_with("HEAD")), stream.statuses)
@@ -38,8 +59,7 @@ TEST(ServerSplit, OneWriteGivesEachStreamItsStatuses) {
   }
 }
 
-TEST(ServerSplit, OneByteAtATimeAnswersAsOneWrite) {
-  running_server s;
+TEST_P(ServerSplit, OneByteAtATimeAnswersAsOneWrite) {
   for (const auto& stream : request_streams()) {
     if (stream.bytes.size() > 2048) continue;  // the long ones go in random pieces below
     std::string whole = exchange(s, stream.bytes, one_write(), read_gap);
@@ -48,8 +68,7 @@ TEST(ServerSplit, OneByteAtATimeAnswersAsOneWrite) {
   }
 }
 
-TEST(ServerSplit, EveryCutIntoTwoWritesAnswersAsOneWrite) {
-  running_server s;
+TEST_P(ServerSplit, EveryCutIntoTwoWritesAnswersAsOneWrite) {
   for (const auto& stream : request_streams()) {
     if (stream.bytes.size() > 400) continue;
     std::string whole = exchange(s, stream.bytes, one_write(), read_gap);
@@ -59,8 +78,7 @@ TEST(ServerSplit, EveryCutIntoTwoWritesAnswersAsOneWrite) {
   }
 }
 
-TEST(ServerSplit, RandomPiecesAnswerAsOneWrite) {
-  running_server s;
+TEST_P(ServerSplit, RandomPiecesAnswerAsOneWrite) {
   std::vector<request_stream> streams = request_streams();
   streams.push_back(long_pipeline(3000));
   for (const auto& stream : streams) {
@@ -75,8 +93,7 @@ TEST(ServerSplit, RandomPiecesAnswerAsOneWrite) {
 
 // Finding 2 of the hardening review, as it was reported: the head in three writes, 0.2 s
 // apart, used to be answered "400 the request is not HTTP".
-TEST(ServerSplit, HeadInThreeSlowWritesIsServed) {
-  running_server s;
+TEST_P(ServerSplit, HeadInThreeSlowWritesIsServed) {
   test_client c = s.connect();
   ASSERT_TRUE(c.send_in_pieces("GET /users/me HTTP/1.1\r\nHost: x\r\n\r\n", {23, 9},
                                std::chrono::milliseconds(200)));

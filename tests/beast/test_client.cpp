@@ -8,10 +8,12 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -57,6 +59,23 @@ test_client::test_client(std::uint16_t port, loopback family) {
   fd_ = connect_loopback(port, family, error);
   if (fd_ < 0)
     throw std::runtime_error(std::string("test_client: connect: ") + std::strerror(error));
+}
+
+test_client test_client::over_unix(const std::string& address) {
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  bool abstract = address.starts_with('@');
+  std::string name = abstract ? address.substr(1) : address;
+  if (name.size() + 1 > sizeof a.sun_path) throw std::runtime_error("test_client: path too long");
+  std::memcpy(a.sun_path + (abstract ? 1 : 0), name.data(), name.size());
+  auto size = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + name.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&a), size) != 0) {
+    int error = errno;
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("test_client: connect to unix:" + address + ": " + std::strerror(error));
+  }
+  return test_client(fd);
 }
 
 test_client::~test_client() { close(); }

@@ -30,6 +30,10 @@ class test_client {
   test_client(test_client&& other) noexcept;
   test_client& operator=(test_client&&) = delete;
 
+  // Connects to a unix stream socket: "/path", or "@name" for an abstract one; throws
+  // std::runtime_error when it cannot.
+  static test_client over_unix(const std::string& address);
+
   // Tries to connect; returns the errno of a failure (ECONNREFUSED...) or 0.
   static int try_connect(std::uint16_t port);
 
@@ -52,6 +56,7 @@ class test_client {
   void close();
 
  private:
+  explicit test_client(int connected_fd) noexcept : fd_(connected_fd) {}
   // Appends what arrives within `wait`; returns 0 on end of stream or error, -1 on timeout.
   long receive(std::chrono::milliseconds wait);
 

@@ -97,6 +97,32 @@ def check_a_tampered_or_forged_cookie_is_treated_as_absent(binary):
         g.stop()
 
 
+def check_head_of_the_protected_routes_is_the_get_without_a_body(binary):
+    g = Gateway(binary)
+    try:
+        token = requests.post(g.base + "/v1/auth/token", timeout=TIMEOUT_S,
+                              data={"username": "ada", "password": password_of(g)}).json()
+        bearer = {"Authorization": "Bearer " + token["access_token"]}
+        s = requests.Session()
+        expect(sign_in(s, g).status_code == 201, "sign in")
+        cookie = {COOKIE: s.cookies[COOKIE]}
+        for rule, path, headers, cookies, status in [
+                ("a bearer token", "/v1/me", bearer, {}, 200),
+                ("no bearer token", "/v1/me", {}, {}, 401),
+                ("the session cookie", "/v1/session", {}, cookie, 200),
+                ("no session cookie", "/v1/session", {}, {}, 401)]:
+            get = requests.get(g.base + path, headers=headers, cookies=cookies, timeout=TIMEOUT_S)
+            head = requests.head(g.base + path, headers=headers, cookies=cookies, timeout=TIMEOUT_S)
+            expect(get.status_code == status and head.status_code == status and head.content == b""
+                   and head.headers.get("Content-Length") == str(len(get.content))
+                   and head.headers.get("WWW-Authenticate") == get.headers.get("WWW-Authenticate"),
+                   "HEAD %s with %s: GET's %d, fields and length, no body; got GET %d %r, HEAD %d "
+                   "%r %r" % (path, rule, status, get.status_code, dict(get.headers),
+                              head.status_code, dict(head.headers), head.content[:80]))
+    finally:
+        g.stop()
+
+
 def burst_until_refused(bases, tries):
     """Wrong-password sign-ins, round robin over `bases`, until one is 429: how many were
     let through (401), the 429, and the seconds the burst took."""
@@ -191,6 +217,7 @@ def check_two_gateways_share_sessions_and_the_sign_in_limit_through_redis(binary
 CHECKS = [
     check_a_requests_session_signs_in_reads_and_signs_out,
     check_a_tampered_or_forged_cookie_is_treated_as_absent,
+    check_head_of_the_protected_routes_is_the_get_without_a_body,
     check_a_burst_past_the_sign_in_limit_gets_429_with_a_retry_after_that_holds,
     check_a_cross_site_post_to_sign_in_is_403,
     check_two_gateways_share_sessions_and_the_sign_in_limit_through_redis,
