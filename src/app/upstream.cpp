@@ -1,7 +1,10 @@
 // The upstream client: URL checks, request and response rewriting for a proxy hop, a pool
 // of idle connections keyed by executor, and one coroutine per send in the shape of Beast's
 // awaitable examples (resolve, connect, write, read header, read body), each step under a
-// deadline. Every failure is mapped to a 502 or 504 in one place (throw_failure).
+// deadline. One stream type carries TCP and unix domain sockets alike (Asio's generic stream
+// protocol; the family is a run-time value), so pooling, deadlines, retries and
+// cancellation are the same code for both. Every failure is mapped to a 502 or 504 in one
+// place (throw_failure).
 #include "waypoint/app/upstream.hpp"
 
 #include "waypoint/app/context.hpp"
@@ -9,18 +12,20 @@
 #include "waypoint/app/resource_limits.hpp"
 #include "waypoint/app/trace_context.hpp"
 #include "waypoint/detail/http_grammar.hpp"
+#include "waypoint/detail/unix_address.hpp"
 #include "waypoint/detail/url.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/cancellation_state.hpp>
 #include <boost/asio/execution_context.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/query.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/core/basic_stream.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
@@ -47,6 +52,7 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 using tcp = asio::ip::tcp;
+using stream_protocol = asio::generic::stream_protocol;
 using error_code = boost::system::error_code;
 using asio::use_awaitable;
 using response = http::response<http::string_body>;
@@ -62,7 +68,8 @@ struct connection {
   // The socket's share of the server's descriptor budget, held while it is open, idle in
   // the pool too (declared first: given back after the socket closes).
   waypoint::beast::resource_permit descriptor;
-  beast::tcp_stream stream;
+  // A TCP or a unix socket (the endpoint's family decides), with Beast's deadlines.
+  beast::basic_stream<stream_protocol> stream;
   // Invariant: empty between exchanges; bytes here while idle are an answer to nothing.
   beast::flat_buffer buffer;
 };
@@ -72,12 +79,12 @@ struct connection {
 // system call and saves a doomed write (and, for POST, a 502) on most stale connections.
 bool still_open(connection& c) noexcept {
   if (c.buffer.size() != 0) return false;
-  tcp::socket& socket = c.stream.socket();
+  auto& socket = c.stream.socket();
   error_code ec;
   socket.non_blocking(true, ec);
   if (ec) return false;
   char byte;
-  socket.receive(asio::buffer(&byte, 1), tcp::socket::message_peek, ec);
+  socket.receive(asio::buffer(&byte, 1), asio::socket_base::message_peek, ec);
   bool open = ec == asio::error::would_block;
   socket.non_blocking(false, ec);
   return open;
@@ -186,11 +193,16 @@ void connection_pool::put(std::unique_ptr<connection> c) {
   if (static_cast<std::size_t>(same) < max_idle_per_executor_) idle_.push_back(std::move(c));
 }
 
-// "http://host[:port][/base]", split into its parts.
+// "http://host[:port][/base]" or "http://unix:/path[:/base]", split into its parts.
 struct parsed_url {
-  std::string host;       // as connected to: a name, an IPv4 address or an IPv6 address (no brackets)
-  std::string port;       // decimal, "80" when the URL names none
-  std::string authority;  // the Host field: host[:port] as the URL wrote it
+  // Of a TCP upstream: the host as connected to (a name, an IPv4 address or an IPv6 address,
+  // no brackets) and the port (decimal, "80" when the URL names none). Empty for unix.
+  std::string host;
+  std::string port;
+  // Of a unix upstream: the socket's address, and its path or "@name" for messages.
+  std::optional<waypoint::detail::unix_address> unix_socket;
+  std::string unix_socket_name;
+  std::string authority;  // the Host field: host[:port] as the URL wrote it; "localhost" for unix
   std::string base_path;  // "" or "/base" without a trailing '/'
 };
 
@@ -198,11 +210,47 @@ struct parsed_url {
   throw std::invalid_argument("upstream: \"" + url + "\" " + std::string(why));
 }
 
+// "" or "/base": a base path as written, without its trailing '/'.
+std::string trimmed_base_path(std::string_view path) {
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  return std::string(path);
+}
+
+// nginx's spelling of a unix upstream, which its users already write: `rest` follows
+// "http://unix:" and is the socket's path ("/run/app.sock") or abstract name ("@app"),
+// up to the first ':', after which comes the base path ("/run/app.sock:/v1"). So a path
+// holding ':' cannot be named; nginx has the same limit.
+parsed_url parse_unix_url(const std::string& url, std::string_view rest) {
+  std::size_t colon = rest.find(':');
+  std::string_view socket = rest.substr(0, colon);
+  std::string_view path = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+  if (colon != std::string_view::npos && !path.starts_with('/'))
+    throw_bad_url(url, "has a base path after its unix socket's ':' that does not start with '/'");
+  if (rest.find_first_of("?#") != std::string_view::npos)
+    throw_bad_url(url, "has a query or fragment; only a base path may follow the unix socket");
+  // "http://unix:8080" is more likely a host named unix than a socket file named 8080.
+  if (!socket.empty() && !socket.starts_with('/') && !socket.starts_with('@'))
+    throw_bad_url(url, "has a unix socket that is neither an absolute path (unix:/run/app.sock) nor "
+                       "an abstract name (unix:@app)");
+  parsed_url parsed;
+  parsed.unix_socket.emplace();
+  if (std::string why = waypoint::detail::make_unix_address(socket, *parsed.unix_socket); !why.empty())
+    throw_bad_url(url, "names a unix socket that " + why);
+  parsed.unix_socket_name = std::string(socket);
+  // The Host field is required (RFC 9112 §3.2) and a socket has no authority; nginx and
+  // curl --unix-socket send this one too.
+  parsed.authority = "localhost";
+  parsed.base_path = trimmed_base_path(path);
+  return parsed;
+}
+
 parsed_url parse_url(const std::string& url) {
   waypoint::detail::url_parts parts;
   if (!waypoint::detail::split_http_url(url, parts))
     throw_bad_url(url, "does not start with http://");
   if (parts.https) throw_bad_url(url, "is https; only http upstreams are supported");
+  std::string_view after_scheme = std::string_view(url).substr(7);  // "http://"
+  if (waypoint::detail::istarts_with(after_scheme, "unix:")) return parse_unix_url(url, after_scheme.substr(5));
   std::string_view authority = parts.authority;
   if (authority.empty()) throw_bad_url(url, "has no host");
   if (authority.find('@') != std::string_view::npos)
@@ -237,9 +285,7 @@ parsed_url parse_url(const std::string& url) {
   parsed.host = std::string(host);
   parsed.port = port.empty() ? "80" : std::string(port);
   parsed.authority = std::string(authority);
-  std::string_view path = parts.path;
-  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-  parsed.base_path = std::string(path);
+  parsed.base_path = trimmed_base_path(parts.path);
   return parsed;
 }
 
@@ -290,9 +336,10 @@ bool idempotent(http::verb method) noexcept {
 enum class step { resolve, connect, exchange };
 
 // Throws what a failed step means for the client: 504 for a deadline, operation_aborted
-// for cancellation, 502 for everything else.
+// for cancellation, 502 for everything else. `unix_socket`: the path or @name of a unix
+// upstream, named when it cannot be connected to (the file is missing, or nothing listens).
 [[noreturn]] void throw_failure(const std::string& url, step at, error_code ec,
-                                std::chrono::milliseconds timeout) {
+                                std::chrono::milliseconds timeout, std::string_view unix_socket = {}) {
   if (ec == asio::error::operation_aborted) throw boost::system::system_error(ec);
   const std::string who = "upstream " + url;
   const std::string ms = std::to_string(timeout.count()) + " ms";
@@ -304,6 +351,9 @@ enum class step { resolve, connect, exchange };
     case step::resolve:
       throw http_error(502, who + " could not be resolved (" + ec.message() + ").");
     case step::connect:
+      if (!unix_socket.empty())
+        throw http_error(502, who + " could not be connected to at the unix socket " +
+                                  std::string(unix_socket) + " (" + ec.message() + ").");
       throw http_error(502, who + " could not be connected to (" + ec.message() + ").");
     case step::exchange:
       break;
@@ -350,26 +400,37 @@ asio::awaitable<tcp::resolver::results_type> resolve(const parsed_url& url, cons
   co_return results;
 }
 
+// The endpoints to try in turn: the unix socket, the IP address, or what the name resolves to.
+asio::awaitable<std::vector<stream_protocol::endpoint>> endpoints_of(
+    const parsed_url& url, const upstream_options& options, std::chrono::steady_clock::time_point deadline) {
+  std::vector<stream_protocol::endpoint> endpoints;
+  if (url.unix_socket) {
+    endpoints.emplace_back(&url.unix_socket->sockaddr, url.unix_socket->size);
+    co_return endpoints;
+  }
+  error_code not_address;
+  auto address = asio::ip::make_address(url.host, not_address);
+  if (!not_address) {
+    endpoints.emplace_back(tcp::endpoint(address, static_cast<std::uint16_t>(std::stoul(url.port))));
+    co_return endpoints;
+  }
+  for (const auto& entry : co_await resolve(url, options.url, deadline, options.connect_timeout))
+    endpoints.emplace_back(entry.endpoint());
+  co_return endpoints;
+}
+
 asio::awaitable<std::unique_ptr<connection>> connect(const parsed_url& url, const upstream_options& options,
                                                      waypoint::beast::resource_permit descriptor) {
   auto executor = co_await asio::this_coro::executor;
   auto deadline = std::chrono::steady_clock::now() + options.connect_timeout;
   auto c = std::make_unique<connection>(executor, std::move(descriptor));
-  error_code ec;
-  error_code not_address;
-  auto address = asio::ip::make_address(url.host, not_address);
-  if (!not_address) {
-    c->stream.expires_at(deadline);
-    auto port = static_cast<std::uint16_t>(std::stoul(url.port));
-    std::tie(ec) = co_await c->stream.async_connect(tcp::endpoint(address, port), as_tuple_awaitable);
-  } else {
-    auto endpoints = co_await resolve(url, options.url, deadline, options.connect_timeout);
-    c->stream.expires_at(deadline);
-    tcp::endpoint connected;
-    std::tie(ec, connected) = co_await c->stream.async_connect(endpoints, as_tuple_awaitable);
-  }
-  if (ec) throw_failure(options.url, step::connect, ec, options.connect_timeout);
-  c->stream.socket().set_option(tcp::no_delay(true), ec);  // requests go out in one write
+  std::vector<stream_protocol::endpoint> endpoints = co_await endpoints_of(url, options, deadline);
+  // One deadline for all the attempts; each opens a socket of its endpoint's family.
+  c->stream.expires_at(deadline);
+  auto [ec, connected] = co_await c->stream.async_connect(endpoints, as_tuple_awaitable);
+  if (ec) throw_failure(options.url, step::connect, ec, options.connect_timeout, url.unix_socket_name);
+  // Requests go out in one write; a unix socket has no Nagle delay to turn off.
+  if (connected.protocol().family() != AF_UNIX) c->stream.socket().set_option(tcp::no_delay(true), ec);
   co_return c;
 }
 

@@ -4,9 +4,7 @@
 #pragma once
 
 #include "asio_types.hpp"
-
-#include <sys/socket.h>
-#include <sys/un.h>
+#include "waypoint/detail/unix_address.hpp"
 
 #include <optional>
 #include <string>
@@ -14,21 +12,10 @@
 
 namespace waypoint::beast::detail {
 
-// A unix socket's address, ready for bind() and connect().
-struct unix_address {
-  sockaddr_un sockaddr{};
-  socklen_t size = 0;
-  std::string path;  // the file; empty for an abstract name
-  bool abstract() const noexcept { return path.empty(); }
-};
-
-// The longest path, or abstract name, sun_path holds (a path needs its terminating NUL).
-constexpr std::size_t max_unix_path_bytes = sizeof(sockaddr_un::sun_path) - 1;
-
-// The address of "unix:PATH" or "unix:@NAME". Throws std::invalid_argument naming the
-// address when it is empty, or longer than max_unix_path_bytes (saying both lengths), or
-// holds a NUL.
-unix_address parse_unix_address(std::string_view address);
+// The unix address parser is shared with the upstream client's unix URLs.
+using waypoint::detail::max_unix_path_bytes;
+using waypoint::detail::parse_unix_address;
+using waypoint::detail::unix_address;
 
 // A bound or connected end: "127.0.0.1"/port, "::1"/port, "unix:/path", "unix:@name", or
 // "unix:" for an unnamed unix socket (a client's).

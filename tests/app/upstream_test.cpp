@@ -1,6 +1,7 @@
 // upstream.hpp: sends driven from co_spawn on a test io_context against real upstreams on
-// loopback — waypoint::beast::server for well-behaved ones, a scripted raw socket for the
-// hostile ones (silence, garbage, oversized answers, connections closed at bad moments).
+// loopback TCP and unix domain sockets — waypoint::beast::server for well-behaved ones, a
+// scripted raw socket for the hostile ones (silence, garbage, oversized answers,
+// connections closed at bad moments).
 #include "loopback_client.hpp"
 
 #include <waypoint/app/http_error.hpp>
@@ -8,10 +9,12 @@
 #include <waypoint/app/trace_context.hpp>
 #include <waypoint/app/upstream.hpp>
 #include <waypoint/beast/server.hpp>
+#include <waypoint/detail/unix_address.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -24,7 +27,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -39,6 +46,8 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 namespace wb = waypoint::beast;
 using tcp = asio::ip::tcp;
+using stream_socket = asio::generic::stream_protocol::socket;
+using generic_endpoint = asio::generic::stream_protocol::endpoint;
 using waypoint::app::upstream;
 using waypoint::app::upstream_options;
 using request = http::request<http::string_body>;
@@ -90,15 +99,40 @@ upstream_options options_for(std::string url) {
   return o;
 }
 
+// How a test reaches its upstream: loopback TCP, a unix socket file, or an abstract name.
+enum class transport { tcp, unix_path, unix_abstract };
+constexpr transport every_transport[] = {transport::tcp, transport::unix_path, transport::unix_abstract};
+
+const char* name_of(transport t) {
+  switch (t) {
+    case transport::tcp: return "tcp";
+    case transport::unix_path: return "unix path";
+    case transport::unix_abstract: return "unix abstract name";
+  }
+  return "?";
+}
+
+// A unix address no other test, or run, uses: "unix:/tmp/...sock" or "unix:@...".
+std::string fresh_unix_address(bool abstract) {
+  static std::atomic<int> counter = 0;
+  std::string name = "waypoint-upstream-test-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
+  if (abstract) return "unix:@" + name;
+  return "unix:" + (std::filesystem::temp_directory_path() / (name + ".sock")).string();
+}
+
+// The URL of a unix listen address: "unix:/p" → "http://unix:/p" (+ ":/base").
+std::string unix_url(const std::string& listen, std::string_view base) {
+  return "http://" + listen + (base.empty() ? "" : ":" + std::string(base));
+}
+
 // A waypoint::beast::server that records each request and answers with `answer`.
 class beast_upstream {
  public:
   using answer_function = std::function<void(const wb::request&, wb::response&)>;
 
-  explicit beast_upstream(answer_function answer = {})
+  explicit beast_upstream(answer_function answer = {}, transport t = transport::tcp)
       : answer_(std::move(answer)),
-        server_(waypoint::app::testing::loopback_options(),
-                [this](const wb::request& req, wb::response& res) {
+        server_(options_for(t), [this](const wb::request& req, wb::response& res) {
           {
             std::lock_guard lock(mutex_);
             seen_.push_back(req);
@@ -106,13 +140,15 @@ class beast_upstream {
           if (answer_) answer_(req, res);
         }) {
     server_.start();
-    port_ = server_.endpoints().front().port;
+    listen_ = server_.endpoints().front();
   }
 
+  // "http://127.0.0.1:PORT" or "http://unix:/path" / "http://unix:@name", then `base`.
   std::string url(std::string_view base = "") const {
-    return "http://127.0.0.1:" + std::to_string(port_) + std::string(base);
+    if (listen_.is_unix_socket()) return unix_url(listen_.address, base);
+    return "http://127.0.0.1:" + std::to_string(listen_.port) + std::string(base);
   }
-  std::uint16_t port() const { return port_; }
+  std::uint16_t port() const { return listen_.port; }
   wb::request last_request() {
     std::lock_guard lock(mutex_);
     return seen_.back();
@@ -120,25 +156,40 @@ class beast_upstream {
   std::uint64_t connections() const { return server_.stats().connections; }
 
  private:
+  static wb::server_options options_for(transport t) {
+    wb::server_options options = waypoint::app::testing::loopback_options();
+    if (t != transport::tcp)
+      options.listen = {wb::listen_address::unix_socket(fresh_unix_address(t == transport::unix_abstract).substr(5))};
+    return options;
+  }
+
   std::mutex mutex_;
   std::vector<wb::request> seen_;
   answer_function answer_;
   wb::server server_;
-  std::uint16_t port_ = 0;
+  wb::listen_address listen_;
 };
 
-// A raw loopback listener that runs `script` on each accepted connection in turn, on its
-// own thread with blocking I/O: it can send what no HTTP server would.
+// A raw listener, on loopback TCP or a unix socket, that runs `script` on each accepted
+// connection in turn, on its own thread with blocking I/O: it can send what no HTTP server
+// would.
 class scripted_upstream {
  public:
-  using script = std::function<void(tcp::socket&, int index)>;
+  using script = std::function<void(stream_socket&, int index)>;
 
-  explicit scripted_upstream(script s)
-      : acceptor_(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)), script_(std::move(s)) {
-    port_ = acceptor_.local_endpoint().port();
+  explicit scripted_upstream(script s, transport t = transport::tcp)
+      : listen_(t == transport::tcp ? "" : fresh_unix_address(t == transport::unix_abstract)),
+        acceptor_(io_, endpoint_of(listen_)),
+        script_(std::move(s)) {
+    if (listen_.empty()) {
+      tcp::endpoint bound;
+      generic_endpoint local = acceptor_.local_endpoint();
+      std::memcpy(bound.data(), local.data(), local.size());
+      port_ = bound.port();
+    }
     thread_ = std::thread([this] {
       for (int index = 0;; ++index) {
-        tcp::socket socket(io_);
+        stream_socket socket(io_);
         boost::system::error_code ec;
         acceptor_.accept(socket, ec);
         if (ec || stopping_) return;
@@ -149,18 +200,30 @@ class scripted_upstream {
   }
   ~scripted_upstream() {
     stopping_ = true;
-    tcp::socket wake(io_);  // unblocks accept()
+    stream_socket wake(io_);  // unblocks accept()
     boost::system::error_code ec;
     wake.connect(acceptor_.local_endpoint(), ec);
     thread_.join();
+    if (listen_.starts_with("unix:/")) std::remove(listen_.c_str() + 5);
   }
 
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url(std::string_view base = "") const {
+    if (!listen_.empty()) return unix_url(listen_, base);
+    return "http://127.0.0.1:" + std::to_string(port_) + std::string(base);
+  }
   int accepted() const { return accepted_; }
 
  private:
+  // "" for loopback TCP on a free port, else a unix address.
+  static generic_endpoint endpoint_of(const std::string& listen) {
+    if (listen.empty()) return tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0);
+    auto a = waypoint::detail::parse_unix_address(listen);
+    return generic_endpoint(&a.sockaddr, a.size);
+  }
+
+  std::string listen_;
   asio::io_context io_;
-  tcp::acceptor acceptor_;
+  asio::basic_socket_acceptor<asio::generic::stream_protocol> acceptor_;
   script script_;
   std::uint16_t port_ = 0;
   std::atomic<bool> stopping_ = false;
@@ -169,20 +232,20 @@ class scripted_upstream {
 };
 
 // Reads one request; false when the connection closed or broke first.
-bool read_request(tcp::socket& socket, boost::beast::flat_buffer& buffer) {
+bool read_request(stream_socket& socket, boost::beast::flat_buffer& buffer) {
   request req;
   boost::system::error_code ec;
   http::read(socket, buffer, req, ec);
   return !ec;
 }
 
-void write_text(tcp::socket& socket, std::string_view text) {
+void write_text(stream_socket& socket, std::string_view text) {
   boost::system::error_code ec;
   asio::write(socket, asio::buffer(text), ec);
 }
 
 // Blocks until the client closes the connection.
-void wait_closed(tcp::socket& socket) {
+void wait_closed(stream_socket& socket) {
   char byte;
   boost::system::error_code ec;
   while (!ec) socket.read_some(asio::buffer(&byte, 1), ec);
@@ -222,9 +285,43 @@ TEST(Upstream, RejectsBadUrlNamingWhatIsWrong) {
   }
 }
 
+// nginx's spelling of a unix upstream: the socket ends at the first ':' after "unix:".
+TEST(Upstream, RejectsBadUnixSocketUrlNamingWhatIsWrong) {
+  const std::string longest(waypoint::detail::max_unix_path_bytes - 1, 'p');  // with its '/'
+  const std::string limit = std::to_string(waypoint::detail::max_unix_path_bytes);
+  const std::tuple<const char*, std::string, std::string> rows[] = {
+      {"an empty path", "http://unix:", "has an empty path"},
+      {"an empty path before a base path", "http://unix::/base", "has an empty path"},
+      {"an empty abstract name", "http://unix:@", "has an empty abstract name"},
+      {"a path one byte too long names its length and the limit", "http://unix:/" + longest + "x",
+       "is " + std::to_string(longest.size() + 2) + " bytes long; a unix socket path holds at most " + limit},
+      {"an abstract name too long", "http://unix:@" + longest + "xy",
+       "is " + std::to_string(longest.size() + 2) + " bytes long; a unix socket name holds at most " + limit},
+      {"a relative path (or a host named unix)", "http://unix:8080", "neither an absolute path"},
+      {"a base path without its '/'", "http://unix:/run/a.sock:base", "does not start with '/'"},
+      {"nothing after the ':'", "http://unix:/run/a.sock:", "does not start with '/'"},
+      {"a query", "http://unix:/run/a.sock:/base?x=1", "query or fragment"},
+      {"a query without a base path", "http://unix:/run/a.sock?x=1", "query or fragment"},
+      {"https", "https://unix:/run/a.sock", "only http upstreams"},
+  };
+  for (const auto& [rule, url, why] : rows) {
+    try {
+      upstream up(options_for(url));
+      ADD_FAILURE() << rule << ": accepted " << url;
+    } catch (const std::invalid_argument& e) {
+      std::string message = e.what();
+      EXPECT_NE(message.find("\"" + url + "\""), std::string::npos) << rule << ": " << message;
+      EXPECT_NE(message.find(why), std::string::npos) << rule << ": " << message;
+    }
+  }
+}
+
 TEST(Upstream, AcceptsHttpUrlsAndKeepsThemAsGiven) {
-  for (const char* url : {"http://127.0.0.1:8080", "http://[::1]:80/base", "http://example.com",
-                          "HTTP://Example.com/x/", "http://a-b.example:1/"}) {
+  const std::string longest(waypoint::detail::max_unix_path_bytes - 1, 'p');
+  for (const std::string& url : std::vector<std::string>{"http://127.0.0.1:8080", "http://[::1]:80/base", "http://example.com",
+                          "HTTP://Example.com/x/", "http://a-b.example:1/", "http://unix:/run/app.sock",
+                          "http://unix:/run/app.sock:/base/", "http://UNIX:@app:/v1", "http://unix:@app",
+                          "http://unix:/" + longest}) {
     EXPECT_EQ(upstream(options_for(url)).base_url(), url);
   }
 }
@@ -419,7 +516,7 @@ TEST(Upstream, StripsHopByHopRequestFields) {
 }
 
 TEST(Upstream, StripsHopByHopResponseFieldsAndDechunks) {
-  scripted_upstream server([](tcp::socket& s, int) {
+  scripted_upstream server([](stream_socket& s, int) {
     boost::beast::flat_buffer buffer;
     if (!read_request(s, buffer)) return;
     write_text(s,
@@ -489,6 +586,130 @@ TEST(Upstream, ResolvesHostNames) {
   EXPECT_EQ(server.last_request()[http::field::host], "localhost:" + std::to_string(server.port()));
 }
 
+// --- unix domain sockets -------------------------------------------------------------
+
+TEST(Upstream, UnixSocketCarriesGetAndPostWithLocalhostAsHost) {
+  struct row {
+    const char* rule;
+    transport over;
+    http::verb method;
+    std::string body;
+    std::string expected;
+  };
+  const row rows[] = {
+      {"GET over a socket file", transport::unix_path, http::verb::get, "", "GET body="},
+      {"POST over a socket file", transport::unix_path, http::verb::post, "{\"n\":1}", "POST body={\"n\":1}"},
+      {"GET over an abstract name", transport::unix_abstract, http::verb::get, "", "GET body="},
+      {"POST over an abstract name", transport::unix_abstract, http::verb::post, "x", "POST body=x"},
+  };
+  for (const row& r : rows) {
+    beast_upstream server([](const wb::request& req, wb::response& res) {
+      res.result(http::status::created);
+      res.body() = std::string(req.method_string()) + " body=" + req.body();
+    }, r.over);
+    upstream up(options_for(server.url()));
+    asio::io_context io;
+    request req = get("/orders", r.method);
+    req.body() = r.body;
+    outcome o = run(io, up, std::move(req));
+    ASSERT_TRUE(o.res) << r.rule << ": " << o.error_status();
+    EXPECT_EQ(o.res->result(), http::status::created) << r.rule;
+    EXPECT_EQ(o.res->body(), r.expected) << r.rule;
+    wb::request seen = server.last_request();
+    EXPECT_EQ(seen[http::field::host], "localhost") << r.rule << ": a socket has no authority";
+    EXPECT_EQ(seen.target(), "/orders") << r.rule;
+  }
+}
+
+// The pool keys connections by executor, not by transport: a unix connection is kept and
+// reused, counted by the server's accepts and the raw listener's.
+TEST(Upstream, UnixSocketConnectionIsPooledAndReused) {
+  for (transport t : {transport::unix_path, transport::unix_abstract}) {
+    beast_upstream server([](const wb::request&, wb::response& res) { res.body() = "pong"; }, t);
+    upstream up(options_for(server.url()));
+    asio::io_context io;
+    for (int i = 0; i < 3; ++i) {
+      outcome o = run(io, up, get("/ping"));
+      ASSERT_TRUE(o.res) << name_of(t) << ", send " << i << ": " << o.error_status();
+      EXPECT_EQ(o.res->body(), "pong");
+    }
+    EXPECT_EQ(server.connections(), 1u) << name_of(t);
+
+    scripted_upstream raw([](stream_socket& s, int) {
+      boost::beast::flat_buffer buffer;
+      while (read_request(s, buffer)) write_text(s, ok_response);
+    }, t);
+    upstream raw_up(options_for(raw.url()));
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(run(io, raw_up, get("/ping")).res) << name_of(t) << ", raw send " << i;
+    EXPECT_EQ(raw.accepted(), 1) << name_of(t);
+  }
+}
+
+TEST(Upstream, UnixSocketBasePathPrefixesTheTarget) {
+  beast_upstream server({}, transport::unix_path);
+  const std::tuple<const char*, const char*, const char*> rows[] = {
+      {"", "/x?q=1", "/x?q=1"},
+      {"/", "/x", "/x"},
+      {"/base", "/x", "/base/x"},
+      {"/base/", "/x?y=2", "/base/x?y=2"},
+      {"/a/b", "/c/d%20e", "/a/b/c/d%20e"},
+  };
+  asio::io_context io;
+  for (auto [base, target, expected] : rows) {
+    upstream up(options_for(server.url(base)));
+    outcome o = run(io, up, get(target));
+    ASSERT_TRUE(o.res) << server.url(base) << " + " << target << ": " << o.error_status();
+    EXPECT_EQ(server.last_request().target(), expected) << server.url(base) << " + " << target;
+  }
+}
+
+// A socket file that is missing (ENOENT), one nothing listens on (ECONNREFUSED: bound, then
+// closed), and an abstract name nobody holds are all 502s naming the socket.
+TEST(Upstream, UnreachableUnixSocketIs502NamingIt) {
+  std::string stale = fresh_unix_address(false);
+  {
+    asio::io_context io;
+    auto a = waypoint::detail::parse_unix_address(stale);
+    asio::basic_socket_acceptor<asio::generic::stream_protocol> bound(io, generic_endpoint(&a.sockaddr, a.size));
+  }  // closed; the file stays
+  const std::tuple<const char*, std::string, std::string> rows[] = {
+      {"a missing file", fresh_unix_address(false), "No such file or directory"},
+      {"a file nothing listens on", stale, "Connection refused"},
+      {"an abstract name nobody holds", fresh_unix_address(true), "Connection refused"},
+  };
+  for (const auto& [rule, listen, why] : rows) {
+    upstream up(options_for(unix_url(listen, "/base")));
+    asio::io_context io;
+    std::string detail;
+    EXPECT_EQ(run(io, up, get("/")).error_status(&detail), 502) << rule;
+    EXPECT_NE(detail.find("at the unix socket " + listen.substr(5) + " ("), std::string::npos)
+        << rule << ": " << detail;
+    EXPECT_NE(detail.find(why), std::string::npos) << rule << ": " << detail;
+  }
+  std::remove(stale.c_str() + 5);
+}
+
+TEST(Upstream, SilentUnixUpstreamIs504AfterResponseTimeout) {
+  for (transport t : {transport::unix_path, transport::unix_abstract}) {
+    scripted_upstream server([](stream_socket& s, int) {
+      boost::beast::flat_buffer buffer;
+      read_request(s, buffer);
+      wait_closed(s);
+    }, t);
+    upstream_options options = options_for(server.url());
+    options.response_timeout = 200ms;
+    upstream up(options);
+    asio::io_context io;
+    auto start = std::chrono::steady_clock::now();
+    std::string detail;
+    EXPECT_EQ(run(io, up, get("/")).error_status(&detail), 504) << name_of(t);
+    auto elapsed = std::chrono::steady_clock::now() - start;
+    EXPECT_GE(elapsed, 200ms) << name_of(t);
+    EXPECT_LT(elapsed, 2s) << name_of(t);
+    EXPECT_NE(detail.find("did not answer within 200 ms"), std::string::npos) << name_of(t) << ": " << detail;
+  }
+}
+
 // --- failures ----------------------------------------------------------------------
 
 TEST(Upstream, ConnectionRefusedIs502) {
@@ -506,7 +727,7 @@ TEST(Upstream, ConnectionRefusedIs502) {
 }
 
 TEST(Upstream, SilentUpstreamIs504AfterResponseTimeout) {
-  scripted_upstream server([](tcp::socket& s, int) {
+  scripted_upstream server([](stream_socket& s, int) {
     boost::beast::flat_buffer buffer;
     read_request(s, buffer);
     wait_closed(s);
@@ -548,7 +769,7 @@ TEST(Upstream, HostileResponsesAre502) {
        "malformed response"},
   };
   for (const hostile_case& row : rows) {
-    scripted_upstream server([&](tcp::socket& s, int) {
+    scripted_upstream server([&](stream_socket& s, int) {
       boost::beast::flat_buffer buffer;
       if (!read_request(s, buffer)) return;
       write_text(s, row.answer);
@@ -564,7 +785,7 @@ TEST(Upstream, HostileResponsesAre502) {
 }
 
 TEST(Upstream, InterimResponsesAreSkipped) {
-  scripted_upstream server([](tcp::socket& s, int) {
+  scripted_upstream server([](stream_socket& s, int) {
     boost::beast::flat_buffer buffer;
     if (!read_request(s, buffer)) return;
     write_text(s, "HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n" + ok_response);
@@ -580,7 +801,7 @@ TEST(Upstream, InterimResponsesAreSkipped) {
 
 // Connection 0 answers one request, then takes the next and closes without answering, as
 // an upstream whose idle timeout fires as the request arrives; later connections answer.
-void closes_after_first_answer(tcp::socket& s, int index) {
+void closes_after_first_answer(stream_socket& s, int index) {
   boost::beast::flat_buffer buffer;
   if (!read_request(s, buffer)) return;
   if (index == 0) {
@@ -593,55 +814,63 @@ void closes_after_first_answer(tcp::socket& s, int index) {
 }
 
 TEST(Upstream, StalePooledConnectionIsRetriedForIdempotentMethods) {
-  for (http::verb method : {http::verb::get, http::verb::put, http::verb::delete_}) {
-    scripted_upstream server(closes_after_first_answer);
-    upstream up(options_for(server.url()));
-    asio::io_context io;
-    ASSERT_TRUE(run(io, up, get("/first")).res);
-    outcome o = run(io, up, get("/second", method));
-    ASSERT_TRUE(o.res) << http::to_string(method) << ": " << o.error_status();
-    EXPECT_EQ(o.res->body(), "again");
-    EXPECT_EQ(server.accepted(), 2);
+  for (transport t : every_transport) {
+    for (http::verb method : {http::verb::get, http::verb::put, http::verb::delete_}) {
+      scripted_upstream server(closes_after_first_answer, t);
+      upstream up(options_for(server.url()));
+      asio::io_context io;
+      ASSERT_TRUE(run(io, up, get("/first")).res) << name_of(t);
+      outcome o = run(io, up, get("/second", method));
+      ASSERT_TRUE(o.res) << name_of(t) << ", " << http::to_string(method) << ": " << o.error_status();
+      EXPECT_EQ(o.res->body(), "again");
+      EXPECT_EQ(server.accepted(), 2) << name_of(t);
+    }
   }
 }
 
 TEST(Upstream, StalePooledConnectionIsNotRetriedForPost) {
-  scripted_upstream server(closes_after_first_answer);
-  upstream up(options_for(server.url()));
-  asio::io_context io;
-  ASSERT_TRUE(run(io, up, get("/first")).res);
-  std::string detail;
-  EXPECT_EQ(run(io, up, get("/second", http::verb::post)).error_status(&detail), 502);
-  EXPECT_NE(detail.find("closed the connection"), std::string::npos) << detail;
-  EXPECT_EQ(server.accepted(), 1) << "a POST may have had its effect; it is not sent twice";
+  for (transport t : every_transport) {
+    scripted_upstream server(closes_after_first_answer, t);
+    upstream up(options_for(server.url()));
+    asio::io_context io;
+    ASSERT_TRUE(run(io, up, get("/first")).res) << name_of(t);
+    std::string detail;
+    EXPECT_EQ(run(io, up, get("/second", http::verb::post)).error_status(&detail), 502) << name_of(t);
+    EXPECT_NE(detail.find("closed the connection"), std::string::npos) << name_of(t) << ": " << detail;
+    EXPECT_EQ(server.accepted(), 1) << name_of(t) << ": a POST may have had its effect; it is not sent twice";
+  }
 }
 
 TEST(Upstream, IdleConnectionClosedByUpstreamIsNotReused) {
-  scripted_upstream server([](tcp::socket& s, int index) {
-    boost::beast::flat_buffer buffer;
-    if (!read_request(s, buffer)) return;
-    write_text(s, ok_response);
-    if (index == 0) return;  // closes the kept-alive connection at once
-    wait_closed(s);
-  });
-  upstream up(options_for(server.url()));
-  asio::io_context io;
-  ASSERT_TRUE(run(io, up, get("/first")).res);
-  std::this_thread::sleep_for(50ms);  // lets the FIN arrive
-  // A POST is never retried, so success shows the closed connection was not picked.
-  outcome o = run(io, up, get("/second", http::verb::post));
-  ASSERT_TRUE(o.res) << o.error_status();
-  EXPECT_EQ(server.accepted(), 2);
+  for (transport t : every_transport) {
+    scripted_upstream server([](stream_socket& s, int index) {
+      boost::beast::flat_buffer buffer;
+      if (!read_request(s, buffer)) return;
+      write_text(s, ok_response);
+      if (index == 0) return;  // closes the kept-alive connection at once
+      wait_closed(s);
+    }, t);
+    upstream up(options_for(server.url()));
+    asio::io_context io;
+    ASSERT_TRUE(run(io, up, get("/first")).res) << name_of(t);
+    std::this_thread::sleep_for(50ms);  // lets the FIN arrive
+    // A POST is never retried, so success shows the closed connection was not picked.
+    outcome o = run(io, up, get("/second", http::verb::post));
+    ASSERT_TRUE(o.res) << name_of(t) << ": " << o.error_status();
+    EXPECT_EQ(server.accepted(), 2) << name_of(t);
+  }
 }
 
-TEST(Upstream, CancellationClosesTheConnectionAndAborts) {
+// One send over `t`, cancelled (terminal) while the upstream is silent: it aborts at once
+// and the upstream sees its connection closed.
+void cancel_one_send(transport t) {
   std::atomic<bool> upstream_saw_close = false;
-  scripted_upstream server([&](tcp::socket& s, int) {
+  scripted_upstream server([&](stream_socket& s, int) {
     boost::beast::flat_buffer buffer;
     read_request(s, buffer);
     wait_closed(s);
     upstream_saw_close = true;
-  });
+  }, t);
   upstream_options options = options_for(server.url());
   options.response_timeout = 5s;
   upstream up(options);
@@ -673,6 +902,13 @@ TEST(Upstream, CancellationClosesTheConnectionAndAborts) {
        !upstream_saw_close && std::chrono::steady_clock::now() < deadline;)
     std::this_thread::sleep_for(5ms);
   EXPECT_TRUE(upstream_saw_close) << "the upstream connection stayed open";
+}
+
+TEST(Upstream, CancellationClosesTheConnectionAndAborts) {
+  for (transport t : every_transport) {
+    SCOPED_TRACE(name_of(t));
+    cancel_one_send(t);
+  }
 }
 
 }  // namespace

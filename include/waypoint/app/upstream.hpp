@@ -8,6 +8,7 @@
 //     auto res = co_await orders.send(std::move(req));   // GET /x -> GET /v2/x, Host 10.0.0.7:8080
 //     ...
 //   }
+//   waypoint::app::upstream sidecar({.url = "http://unix:/run/sidecar.sock:/v1"});
 //
 // Errors are waypoint::http_error, so an application that lets them out answers a problem
 // document: 502 when the upstream cannot be reached or answers something that is not a
@@ -36,6 +37,12 @@ struct upstream_state;  // options, the parsed URL and the pool, shared with sen
 struct upstream_options {
   // "http://host", "http://host:port" or "http://host:port/base"; host a name, an IPv4
   // address or a bracketed IPv6 address. Only http: TLS belongs to a sidecar or a later type.
+  // A unix domain socket in nginx's spelling: "http://unix:/run/app.sock", or with a base
+  // path after the socket's first ':', "http://unix:/run/app.sock:/v2"; Linux's abstract
+  // namespace as "http://unix:@app" or "http://unix:@app:/v2". The path is absolute, holds
+  // no ':' and fits sun_path (107 bytes on Linux; a longer one is refused, naming both
+  // lengths); the Host field sent is "localhost". Pooling, timeouts, retries and errors are
+  // those of TCP.
   std::string url;
   std::chrono::milliseconds connect_timeout{2000};    // resolve and connect
   std::chrono::milliseconds response_timeout{10000};  // write the request and read the whole response
@@ -63,7 +70,8 @@ class upstream {
   // Throws waypoint::http_error with a one-sentence detail:
   //   400 for a target that is not origin-form;
   //   502 when the name does not resolve, the connection is refused, reset or closed
-  //       early, or the response is malformed, an upgrade or over max_response_bytes;
+  //       early (a unix socket that is missing or refuses is named), or the response is
+  //       malformed, an upgrade or over max_response_bytes;
   //   504 when connect_timeout or response_timeout passes.
   // Cancellation (terminal, through the awaiting coroutine's cancellation slot, e.g. when
   // the client went away) closes the upstream connection and throws
