@@ -557,19 +557,45 @@ asio::awaitable<response> upstream::send(context& ctx, request req) const {
   });
 }
 
+namespace {
+
+// The client's node in X-Forwarded-For and in Forwarded's for= (RFC 7239 §6).
+//
+// A unix peer has no IP address. X-Forwarded-For has no grammar for anything else, so it
+// gets exactly what nginx puts there for a unix client ($remote_addr is "unix:"): the one
+// non-address its consumers (log parsers, real-IP modules that skip what does not parse)
+// already meet, rather than a "unix:4242" only waypoint would send. Forwarded has a grammar
+// for this case: an obfuscated identifier (§6.3, "_" then letters, digits, '.', '_', '-';
+// a token, so unquoted) names a node that has no address to give, and "_unix-4242" lets the
+// upstream tell local clients apart and match the access log's "unix:4242". The pid is no
+// secret from a host's own processes, and reveals nothing of the network. Without the
+// peer's credentials the node is "unknown" (§6.2).
+struct client_node {
+  std::string forwarded_for;  // the X-Forwarded-For element
+  std::string forwarded;      // the Forwarded for= value
+};
+
+client_node node_of(const context& ctx) {
+  const auto& ends = ctx.endpoints();
+  const std::string& address = ends.remote.address;
+  if (address.starts_with("unix:")) {
+    if (!ends.peer) return {"unix:", "unknown"};
+    return {"unix:", "_unix-" + std::to_string(ends.peer->pid)};
+  }
+  // An IPv6 address is bracketed, and then quoted (':' is not a token byte).
+  if (address.find(':') != std::string::npos) return {address, "\"[" + address + "]\""};
+  return {address, address};
+}
+
+}  // namespace
+
 request forwarded_request(const context& ctx, std::string_view via) {
   request out(ctx.request());
   strip_hop_by_hop(out);
   append_element(out, "Via", via);
-  const auto& client = ctx.endpoints().remote;
-  append_element(out, "X-Forwarded-For", client.address);
-  // RFC 7239 §6: an IPv6 address is bracketed, and then quoted (':' is not a token byte);
-  // a unix peer ("unix:4242") has no address to give: "unknown" (§6.2).
-  bool unix_peer = client.address.starts_with("unix:");
-  bool v6 = !unix_peer && client.address.find(':') != std::string::npos;
-  std::string element = unix_peer ? "for=unknown"
-                        : v6       ? "for=\"[" + client.address + "]\""
-                                   : "for=" + client.address;
+  client_node client = node_of(ctx);
+  append_element(out, "X-Forwarded-For", client.forwarded_for);
+  std::string element = "for=" + client.forwarded;
   element += ctx.endpoints().local.tls ? ";proto=https" : ";proto=http";
   append_element(out, "Forwarded", element);
   return out;

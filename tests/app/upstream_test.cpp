@@ -370,11 +370,16 @@ TEST(Upstream, ForwardsTheTraceWithThisSpanAsParent) {
   EXPECT_EQ(seen["tracestate"], "rojo=00f067aa0ba902b7");
 }
 
-// One request to `address` (IPv4 or IPv6), its response.
-response exchange_at(const char* address, std::uint16_t port, request req) {
+// One request to `at` (an IPv4 or IPv6 listener, or a unix one), its response.
+response exchange_at(const wb::listen_address& at, request req) {
   asio::io_context io;
-  asio::ip::tcp::socket socket(io);
-  socket.connect({asio::ip::make_address(address), port});
+  stream_socket socket(io);
+  if (at.is_unix_socket()) {
+    auto a = waypoint::detail::parse_unix_address(at.address);
+    socket.connect(generic_endpoint(&a.sockaddr, a.size));
+  } else {
+    socket.connect(tcp::endpoint(asio::ip::make_address(at.address), at.port));
+  }
   req.prepare_payload();
   http::write(socket, req);
   boost::beast::flat_buffer buffer;
@@ -386,7 +391,9 @@ response exchange_at(const char* address, std::uint16_t port, request req) {
 // A proxy's hop: the client's hop-by-hop fields go before the proxy adds its own, so
 // `Connection: via, traceparent, x-request-id` removes the client's, never the proxy's
 // (before, the loop check's Via was removed); Via, X-Forwarded-For and Forwarded are
-// appended to (RFC 9110 §7.6.3, RFC 7239), an IPv6 client quoted as for="[::1]".
+// appended to (RFC 9110 §7.6.3, RFC 7239), an IPv6 client quoted as for="[::1]", a unix
+// client "unix:" as nginx sends in X-Forwarded-For and the obfuscated node "_unix-PID" in
+// Forwarded (§6.3), its pid this test's own.
 TEST(Upstream, ForwardedRequestAddsItsFieldsAfterRemovingHopByHop) {
   namespace wa = waypoint::app;
   beast_upstream backend;
@@ -401,38 +408,43 @@ TEST(Upstream, ForwardedRequestAddsItsFieldsAfterRemovingHopByHop) {
   });
   struct row {
     const char* rule;
-    const char* listen;
+    wb::listen_address listen;
     std::vector<std::pair<std::string, std::string>> sent;
     std::vector<std::pair<std::string, std::string>> expected;
   };
   const row rows[] = {
-      {"Connection names the proxy's fields", "127.0.0.1",
+      {"Connection names the proxy's fields", {"127.0.0.1", 0},
        {{"Connection", "via, traceparent, x-request-id"}, {"Via", "1.0 spoof"}},
        {{"Via", "1.1 front"}, {"X-Request-Id", "front-id"}, {"X-Forwarded-For", "127.0.0.1"},
         {"Forwarded", "for=127.0.0.1;proto=http"}}},
-      {"earlier hops are appended to", "127.0.0.1",
+      {"earlier hops are appended to", {"127.0.0.1", 0},
        {{"Via", "1.0 earlier"}, {"X-Forwarded-For", "203.0.113.9"},
         {"Forwarded", "for=203.0.113.9"}},
        {{"Via", "1.0 earlier, 1.1 front"}, {"X-Forwarded-For", "203.0.113.9, 127.0.0.1"},
         {"Forwarded", "for=203.0.113.9, for=127.0.0.1;proto=http"}}},
-      {"an IPv6 client is quoted", "::1",
+      {"an IPv6 client is quoted", {"::1", 0},
        {},
        {{"X-Forwarded-For", "::1"}, {"Forwarded", "for=\"[::1]\";proto=http"}}},
+      {"a unix client is unix: and an obfuscated node with its pid",
+       wb::listen_address::unix_socket(fresh_unix_address(true).substr(5)),
+       {{"X-Forwarded-For", "203.0.113.9"}},
+       {{"X-Forwarded-For", "203.0.113.9, unix:"},
+        {"Forwarded", "for=_unix-" + std::to_string(::getpid()) + ";proto=http"}}},
   };
   for (const row& r : rows) {
     wb::server_options options = wa::testing::loopback_options();
-    options.listen = {{r.listen, 0}};
+    options.listen = {r.listen};
     std::unique_ptr<wb::server> front;
     try {
       front = std::make_unique<wb::server>(options, wa::dispatch_to(app));
       front->start();
     } catch (const std::exception& e) {
-      ADD_FAILURE() << r.rule << ": cannot listen on " << r.listen << ": " << e.what();
+      ADD_FAILURE() << r.rule << ": cannot listen on " << r.listen.address << ": " << e.what();
       continue;
     }
     request req = get("/front");
     for (const auto& [name, value] : r.sent) req.set(name, value);
-    response answer = exchange_at(r.listen, front->endpoints().front().port, req);
+    response answer = exchange_at(front->endpoints().front(), req);
     front->stop();
     front->wait();
     ASSERT_EQ(answer.result_int(), 200u) << r.rule;

@@ -100,7 +100,10 @@ class upstream {
 // removes them), so that a client's `Connection: via` cannot remove what the proxy adds
 // next: `via` appended to Via (RFC 9110 §7.6.3), the client's address (the socket's peer)
 // appended to X-Forwarded-For and, as `for=` (an IPv6 address as "[::1]", quoted) with
-// `proto=`, to Forwarded (RFC 7239). Fields the caller adds afterwards reach the upstream.
+// `proto=`, to Forwarded (RFC 7239). A client on a unix socket has no address: it is
+// "unix:" in X-Forwarded-For, as nginx sends, and the obfuscated identifier "_unix-PID"
+// in Forwarded (RFC 7239 §6.3; "unknown" without the peer's credentials). Fields the
+// caller adds afterwards reach the upstream.
 http::request<http::string_body> forwarded_request(const context& ctx, std::string_view via);
 
 }  // namespace waypoint::app
