@@ -15,6 +15,7 @@
 // table's POST, PUT and PATCH patterns are typed record routes (records.hpp).
 // With --tls-cert and --tls-key it serves HTTPS too (--tls-port, 8443 by default).
 #include "account.hpp"
+#include "child.hpp"
 #include "files.hpp"
 #include "ops.hpp"
 #include "orders.hpp"
@@ -98,6 +99,7 @@ struct options {
   std::uint64_t upload_disk_budget = waypoint::examples::default_upload_disk_budget;
   bool swagger_ui_cdn = false;  // the docs page loads Swagger UI from jsDelivr even when built in
   std::string www;  // empty: examples/www as compiled in
+  unsigned child_idle_stop_ms = 60'000;  // the mounted child service stops after this long idle
   std::string cose_keys;  // a key file; empty: typed routes answer application/cose with 503
   // --redis HOST:PORT; an empty host: sessions, sign-in limits and rooms in this process.
   std::string redis_host;
@@ -141,6 +143,9 @@ PUT and PATCH patterns decode and answer JSON records.
                    0660; a stale file is replaced, a live server's refused
   --listen-fd      listen on the sockets systemd passed (socket activation: LISTEN_FDS)
                    instead of --address and --port; one named https speaks TLS
+  --child-idle-stop MS
+                   the service mounted at /v1/child stops after MS without a request
+                   (the next one starts it again), default 60000
   --contracts MODE typed routes check bodies and answers against the document:
                    enforce (default: 422 and 500), log (a line each, let through)
                    or off (unchecked: to measure what checking costs)
@@ -240,6 +245,8 @@ options parse_arguments(int argc, char** argv) {
       o.quiet = true;
     } else if (arg == "--reuse-port") {
       o.reuse_port = true;
+    } else if (arg == "--child-idle-stop") {
+      o.child_idle_stop_ms = static_cast<unsigned>(parse_number(arg, value(), 86'400'000));
     } else if (arg == "--drain-grace") {
       o.drain_grace_ms = static_cast<unsigned>(parse_number(arg, value(), 600'000));
     } else if (arg == "--tls-cert") {
@@ -474,6 +481,7 @@ int main(int argc, char** argv) {
   server_options = wa::options_for(app, std::move(server_options));
   auto proxy = std::make_shared<waypoint::examples::proxy_target>();
   waypoint::examples::demo_security security;
+  std::shared_ptr<wa::child_service> child;
   try {
     if (o.routes_file.empty()) {
       // The table's own routes first: print_examples shows the first of each kind.
@@ -487,6 +495,8 @@ int main(int argc, char** argv) {
       ops->metrics->watch(waypoint::examples::add_phoenix_route(app), "phoenix");
       if (!o.api_token.empty()) waypoint::examples::add_account_route(app, o.api_token);
       security.add_routes(app, security_stores(o));
+      child = waypoint::examples::add_child_service(app, std::chrono::milliseconds(o.child_idle_stop_ms));
+      if (child) server_options.on_reload = [child] { (void)child->reload(); };  // it logs the outcome
       // /openapi.json and the Swagger UI page at /docs/, from the routes registered above.
       // The named typed routes as Model Context Protocol tools, at /mcp.
       wa::serve_mcp(app, {.server_name = "waypoint-gateway", .server_version = WAYPOINT_VERSION});
@@ -534,6 +544,7 @@ int main(int argc, char** argv) {
       waypoint::examples::print_stream_examples(std::cout, base,
                                                 std::string(WAYPOINT_WWW_DIR) + "/index.html");
       waypoint::examples::print_websocket_example(std::cout, base);
+      if (child) waypoint::examples::print_child_examples(std::cout, base);
       std::cout << "  scripts/install-deps mcp && build/node-mcp/node_modules/.bin/mcp-inspector --cli "
                 << base << "/mcp --transport http --method tools/list"
                 << "   # the typed routes as MCP tools (the npm inspector's CLI)\n";
@@ -554,6 +565,7 @@ int main(int argc, char** argv) {
     }
     std::cout << std::flush;
     server.wait();
+    if (child) child->stop().get();  // after the drain: the last requests forwarded to it are done
     std::cout << "waypoint-gateway: stopped after " << server.stats().requests << " requests\n";
   } catch (const std::exception& e) {
     fail(e.what(), 1);

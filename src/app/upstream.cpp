@@ -441,6 +441,7 @@ struct exchange_result {
   bool nothing_received = false;
   std::optional<response> message;
   bool keep_alive = false;
+  bool streamed = false;  // the response went to the context as it arrived: no message
 };
 
 bool closed_before_response(error_code ec, std::size_t parsed, const beast::flat_buffer& buffer) {
@@ -449,7 +450,44 @@ bool closed_before_response(error_code ec, std::size_t parsed, const beast::flat
   return broken && parsed == 0 && buffer.size() == 0;
 }
 
-asio::awaitable<exchange_result> exchange(connection& c, request& req, const upstream_options& options) {
+// A response whose length is unknown ahead (chunked, or until the upstream closes: an event
+// stream, say) goes to `ctx` piece by piece as it arrives, never whole in memory, so it has
+// no length limit; response_timeout bounds each wait for the next piece instead.
+// The upstream's head becomes the answer's, with the fields the layers set before the
+// handler ran (X-Request-Id, say) that the upstream did not send itself.
+void adopt_head(response& answer, http::response_header<> head) {
+  for (const auto& field : answer.base())
+    if (head.find(field.name_string()) == head.end()) head.insert(field.name_string(), field.value());
+  answer.base() = std::move(head);
+}
+
+asio::awaitable<void> stream_response(connection& c, http::response_parser<http::string_body>& parser,
+                                      context& ctx, const upstream_options& options, exchange_result& result) {
+  result.streamed = true;
+  strip_hop_by_hop(parser.get());
+  adopt_head(ctx.response().message(), parser.get().base());
+  parser.body_limit(boost::none);
+  while (!parser.is_done()) {
+    c.stream.expires_after(options.response_timeout);
+    auto [ec, n] = co_await http::async_read_some(c.stream, c.buffer, parser, as_tuple_awaitable);
+    c.stream.expires_never();  // the client's write below has the server's own timeout
+    std::string& piece = parser.get().body();
+    if (!piece.empty()) {
+      co_await ctx.write_chunk(piece);
+      piece.clear();  // the parser appends at the string's end
+    }
+    if (ec) {
+      result.ec = ec;
+      co_return;
+    }
+  }
+  result.keep_alive = parser.keep_alive();
+}
+
+// `stream_to`: where a response of unknown length goes (stream_response); null to hold
+// every response whole.
+asio::awaitable<exchange_result> exchange(connection& c, request& req, const upstream_options& options,
+                                          context* stream_to) {
   exchange_result result;
   c.stream.expires_after(options.response_timeout);  // one deadline for write and whole read
   auto [write_ec, written] = co_await http::async_write(c.stream, req, as_tuple_awaitable);
@@ -478,6 +516,11 @@ asio::awaitable<exchange_result> exchange(connection& c, request& req, const ups
       co_return result;
     }
     if (status >= 100 && status < 200) continue;  // an interim response; the final one follows
+    if (stream_to && !parser.content_length() && req.method() != http::verb::head && status != 204 &&
+        status != 304) {
+      co_await stream_response(c, parser, *stream_to, options, result);
+      co_return result;
+    }
     parser.body_limit(budget);
     auto [body_ec, body_bytes] = co_await http::async_read(c.stream, c.buffer, parser, as_tuple_awaitable);
     if (body_ec) {
@@ -533,8 +576,10 @@ void prepare_request(request& req, const parsed_url& url) {
 // object when a send is still in flight.
 // `descriptor`: the permit for a new connection (a pooled one holds its own); throws when
 // refused.
-asio::awaitable<response> send_on(std::shared_ptr<detail::upstream_state> state, request req,
-                                  std::function<waypoint::beast::resource_permit()> descriptor);
+// `stream_to`: as exchange() takes it; the result is empty when the response went there.
+asio::awaitable<std::optional<response>> send_on(std::shared_ptr<detail::upstream_state> state, request req,
+                                                 std::function<waypoint::beast::resource_permit()> descriptor,
+                                                 context* stream_to);
 
 }  // namespace
 
@@ -546,15 +591,33 @@ upstream::upstream(upstream_options options) {
 const std::string& upstream::base_url() const noexcept { return state_->options.url; }
 
 asio::awaitable<response> upstream::send(request req) const {
-  return send_on(state_, std::move(req), [] { return waypoint::beast::resource_permit::unbounded(); });
+  co_return *co_await send_on(state_, std::move(req), [] { return waypoint::beast::resource_permit::unbounded(); },
+                              nullptr);
 }
 
-asio::awaitable<response> upstream::send(context& ctx, request req) const {
+namespace {
+
+asio::awaitable<std::optional<response>> send_for(const std::shared_ptr<detail::upstream_state>& state,
+                                                  context& ctx, request req, context* stream_to) {
   strip_hop_by_hop(req);  // before the trace is added, which the client's Connection may name
   propagate_trace(ctx, req);
-  return send_on(state_, std::move(req), [&ctx] {
-    return require_descriptor(ctx, "a connection to the upstream");
-  });
+  return send_on(state, std::move(req), [&ctx] { return require_descriptor(ctx, "a connection to the upstream"); },
+                 stream_to);
+}
+
+}  // namespace
+
+asio::awaitable<response> upstream::send(context& ctx, request req) const {
+  co_return *co_await send_for(state_, ctx, std::move(req), nullptr);
+}
+
+asio::awaitable<void> upstream::relay(context& ctx, request req) const {
+  std::optional<response> res = co_await send_for(state_, ctx, std::move(req), &ctx);
+  if (!res) co_return;  // streamed
+  res->version(ctx.request().version());
+  response& answer = ctx.response().message();
+  adopt_head(answer, std::move(res->base()));
+  answer.body() = std::move(res->body());
 }
 
 namespace {
@@ -603,8 +666,9 @@ request forwarded_request(const context& ctx, std::string_view via) {
 
 namespace {
 
-asio::awaitable<response> send_on(std::shared_ptr<detail::upstream_state> state, request req,
-                                  std::function<waypoint::beast::resource_permit()> descriptor) {
+asio::awaitable<std::optional<response>> send_on(std::shared_ptr<detail::upstream_state> state, request req,
+                                                 std::function<waypoint::beast::resource_permit()> descriptor,
+                                                 context* stream_to) {
   const upstream_options& options = state->options;
   prepare_request(req, state->url);
   auto executor = co_await asio::this_coro::executor;
@@ -613,13 +677,17 @@ asio::awaitable<response> send_on(std::shared_ptr<detail::upstream_state> state,
   while (true) {
     bool pooled = c != nullptr;
     if (!c) c = co_await connect(state->url, options, descriptor());
-    exchange_result result = co_await exchange(*c, req, options);
+    exchange_result result = co_await exchange(*c, req, options, stream_to);
+    if (result.streamed && !result.ec) {
+      if (result.keep_alive) state->pool->put(std::move(c));
+      co_return std::nullopt;
+    }
     if (result.message) {
       if (result.keep_alive) state->pool->put(std::move(c));
-      co_return std::move(*result.message);
+      co_return std::move(result.message);
     }
     c.reset();  // a failed connection is never reused
-    if (pooled && !retried && result.nothing_received && idempotent(req.method())) {
+    if (pooled && !retried && result.nothing_received && !result.streamed && idempotent(req.method())) {
       retried = true;
       continue;
     }

@@ -190,13 +190,14 @@ void server::impl::listener_closed() {
 }
 
 // SIGINT/SIGTERM: the first starts the graceful stop, a second ends the drain at once;
-// SIGHUP (with TLS listeners) reloads the TLS files. The wait is cancelled when the last
+// SIGHUP reloads the TLS files, if any, and calls on_reload. The wait is cancelled when the last
 // worker has finished (see start()).
 void server::impl::wait_for_signals() {
   signals->async_wait([this](error_code ec, int signal) {
     if (ec) return;
     if (signal == SIGHUP) {
-      reload_tls_on_signal();
+      if (tls->enabled()) reload_tls_on_signal();
+      if (options.on_reload) options.on_reload();
       return wait_for_signals();
     }
     bool first;
@@ -376,7 +377,7 @@ void server::start() {
   if (own_threads) s.control_guard.emplace(s.control->get_executor());
   if (s.options.handle_signals) {
     s.signals.emplace(*s.control, SIGINT, SIGTERM);
-    if (s.tls->enabled()) s.signals->add(SIGHUP);
+    if (s.tls->enabled() || s.options.on_reload) s.signals->add(SIGHUP);
     s.wait_for_signals();
   }
   {

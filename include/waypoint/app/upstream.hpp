@@ -88,6 +88,13 @@ class upstream {
   boost::asio::awaitable<http::response<http::string_body>> send(
       context& ctx, http::request<http::string_body> req) const;
 
+  // send(ctx, req), the response becoming ctx's: one with a Content-Length is held whole
+  // (up to max_response_bytes) and answered as is; one whose length is unknown ahead
+  // (chunked, or until the upstream closes: an event stream) is sent on as it arrives, in
+  // chunks (context::write_chunk), with no length limit, response_timeout bounding each wait
+  // for the next piece. A failure after the head went out can only cut the response.
+  boost::asio::awaitable<void> relay(context& ctx, http::request<http::string_body> req) const;
+
   // The URL as given in the options.
   const std::string& base_url() const noexcept;
 

@@ -436,8 +436,12 @@ struct server_options {
   // kernel spreads connections; other processes may bind the same port too. TCP
   // addresses only: a unix or inherited listener is one socket, accepted on by one thread.
   bool reuse_port = false;
-  // SIGINT and SIGTERM start a graceful stop.
+  // SIGINT and SIGTERM start a graceful stop; SIGHUP reloads the TLS files (reload_tls())
+  // and then calls on_reload.
   bool handle_signals = true;
+  // What else SIGHUP reloads (a mounted child service, say), on the server's control
+  // thread: it should start the work and return, not wait for it.
+  std::function<void()> on_reload = {};
 
   std::size_t max_target_bytes = 8 * 1024;   // 414; the router accepts paths up to 8 KiB
   std::size_t max_header_bytes = 16 * 1024;  // 431; counts the request line too; also the
