@@ -33,6 +33,7 @@
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <functional>
 #include <cstdint>
@@ -400,14 +401,10 @@ asio::awaitable<tcp::resolver::results_type> resolve(const parsed_url& url, cons
   co_return results;
 }
 
-// The endpoints to try in turn: the unix socket, the IP address, or what the name resolves to.
-asio::awaitable<std::vector<stream_protocol::endpoint>> endpoints_of(
+// The TCP endpoints to try in turn: the IP address, or what the name resolves to.
+asio::awaitable<std::vector<stream_protocol::endpoint>> tcp_endpoints_of(
     const parsed_url& url, const upstream_options& options, std::chrono::steady_clock::time_point deadline) {
   std::vector<stream_protocol::endpoint> endpoints;
-  if (url.unix_socket) {
-    endpoints.emplace_back(&url.unix_socket->sockaddr, url.unix_socket->size);
-    co_return endpoints;
-  }
   error_code not_address;
   auto address = asio::ip::make_address(url.host, not_address);
   if (!not_address) {
@@ -419,18 +416,44 @@ asio::awaitable<std::vector<stream_protocol::endpoint>> endpoints_of(
   co_return endpoints;
 }
 
+// A unix socket's connect() never waits: it connects, or fails at once (ENOENT,
+// ECONNREFUSED, and EAGAIN when the listener's backlog is full). Asio takes EAGAIN for a
+// connect in progress and reports success once the socket is writable, which an unconnected
+// unix socket is at once, so a full backlog would surface as the request's write failing
+// with ENOTCONN. Connected here directly, it is a 502 naming the socket, as nginx answers.
+error_code connect_unix(beast::basic_stream<stream_protocol>& stream, const waypoint::detail::unix_address& at) {
+  auto& socket = stream.socket();
+  error_code ec;
+  socket.open(stream_protocol(AF_UNIX, SOCK_STREAM), ec);
+  if (!ec) socket.native_non_blocking(true, ec);
+  if (!ec && ::connect(socket.native_handle(), reinterpret_cast<const sockaddr*>(&at.sockaddr), at.size) != 0)
+    ec.assign(errno, boost::system::system_category());
+  if (ec) {
+    error_code ignored;
+    socket.close(ignored);
+  }
+  return ec;
+}
+
 asio::awaitable<std::unique_ptr<connection>> connect(const parsed_url& url, const upstream_options& options,
                                                      waypoint::beast::resource_permit descriptor) {
   auto executor = co_await asio::this_coro::executor;
   auto deadline = std::chrono::steady_clock::now() + options.connect_timeout;
   auto c = std::make_unique<connection>(executor, std::move(descriptor));
-  std::vector<stream_protocol::endpoint> endpoints = co_await endpoints_of(url, options, deadline);
-  // One deadline for all the attempts; each opens a socket of its endpoint's family.
-  c->stream.expires_at(deadline);
-  auto [ec, connected] = co_await c->stream.async_connect(endpoints, as_tuple_awaitable);
+  error_code ec;
+  if (url.unix_socket) {
+    ec = connect_unix(c->stream, *url.unix_socket);
+  } else {
+    std::vector<stream_protocol::endpoint> endpoints = co_await tcp_endpoints_of(url, options, deadline);
+    // One deadline for all the attempts; each opens a socket of its endpoint's family.
+    c->stream.expires_at(deadline);
+    std::tie(ec, std::ignore) = co_await c->stream.async_connect(endpoints, as_tuple_awaitable);
+    // Requests go out in one write (a unix socket has no Nagle delay to turn off); without
+    // it they still go out, so its failure is no failure.
+    error_code ignored;
+    if (!ec) c->stream.socket().set_option(tcp::no_delay(true), ignored);
+  }
   if (ec) throw_failure(options.url, step::connect, ec, options.connect_timeout, url.unix_socket_name);
-  // Requests go out in one write; a unix socket has no Nagle delay to turn off.
-  if (connected.protocol().family() != AF_UNIX) c->stream.socket().set_option(tcp::no_delay(true), ec);
   co_return c;
 }
 

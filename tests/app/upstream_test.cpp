@@ -675,8 +675,39 @@ TEST(Upstream, UnixSocketBasePathPrefixesTheTarget) {
   }
 }
 
+// A listener on `listen` that never accepts, its backlog filled: a unix connect() to it
+// fails at once with EAGAIN, where a TCP one would wait.
+class full_backlog {
+ public:
+  explicit full_backlog(const std::string& listen)
+      : address_(waypoint::detail::parse_unix_address(listen)), acceptor_(io_) {
+    generic_endpoint at(&address_.sockaddr, address_.size);
+    acceptor_.open(at.protocol());
+    acceptor_.bind(at);
+    acceptor_.listen(0);
+    for (int i = 0; i < 64; ++i) {  // Linux queues backlog + 1; the bound is for other kernels
+      stream_socket& s = fillers_.emplace_back(io_);
+      s.open(at.protocol());
+      s.native_non_blocking(true);
+      if (::connect(s.native_handle(), reinterpret_cast<const sockaddr*>(&address_.sockaddr), address_.size) != 0)
+        return;
+    }
+    ADD_FAILURE() << "the backlog of " << listen << " did not fill";
+  }
+  ~full_backlog() {
+    if (!address_.abstract()) std::remove(address_.path.c_str());
+  }
+
+ private:
+  waypoint::detail::unix_address address_;
+  asio::io_context io_;
+  asio::basic_socket_acceptor<asio::generic::stream_protocol> acceptor_;
+  std::vector<stream_socket> fillers_;
+};
+
 // A socket file that is missing (ENOENT), one nothing listens on (ECONNREFUSED: bound, then
-// closed), and an abstract name nobody holds are all 502s naming the socket.
+// closed), an abstract name nobody holds, and a listener whose backlog is full (EAGAIN, the
+// 502 nginx answers too) are all 502s naming the socket.
 TEST(Upstream, UnreachableUnixSocketIs502NamingIt) {
   std::string stale = fresh_unix_address(false);
   {
@@ -684,16 +715,23 @@ TEST(Upstream, UnreachableUnixSocketIs502NamingIt) {
     auto a = waypoint::detail::parse_unix_address(stale);
     asio::basic_socket_acceptor<asio::generic::stream_protocol> bound(io, generic_endpoint(&a.sockaddr, a.size));
   }  // closed; the file stays
+  std::string busy_path = fresh_unix_address(false);
+  std::string busy_name = fresh_unix_address(true);
+  full_backlog busy_file(busy_path), busy_abstract(busy_name);
   const std::tuple<const char*, std::string, std::string> rows[] = {
       {"a missing file", fresh_unix_address(false), "No such file or directory"},
       {"a file nothing listens on", stale, "Connection refused"},
       {"an abstract name nobody holds", fresh_unix_address(true), "Connection refused"},
+      {"a listener with a full backlog", busy_path, "Resource temporarily unavailable"},
+      {"an abstract listener with a full backlog", busy_name, "Resource temporarily unavailable"},
   };
   for (const auto& [rule, listen, why] : rows) {
     upstream up(options_for(unix_url(listen, "/base")));
     asio::io_context io;
     std::string detail;
+    auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(run(io, up, get("/")).error_status(&detail), 502) << rule;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 250ms) << rule << ": at once, not at connect_timeout";
     EXPECT_NE(detail.find("at the unix socket " + listen.substr(5) + " ("), std::string::npos)
         << rule << ": " << detail;
     EXPECT_NE(detail.find(why), std::string::npos) << rule << ": " << detail;

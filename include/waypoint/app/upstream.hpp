@@ -70,8 +70,9 @@ class upstream {
   // Throws waypoint::http_error with a one-sentence detail:
   //   400 for a target that is not origin-form;
   //   502 when the name does not resolve, the connection is refused, reset or closed
-  //       early (a unix socket that is missing or refuses is named), or the response is
-  //       malformed, an upgrade or over max_response_bytes;
+  //       early (a unix socket that is missing, refuses or has its backlog full is
+  //       named, at once), or the response is malformed, an upgrade or over
+  //       max_response_bytes;
   //   504 when connect_timeout or response_timeout passes.
   // Cancellation (terminal, through the awaiting coroutine's cancellation slot, e.g. when
   // the client went away) closes the upstream connection and throws
