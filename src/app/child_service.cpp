@@ -166,6 +166,7 @@ struct child_process {
   std::atomic<clock::rep> last_used{clock::now().time_since_epoch().count()};
   // Supervisor thread only:
   bool exited = false;
+  std::string exit_text;  // "exited with status 3", once exited
   bool stopping = false;  // asked to stop: its exit is no crash
   clock::time_point started{};
 };
@@ -270,7 +271,7 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
       pause.expires_after(std::chrono::milliseconds(20));
       co_await pause.async_wait(as_tuple_awaitable);
     }
-    std::string why = process->exited ? "exited before it was ready (" + last + ")"
+    std::string why = process->exited ? process->exit_text + " before it was ready"
                                        : "was not ready within " + std::to_string(options.start_timeout.count()) +
                                              " ms (" + last + ")";
     co_await terminate(process);
@@ -285,9 +286,10 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
     while (::waitpid(process->pid, &status, 0) < 0 && errno == EINTR) {
     }
     process->exited = true;
+    process->exit_text = describe_exit(status);
     ::unlink(process->socket_path.c_str());
     std::erase(live, process);
-    std::string how = "pid " + std::to_string(process->pid) + " " + describe_exit(status);
+    std::string how = "pid " + std::to_string(process->pid) + " " + process->exit_text;
     bool serving;
     {
       std::lock_guard lock(mutex);
@@ -512,7 +514,10 @@ void check(const std::string& name, const child_service_options& o) {
   if (o.command.empty()) fail("the command is empty");
   const std::string& exe = o.command.front();
   if (exe.empty() || exe.front() != '/') fail("the executable must be an absolute path, not \"" + exe + "\"");
-  if (::access(exe.c_str(), X_OK) != 0) fail(exe + " is not an executable file (" + errno_text(errno) + ")");
+  struct stat file {};
+  if (::stat(exe.c_str(), &file) != 0) fail(exe + " is not an executable file (" + errno_text(errno) + ")");
+  if (!S_ISREG(file.st_mode) || (file.st_mode & 0111) == 0 || ::access(exe.c_str(), X_OK) != 0)
+    fail(exe + " is not an executable file");
   if (o.ready_path.empty() || o.ready_path.front() != '/') fail("ready_path must start with '/'");
   for (auto [value, label] : {std::pair{o.start_timeout, "start_timeout"}, {o.stop_timeout, "stop_timeout"},
                               {o.restart_delay, "restart_delay"}, {o.max_restart_delay, "max_restart_delay"}})
@@ -620,6 +625,7 @@ asio::awaitable<lease> acquire(context& ctx, std::shared_ptr<detail::child_super
     if (state == child_state::crashed || attempt > 0) {
       auto wait = std::chrono::ceil<std::chrono::seconds>(retry_at - clock::now());
       ctx.response().header(http::field::retry_after, std::to_string(std::max<long long>(1, wait.count())));
+      if (state != child_state::crashed) throw http_error(503, "The service " + s->name + " is stopped.");
       throw http_error(503, "The service " + s->name + " is restarting" + (error.empty() ? "" : " (" + error + ")") + ".");
     }
     co_await asio::co_spawn(s->io, s->ensure_running(), use_awaitable);
