@@ -5,8 +5,12 @@
 //
 //   $ waypoint-example-child --unix /tmp/child.sock &
 //   $ curl --unix-socket /tmp/child.sock http://localhost/hello
+// Its typed operation, POST /greetings (named greet), is in the parent's document and an MCP
+// tool of the parent's (example.greet) once the child has started.
 #include "streams.hpp"
 
+#include <waypoint/app/json.hpp>
+#include <waypoint/app/mcp.hpp>
 #include <waypoint/app/openapi.hpp>
 #include <waypoint/app/serve.hpp>
 #include <waypoint/app/websocket.hpp>
@@ -18,6 +22,19 @@
 #include <string_view>
 
 namespace app = waypoint::app;
+
+// The child's typed operation: in its own document and, through the parent, in the parent's
+// (as example.greet), an MCP tool of both.
+struct greeting_request {
+  std::string name;
+};
+WAYPOINT_JSON_OBJECT(greeting_request, name)
+
+struct greeting {
+  std::string text;
+  long pid = 0;
+};
+WAYPOINT_JSON_OBJECT(greeting, text, pid)
 
 int main(int argc, char** argv) {
   if (argc != 3 || std::string_view(argv[1]) != "--unix") {
@@ -41,6 +58,11 @@ int main(int argc, char** argv) {
     while (co_await ws.read(message)) co_await ws.write(message);
   });
   application.describe({.summary = "WebSocket echo, relayed by the parent"});
+  application.post<greeting_request, greeting>("/greetings", [](greeting_request in) {
+    if (in.name.empty() || in.name.size() > 100) throw app::validation_error("must be 1 to 100 characters", "/name");
+    return greeting{"Hello, " + in.name + "!", static_cast<long>(::getpid())};
+  }).describe({.name = "greet", .summary = "Greets someone by name, from the child's process"});
+  app::serve_mcp(application, {.server_name = "waypoint-example-child", .server_version = WAYPOINT_VERSION});
   app::serve_openapi(application, {.title = "waypoint example child", .version = WAYPOINT_VERSION});
 
   waypoint::beast::server_options options;

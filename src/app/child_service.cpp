@@ -16,6 +16,8 @@
 #include "waypoint/app/http_error.hpp"
 #include "waypoint/app/websocket.hpp"
 
+#include "mounted_api.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -180,10 +182,13 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
   asio::executor_work_guard<asio::io_context::executor_type> work{io.get_executor()};
   std::thread thread;
 
-  mutable std::mutex mutex;  // guards the three below, read by the server's threads
+  mutable std::mutex mutex;  // guards the five below, read by the server's threads
   std::shared_ptr<child_process> current;
   child_status status;
   clock::time_point retry_at{};
+  // What the current process serves besides its routes, read at each start (read_surface).
+  std::shared_ptr<const nlohmann::ordered_json> document, tools;
+  std::atomic<std::uint64_t> surface_version{0};
 
   // Supervisor thread only:
   std::vector<std::shared_ptr<child_process>> live;  // spawned and not yet reaped
@@ -278,6 +283,45 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
     throw std::runtime_error("pid " + std::to_string(process->pid) + " " + why);
   }
 
+  // The process's OpenAPI document and MCP tools, for the host's (mounted_api). Either may
+  // be missing (a child that serves neither); one that is not what it should be is logged
+  // and left out, never a failed start.
+  asio::awaitable<void> read_surface(const child_process& process) {
+    std::shared_ptr<const nlohmann::ordered_json> doc, list;
+    if (!options.openapi_path.empty()) {
+      try {
+        auto res = co_await process.up.send(http::request<http::string_body>(http::verb::get, options.openapi_path, 11));
+        auto parsed = nlohmann::ordered_json::parse(res.body(), nullptr, false);
+        if (res.result_int() == 200 && parsed.is_object() && parsed.contains("paths"))
+          doc = std::make_shared<const nlohmann::ordered_json>(std::move(parsed));
+        else if (res.result_int() != 404)
+          log(options.openapi_path + " answered " + std::to_string(res.result_int()) + " without an OpenAPI document");
+      } catch (const std::exception& e) {
+        log(options.openapi_path + ": " + e.what());
+      }
+    }
+    if (!options.mcp_path.empty()) {
+      http::request<http::string_body> req(http::verb::post, options.mcp_path, 11);
+      req.set(http::field::content_type, "application/json");
+      req.set(http::field::accept, "application/json, text/event-stream");
+      req.body() = R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})";
+      try {
+        auto res = co_await process.up.send(std::move(req));
+        auto parsed = nlohmann::ordered_json::parse(res.body(), nullptr, false);
+        if (res.result_int() == 200 && parsed.is_object() && parsed["result"]["tools"].is_array())
+          list = std::make_shared<const nlohmann::ordered_json>(std::move(parsed["result"]["tools"]));
+        else if (res.result_int() != 404)
+          log(options.mcp_path + " answered " + std::to_string(res.result_int()) + " without a tools/list result");
+      } catch (const std::exception& e) {
+        log(options.mcp_path + ": " + e.what());
+      }
+    }
+    std::lock_guard lock(mutex);
+    document = std::move(doc);
+    tools = std::move(list);
+    ++surface_version;
+  }
+
   // Reaps the process when it exits; an exit nobody asked for is a crash, restarted.
   asio::awaitable<void> watch(std::shared_ptr<child_process> process, int pidfd) {
     asio::posix::stream_descriptor exit_signal(io, pidfd);
@@ -358,6 +402,7 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
       notify();
       throw std::runtime_error(name + ": stopped while starting");
     }
+    co_await read_surface(*process);
     set_state(child_state::running, process);
     notify();
   }
@@ -440,6 +485,7 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
       log("reload failed, pid " + std::to_string(old->pid) + " keeps serving: " + failure);
       throw std::runtime_error(name + ": reload failed: " + failure);
     }
+    co_await read_surface(*process);
     set_state(child_state::running, process);
     {
       std::lock_guard lock(mutex);
@@ -701,6 +747,49 @@ asio::awaitable<void> relay_websocket(context& ctx, websocket& ws, std::shared_p
 
 }  // namespace
 
+namespace {
+
+// The child as the host's document and MCP endpoint see it.
+class mounted_child final : public detail::mounted_api {
+ public:
+  mounted_child(std::shared_ptr<detail::child_supervisor> s, std::string prefix)
+      : s_(std::move(s)), prefix_(std::move(prefix)) {}
+  const std::string& name() const noexcept override { return s_->name; }
+  const std::string& prefix() const noexcept override { return prefix_; }
+  std::shared_ptr<const nlohmann::ordered_json> document() const override {
+    std::lock_guard lock(s_->mutex);
+    return s_->document;
+  }
+  std::shared_ptr<const nlohmann::ordered_json> tools() const override {
+    std::lock_guard lock(s_->mutex);
+    return s_->tools;
+  }
+  std::uint64_t version() const noexcept override { return s_->surface_version.load(); }
+
+  awaitable<nlohmann::ordered_json> call_tool(context& ctx, nlohmann::ordered_json params) const override {
+    lease process = co_await acquire(ctx, s_);
+    request req(http::verb::post, s_->options.mcp_path, 11);
+    req.set(http::field::content_type, "application/json");
+    req.set(http::field::accept, "application/json, text/event-stream");
+    // What the host's own tools carry to their routes (mcp.hpp), the caller's credentials first.
+    if (auto auth = ctx.header(http::field::authorization); !auth.empty()) req.set(http::field::authorization, auth);
+    nlohmann::ordered_json call = {{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"}, {"params", std::move(params)}};
+    req.body() = call.dump();
+    response res = co_await process->up.send(ctx, std::move(req));
+    auto answer = nlohmann::ordered_json::parse(res.body(), nullptr, false);
+    if (!answer.is_object() || (!answer.contains("result") && !answer.contains("error")))
+      throw http_error(502, "The service " + s_->name + " answered tools/call with " + std::to_string(res.result_int()) +
+                                " and no JSON-RPC answer.");
+    co_return answer;
+  }
+
+ private:
+  std::shared_ptr<detail::child_supervisor> s_;
+  std::string prefix_;
+};
+
+}  // namespace
+
 void mount(route_scope& scope, std::string_view prefix, std::shared_ptr<child_service> service) {
   if (prefix.empty() || prefix.front() != '/' || prefix.back() == '/')
     throw std::invalid_argument("mount: the prefix must start with '/' and not end with one, not \"" +
@@ -716,14 +805,23 @@ void mount(route_scope& scope, std::string_view prefix, std::shared_ptr<child_se
   };
   // A route per method rather than one for all: a method-less pattern would conflict with
   // any method's catch-all of the host ("GET /{path...}"), neither being more specific.
-  scope.get(pattern, forward);
-  scope.post(pattern, forward);
-  scope.put(pattern, forward);
-  scope.patch(pattern, forward);
-  scope.del(pattern, forward);
+  // Undocumented: the document shows the child's own operations instead (mounted_child).
+  route_info hidden{.undocumented = true, .tool = false};
+  scope.get(pattern, forward).describe(hidden);
+  scope.post(pattern, forward).describe(hidden);
+  scope.put(pattern, forward).describe(hidden);
+  scope.patch(pattern, forward).describe(hidden);
+  scope.del(pattern, forward).describe(hidden);
   scope.websocket(pattern, [service, s, p = std::string(prefix)](context& ctx, websocket& ws) {
     return relay_websocket(ctx, ws, s, p);
   });
+  // The composed prefix, a group's included: the GET route's pattern without its method,
+  // host and "/{path...}".
+  std::string_view composed = detail::application_access::last_endpoint(scope).route->pattern.text();
+  composed.remove_prefix(composed.find('/'));
+  composed.remove_suffix(std::string_view("/{path...}").size());
+  detail::application_access::add_mounted_api(detail::application_access::application_of(scope),
+                                              std::make_shared<mounted_child>(s, std::string(composed)));
 }
 
 }  // namespace waypoint::app

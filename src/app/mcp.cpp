@@ -2,6 +2,8 @@
 // when the application freezes, and tools/call run through application::async_handle.
 #include "waypoint/app/mcp.hpp"
 
+#include "mounted_api.hpp"
+
 #include "contract.hpp"
 #include "waypoint/app/async.hpp"
 #include "waypoint/app/schema.hpp"
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <mutex>
 #include <array>
 #include <cctype>
 #include <deque>
@@ -58,6 +61,10 @@ struct mcp_site {
   mcp_options options;
   std::vector<tool> tools;
   std::string tools_list;  // tools/list's result, JSON text
+  // tools_list with the mounted services' tools (mounted_api), written again when they change.
+  std::mutex mutex;
+  std::string merged_list;
+  std::uint64_t merged_version = 0;
 };
 
 // --- rendering the tools ------------------------------------------------------------------
@@ -417,6 +424,65 @@ json call_result(const tool& t, const response& res) {
   return result;
 }
 
+// The sum of the mounted services' versions: it changes whenever one of their lists does.
+std::uint64_t mounted_version(const application& app) {
+  std::uint64_t v = 1;
+  for (const auto& api : detail::application_access::mounted_apis(app)) v += api->version();
+  return v;
+}
+
+// tools/list's result: the application's tools, then each mounted service's, named
+// "<service>.<tool>" (a name the application has already stays its own).
+std::string tools_list(const application& app, mcp_site& site) {
+  if (detail::application_access::mounted_apis(app).empty()) return site.tools_list;
+  std::uint64_t version = mounted_version(app);
+  std::lock_guard lock(site.mutex);
+  if (site.merged_version == version) return site.merged_list;
+  json result = json::parse(site.tools_list);
+  json& listed = result["tools"];
+  for (const auto& api : detail::application_access::mounted_apis(app)) {
+    std::shared_ptr<const json> tools = api->tools();
+    if (!tools) continue;
+    for (const json& t : *tools) {
+      if (!t.is_object() || !t.contains("name") || !t["name"].is_string()) continue;
+      json copy = t;
+      copy["name"] = api->name() + "." + t["name"].get<std::string>();
+      bool taken = std::any_of(site.tools.begin(), site.tools.end(),
+                               [&](const tool& own) { return own.name == copy["name"]; });
+      if (!taken) listed.push_back(std::move(copy));
+    }
+  }
+  site.merged_list = result.dump();
+  site.merged_version = version;
+  return site.merged_list;
+}
+
+// tools/call of a mounted service's tool ("<service>.<tool>"): forwarded to the service,
+// its answer (result or error) given back under this request's id. False when `name` names
+// no such tool.
+awaitable<bool> call_mounted_tool(context& ctx, const application& app, const json& id, const std::string& name,
+                                  const nlohmann::json& params) {
+  for (const auto& api : detail::application_access::mounted_apis(app)) {
+    std::string prefix = api->name() + ".";
+    std::shared_ptr<const json> tools = api->tools();
+    if (!tools || !name.starts_with(prefix)) continue;
+    std::string own = name.substr(prefix.size());
+    bool listed = std::any_of(tools->begin(), tools->end(), [&](const json& t) { return t.value("name", "") == own; });
+    if (!listed) continue;
+    json forwarded = json::parse(params.dump());
+    forwarded["name"] = own;
+    json answer = co_await api->call_tool(ctx, std::move(forwarded));
+    if (answer.contains("error")) {
+      const json& e = answer["error"];
+      rpc_error(ctx, 200, id, e.value("code", -32603), e.value("message", "the service " + api->name() + " failed"));
+    } else {
+      rpc_result(ctx, id, std::move(answer["result"]));
+    }
+    co_return true;
+  }
+  co_return false;
+}
+
 awaitable<void> call_tool(context& ctx, application& app, const mcp_site& site, const json& id,
                           const nlohmann::json& params) {
   auto name = params.find("name");
@@ -427,7 +493,8 @@ awaitable<void> call_tool(context& ctx, application& app, const mcp_site& site, 
   auto t = std::find_if(site.tools.begin(), site.tools.end(),
                         [&](const tool& x) { return x.name == name->get_ref<const std::string&>(); });
   if (t == site.tools.end()) {
-    rpc_error(ctx, 200, id, -32602, "unknown tool \"" + name->get<std::string>() + "\"");
+    bool forwarded = co_await call_mounted_tool(ctx, app, id, name->get<std::string>(), params);
+    if (!forwarded) rpc_error(ctx, 200, id, -32602, "unknown tool \"" + name->get<std::string>() + "\"");
     co_return;
   }
   nlohmann::json args = nlohmann::json::object();
@@ -449,7 +516,7 @@ awaitable<void> call_tool(context& ctx, application& app, const mcp_site& site, 
   rpc_result(ctx, id, call_result(*t, res));
 }
 
-awaitable<void> answer(context& ctx, application& app, const mcp_site& site) {
+awaitable<void> answer(context& ctx, application& app, mcp_site& site) {
   if (!origin_allowed(ctx, site.options)) {
     ctx.response().problem(403, "Origin \"" + std::string(ctx.header(http::field::origin)) +
                                     "\" may not use this endpoint");
@@ -529,9 +596,10 @@ awaitable<void> answer(context& ctx, application& app, const mcp_site& site) {
   } else if (name == "ping") {
     rpc_result(ctx, id, json::object());
   } else if (name == "tools/list") {
-    // Written once, at freeze(): spliced in rather than parsed and written again.
+    // Written at freeze() (and when a mounted service's tools change): spliced in
+    // rather than parsed and written again.
     ctx.response().status(200).body(R"({"jsonrpc":"2.0","id":)" + id.dump() + R"(,"result":)" +
-                                        site.tools_list + "}",
+                                        tools_list(app, site) + "}",
                                     "application/json");
   } else if (name == "tools/call") {
     co_await call_tool(ctx, app, site, id, params);

@@ -5,6 +5,7 @@
 #include "waypoint/app/openapi.hpp"
 
 #include "contract.hpp"
+#include "mounted_api.hpp"
 #include "waypoint/app/cose.hpp"
 #include "waypoint/app/websocket.hpp"
 
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -353,6 +355,84 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
   return op;
 }
 
+// Replaces each "$ref" found in `renamed`, and each key of a security requirement whose
+// scheme was renamed, throughout `v`.
+void rewrite_refs(json& v, const std::map<std::string, std::string>& renamed, const std::string& scheme_prefix) {
+  if (v.is_array()) {
+    for (json& item : v) rewrite_refs(item, renamed, scheme_prefix);
+    return;
+  }
+  if (!v.is_object()) return;
+  for (auto& [key, value] : v.items()) {
+    if (key == "$ref" && value.is_string()) {
+      if (auto r = renamed.find(value.get<std::string>()); r != renamed.end()) value = r->second;
+    } else if (key == "security" && value.is_array()) {
+      for (json& requirement : value) {
+        if (!requirement.is_object()) continue;
+        json renamed_requirement = json::object();
+        for (auto& [scheme, scopes] : requirement.items()) {
+          bool moved = renamed.contains(scheme_prefix + scheme);
+          renamed_requirement[moved ? renamed.at(scheme_prefix + scheme).substr(scheme_prefix.size()) : scheme] = scopes;
+        }
+        requirement = std::move(renamed_requirement);
+      }
+    } else {
+      rewrite_refs(value, renamed, scheme_prefix);
+    }
+  }
+}
+
+// A mounted service's document (mounted_api) merged into the host's `doc`: its paths under
+// the prefix (a path the host serves itself stays the host's), each operation tagged with
+// the service's name and its operationId prefixed "<name>.", and each component the host
+// does not hold identically added as "<name>.<component>", every reference to it rewritten.
+void merge_mounted(json& doc, const detail::mounted_api& api) {
+  std::shared_ptr<const json> child = api.document();
+  if (!child) return;
+  const std::string& service = api.name();
+  std::map<std::string, std::string> renamed;  // "#/components/KIND/NAME" -> the new one
+  std::vector<std::pair<std::string, std::string>> added;  // KIND, NAME
+  json& components = doc["components"];
+  if (auto c = child->find("components"); c != child->end() && c->is_object())
+    for (const auto& [kind, entries] : c->items()) {
+      if (!entries.is_object()) continue;
+      for (const auto& [name, value] : entries.items()) {
+        if (components.contains(kind) && components[kind].contains(name) && components[kind][name] == value)
+          continue;  // the host's own (the Problem schema of another waypoint application)
+        renamed["#/components/" + kind + "/" + name] = "#/components/" + kind + "/" + service + "." + name;
+        added.emplace_back(kind, name);
+      }
+    }
+  const std::string scheme_prefix = "#/components/securitySchemes/";
+  for (const auto& [kind, name] : added) {
+    json value = (*child)["components"][kind][name];
+    rewrite_refs(value, renamed, scheme_prefix);
+    components[kind][service + "." + name] = std::move(value);
+  }
+  bool any = false;
+  if (auto paths = child->find("paths"); paths != child->end() && paths->is_object())
+    for (const auto& [path, item] : paths->items()) {
+      std::string host_path = api.prefix() + path;
+      if (doc["paths"].contains(host_path) || !item.is_object()) continue;
+      json copy = item;
+      rewrite_refs(copy, renamed, scheme_prefix);
+      for (auto& [method, op] : copy.items()) {
+        if (!op.is_object() || method == "parameters" || method == "servers") continue;
+        if (op.contains("operationId") && op["operationId"].is_string())
+          op["operationId"] = service + "." + op["operationId"].get<std::string>();
+        op["tags"] = json::array({service});
+        op.erase("x-waypoint-pattern");  // the child's own routing, not the host's
+      }
+      doc["paths"][host_path] = std::move(copy);
+      any = true;
+    }
+  if (!any) return;
+  json& tags = doc["tags"];
+  if (!tags.is_array()) tags = json::array();
+  bool listed = std::any_of(tags.begin(), tags.end(), [&](const json& t) { return t.value("name", "") == service; });
+  if (!listed) tags.push_back({{"name", service}, {"description", "Served by the mounted service " + service}});
+}
+
 }  // namespace
 
 std::string application::openapi_text(const openapi_info& info) const {
@@ -414,6 +494,7 @@ std::string application::openapi_text(const openapi_info& info) const {
   schemas.update(json::parse(sink.components_text()));
   doc["components"] = {{"schemas", std::move(schemas)}, {"responses", problem_components(used)}};
   if (!security_schemes.empty()) doc["components"]["securitySchemes"] = std::move(security_schemes);
+  for (const auto& api : mounted_apis_) merge_mounted(doc, *api);
   doc["x-waypoint-unrouted"] = {{"404", problem_ref(404)}, {"405", problem_ref(405)}};
   json unplaced = json::parse(paths.unplaced_text());
   if (!unplaced.empty()) doc["x-waypoint-unplaced"] = std::move(unplaced);
@@ -490,8 +571,9 @@ std::optional<std::string> read_whole(const std::string& path) {
 struct openapi_site {
   openapi_info info;
   openapi_page_options options;
-  std::once_flag written;
+  std::mutex mutex;  // guards the two below
   std::string document;
+  std::uint64_t version = 0;  // of the mounted services' surfaces it was written with
   std::string page;
   // Each of page_files' bytes, in its order; empty: the page loads them from the CDN.
   std::vector<std::string> files;
@@ -526,9 +608,14 @@ void serve_openapi(application& app, openapi_info info, openapi_page_options opt
 
   const application* documented = &app;
   app.get(site->options.document_path, [site, documented](context& ctx) {
-    std::call_once(site->written, [&] {
+    // Written once, and again when a mounted service's document changed (a start, a reload).
+    std::uint64_t version = 1;
+    for (const auto& api : detail::application_access::mounted_apis(*documented)) version += api->version();
+    std::lock_guard lock(site->mutex);
+    if (site->version != version) {
       site->document = detail::application_access::openapi_text(*documented, site->info);
-    });
+      site->version = version;
+    }
     ctx.response().body(site->document, "application/json");
   });
   app.describe({.undocumented = true});

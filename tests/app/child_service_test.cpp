@@ -4,6 +4,8 @@
 #include "loopback_client.hpp"
 
 #include <waypoint/app/child_service.hpp>
+#include <waypoint/app/mcp.hpp>
+#include <waypoint/app/openapi.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -74,9 +76,11 @@ struct mounted {
   wa::application app;
   std::shared_ptr<wa::child_service> child;
   std::unique_ptr<loopback_server> server;
-  mounted(const std::string& name, wa::child_service_options options) {
+  mounted(const std::string& name, wa::child_service_options options,
+          const std::function<void(wa::application&)>& more = {}) {
     child = std::make_shared<wa::child_service>(name, std::move(options));
     wa::mount(app, "/svc", child);
+    if (more) more(app);
     server = std::make_unique<loopback_server>(app);
   }
   wa::response fetch(std::string target, wa::http::verb method = wa::http::verb::get) {
@@ -310,6 +314,86 @@ TEST(ChildService, StopSendsSigkillWhenSigtermIsIgnored) {
   wa::response after = m.fetch("/svc/hello");
   EXPECT_EQ(after.result_int(), 503);
   EXPECT_TRUE(std::filesystem::is_empty(dir.path)) << "a socket file was left behind";
+}
+
+// Every "$ref" in `v` names a component `doc` holds.
+void expect_refs_resolve(const json& doc, const json& v) {
+  if (v.is_array())
+    for (const json& item : v) expect_refs_resolve(doc, item);
+  if (!v.is_object()) return;
+  for (const auto& entry : v.items()) {
+    if (entry.key() == "$ref" && entry.value().is_string()) {
+      std::string ref = entry.value().get<std::string>();
+      EXPECT_TRUE(ref.starts_with("#/") && doc.contains(json::json_pointer(ref.substr(1)))) << ref;
+    } else {
+      expect_refs_resolve(doc, entry.value());
+    }
+  }
+}
+
+json rpc(mounted& m, const std::string& body) {
+  wa::request req = get("/mcp", wa::http::verb::post);
+  req.set(wa::http::field::content_type, "application/json");
+  req.body() = body;
+  return json::parse(exchange(m.server->port(), {req}).front().body());
+}
+
+struct documented_host : mounted {
+  static wa::child_service_options example_child(const scratch_dir& dir) {
+    wa::child_service_options o = fixture_options(dir);
+    o.command = {WAYPOINT_EXAMPLE_CHILD, "--unix", "{socket}"};
+    return o;
+  }
+  explicit documented_host(const scratch_dir& dir) : mounted("kid", example_child(dir), [](wa::application& app) {
+    app.get("/own", [](wa::context& ctx) { ctx.response().body("own"); }).describe({.name = "own"});
+    wa::serve_openapi(app, {.title = "host"});
+    wa::serve_mcp(app);
+  }) {}
+};
+
+TEST(ChildService, HostDocumentShowsTheChildsOperationsUnderThePrefixOnceStarted) {
+  scratch_dir dir;
+  documented_host m(dir);
+  json before = json::parse(m.fetch("/openapi.json").body());
+  EXPECT_FALSE(before["paths"].contains("/svc/greetings")) << "documented before the child ran";
+  EXPECT_FALSE(before["paths"].contains("/svc/{path}")) << "the forwarding routes are documented";
+
+  m.child->start().get();
+  json doc = json::parse(m.fetch("/openapi.json").body());
+  ASSERT_TRUE(doc["paths"].contains("/svc/greetings")) << doc["paths"].dump();
+  const json& op = doc["paths"]["/svc/greetings"]["post"];
+  EXPECT_EQ(op["operationId"], "kid.greet");
+  EXPECT_EQ(op["tags"], json::array({"kid"}));
+  EXPECT_FALSE(op.contains("x-waypoint-pattern"));
+  EXPECT_EQ(op["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/kid.greeting_request");
+  EXPECT_TRUE(doc["components"]["schemas"].contains("kid.greeting"));
+  EXPECT_FALSE(doc["components"]["schemas"].contains("kid.Problem")) << "an identical component is shared";
+  EXPECT_TRUE(doc["paths"].contains("/own"));
+  expect_refs_resolve(doc, doc);
+}
+
+TEST(ChildService, HostMcpListsAndForwardsTheChildsTools) {
+  scratch_dir dir;
+  documented_host m(dir);
+  m.child->start().get();
+  json list = rpc(m, R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
+  std::vector<std::string> names;
+  for (const json& t : list["result"]["tools"]) names.push_back(t["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"kid.greet"})) << list.dump();
+
+  json called = rpc(m, R"({"jsonrpc":"2.0","id":7,"method":"tools/call",
+                           "params":{"name":"kid.greet","arguments":{"name":"Ada"}}})");
+  EXPECT_EQ(called["id"], 7);
+  EXPECT_EQ(called["result"]["structuredContent"]["text"], "Hello, Ada!") << called.dump();
+  EXPECT_EQ(called["result"]["structuredContent"]["pid"], m.child->status().pid);
+
+  json refused = rpc(m, R"({"jsonrpc":"2.0","id":8,"method":"tools/call",
+                            "params":{"name":"kid.greet","arguments":{"name":""}}})");
+  EXPECT_EQ(refused["result"]["isError"], true) << refused.dump();
+
+  json unknown = rpc(m, R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"kid.nothing"}})");
+  EXPECT_EQ(unknown["error"]["code"], -32602) << unknown.dump();
 }
 
 }  // namespace

@@ -107,6 +107,7 @@ namespace detail {
 struct websocket_route;  // waypoint/app/websocket.hpp
 class route_contract;    // src/app/contract.hpp
 struct websocket_owner;  // src/app/websocket.cpp
+struct mounted_api;      // src/app/mounted_api.hpp
 
 // A group's composed prefix and its own middleware. Node 0 is the application's root:
 // an empty prefix, and the layers of application::use().
@@ -310,6 +311,9 @@ class route_scope {
   application* app_;
   detail::group_node* node_;
   detail::endpoint* last_ = nullptr;  // the route this scope registered last
+
+ private:
+  friend struct detail::application_access;
 };
 
 // A scope with a prefix and its own layers; a small handle into the application, copied
@@ -433,6 +437,8 @@ class application : public route_scope {
   route_names names_;
   // Run by freeze() once the routes and contracts are complete (serve_mcp renders its tools).
   std::vector<std::function<void()>> freeze_hooks_;
+  // Services mounted at a prefix (mount(), child_service.hpp), for the document and MCP.
+  std::vector<std::shared_ptr<const detail::mounted_api>> mounted_apis_;
   std::atomic<bool> frozen_{false};
   std::mutex freeze_mutex_;
 };
@@ -467,6 +473,15 @@ struct application_access {
   // freeze().
   static void on_freeze(application& app, std::function<void()> hook) {
     app.freeze_hooks_.push_back(std::move(hook));
+  }
+  static application& application_of(route_scope& scope) noexcept { return *scope.app_; }
+  // The route `scope` registered last.
+  static const endpoint& last_endpoint(route_scope& scope) noexcept { return *scope.last_; }
+  static void add_mounted_api(application& app, std::shared_ptr<const mounted_api> api) {
+    app.mounted_apis_.push_back(std::move(api));
+  }
+  static const std::vector<std::shared_ptr<const mounted_api>>& mounted_apis(const application& app) noexcept {
+    return app.mounted_apis_;
   }
 };
 

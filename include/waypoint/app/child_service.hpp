@@ -62,6 +62,14 @@ struct child_service_options {
   std::chrono::milliseconds stop_timeout{10'000};   // in-flight requests, then SIGTERM -> SIGKILL
   std::chrono::milliseconds restart_delay{100};     // after a crash; doubles at each crash in a row
   std::chrono::milliseconds max_restart_delay{10'000};
+  // Where the child serves its OpenAPI document and its MCP endpoint (serve_openapi and
+  // serve_mcp's defaults), read after each start: the host's document shows its operations
+  // under the prefix (their operationIds, and components that differ from the host's,
+  // prefixed with the service's name and a '.'), and the host's MCP endpoint lists its
+  // tools, named the same way, and forwards their calls. Empty: none. A child that answers
+  // 404 has none; a lazy child's show once it has started.
+  std::string openapi_path = "/openapi.json";
+  std::string mcp_path = "/mcp";
   // Timeouts and limits of the forwarded requests (the url is the child's socket). A
   // streamed response is cut when the child sends nothing for response_timeout: 60 s here,
   // past the 15 s heartbeat of an event stream.
