@@ -1,7 +1,8 @@
 // Everything of waypoint::app: the application, the context, typed JSON routes, coroutine
 // routes, the built-in middleware, trusted proxies, static files and serving with
 // waypoint::beast::server.
-// The upstream client (waypoint/app/upstream.hpp) is included where it is used.
+// The upstream client (waypoint/app/upstream.hpp) and mounted child services
+// (waypoint/app/child_service.hpp, which includes it) are included where they are used.
 #pragma once
 
 #include "waypoint/app/application.hpp"
