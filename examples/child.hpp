@@ -39,9 +39,9 @@ inline std::shared_ptr<app::child_service> add_child_service(app::application& a
 
 inline void print_child_examples(std::ostream& out, const std::string& base) {
   out << "  curl -i " << base << child_prefix
-      << "/hello   # a service in its own process over a unix socket, started by this request\n";
+      << "/hello   # a mounted service in its own process, started by this first request\n";
   out << "  curl -i -N '" << base << child_prefix
-      << "/events?count=3'   # its server-sent events, streamed through the gateway\n";
+      << "/events?count=3&interval_ms=250'   # the mounted service's event stream, relayed as it arrives\n";
   out << "  kill -HUP " << ::getpid()
       << "   # reloads it: a new process takes the traffic once ready, the old one drains\n";
 }

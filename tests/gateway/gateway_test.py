@@ -414,6 +414,21 @@ def server_sent_events(argv, r):
     expect(ticks == ["1", "2", "3"], "server-sent events: ticks 1, 2, 3 in order, got %r" % r)
 
 
+def mounted_service(argv, r):
+    expect(r.status == 200 and re.fullmatch(r"hello from pid \d+\n", r.body),
+           "the mounted service: 200 'hello from pid N' from the child's process, got %r" % r)
+    expect(r.header("X-Request-Id"), "the mounted service's answer carries the gateway's "
+           "X-Request-Id, got headers %r" % r.headers)
+
+
+def mounted_event_stream(argv, r):
+    expect(r.status == 200 and r.header("Content-Type") == "text/event-stream" and
+           r.header("Transfer-Encoding") == "chunked",
+           "the mounted service's events: 200 text/event-stream, chunked, got %r" % r)
+    ticks = re.findall(r"^id: (\d+)$", r.body, re.M)
+    expect(ticks == ["1", "2", "3"], "the mounted service's events: ticks 1, 2, 3, got %r" % r)
+
+
 # --- the documentation page -------------------------------------------------------------
 # Without Swagger UI's files in the build (no `scripts/install-deps openapi`), /docs/ loads
 # the swagger-ui-dist version tests/openapi/package-lock.json locks from jsDelivr; each file
@@ -513,6 +528,8 @@ CURL_LINE_RULES = [  # (comment contains, rule)
     ("sign in: a session cookie", session_signed_in),
     ("the session the cookie names", session_read),
     ("over a unix socket", unix_socket_line),
+    ("a mounted service in its own process", mounted_service),
+    ("the mounted service's event stream", mounted_event_stream),
 ]
 
 
