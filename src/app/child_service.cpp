@@ -37,6 +37,7 @@
 #include <boost/beast/websocket/stream.hpp>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -51,6 +52,7 @@
 #include <cstring>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -155,6 +157,11 @@ namespace detail {
 struct child_process {
   child_process(std::uint64_t g, std::string path, const upstream_options& forwarding)
       : generation(g), socket_path(std::move(path)), up(with_url(forwarding, "http://unix:" + socket_path)) {}
+  ~child_process() {
+    if (exit_fd >= 0) ::close(exit_fd);
+  }
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
   static upstream_options with_url(upstream_options o, std::string url) {
     o.url = std::move(url);
     return o;
@@ -164,6 +171,9 @@ struct child_process {
   std::string socket_path;
   upstream up;
   pid_t pid = 0;
+  // A pidfd of its own (watch() owns the other): readable once the process has exited, so
+  // that a request it failed can tell a crash from any thread (has_exited_within).
+  int exit_fd = -1;
   std::atomic<int> in_flight{0};
   std::atomic<clock::rep> last_used{clock::now().time_since_epoch().count()};
   // Supervisor thread only:
@@ -252,6 +262,7 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
     ::unlink(process->socket_path.c_str());  // ours by name: a crashed predecessor's
     spawned s = spawn(command_for(process->socket_path));
     process->pid = s.pid;
+    process->exit_fd = ::fcntl(s.pidfd, F_DUPFD_CLOEXEC, 3);  // -1: crashes are then 502s
     process->started = clock::now();
     live.push_back(process);
     asio::co_spawn(io, watch(process, s.pidfd), asio::detached);
@@ -654,27 +665,55 @@ class lease {
   std::shared_ptr<detail::child_process> process_;
 };
 
+// 503 with Retry-After (when the supervisor means to try again, at least a second away):
+// the service has no process to give the request.
+[[noreturn]] void throw_unavailable(context& ctx, const detail::child_supervisor& s, std::string detail) {
+  clock::time_point retry_at;
+  {
+    std::lock_guard lock(s.mutex);
+    retry_at = s.retry_at;
+  }
+  auto wait = std::chrono::ceil<std::chrono::seconds>(retry_at - clock::now());
+  ctx.response().header(http::field::retry_after, std::to_string(std::max<long long>(1, wait.count())));
+  throw http_error(503, std::move(detail));
+}
+
 // The current process, started first when the service is lazy or idle-stopped; 503 with
 // Retry-After when there is none to give.
 asio::awaitable<lease> acquire(context& ctx, std::shared_ptr<detail::child_supervisor> s) {
   for (int attempt = 0;; ++attempt) {
     child_state state;
-    clock::time_point retry_at;
     std::string error;
     {
       std::lock_guard lock(s->mutex);
       if (s->current) co_return lease(s->current);
       state = s->status.state;
-      retry_at = s->retry_at;
       error = s->status.last_error;
     }
     if (state == child_state::crashed || attempt > 0) {
-      auto wait = std::chrono::ceil<std::chrono::seconds>(retry_at - clock::now());
-      ctx.response().header(http::field::retry_after, std::to_string(std::max<long long>(1, wait.count())));
-      if (state != child_state::crashed) throw http_error(503, "The service " + s->name + " is stopped.");
-      throw http_error(503, "The service " + s->name + " is restarting" + (error.empty() ? "" : " (" + error + ")") + ".");
+      if (state != child_state::crashed) throw_unavailable(ctx, *s, "The service " + s->name + " is stopped.");
+      throw_unavailable(ctx, *s, "The service " + s->name + " is restarting" + (error.empty() ? "" : " (" + error + ")") + ".");
     }
     co_await asio::co_spawn(s->io, s->ensure_running(), use_awaitable);
+  }
+}
+
+// How long a request the process failed waits to learn whether it died. The kernel closes
+// a dying process's sockets (connections refused, or reset) a moment before its pidfd
+// becomes readable; a live process that refused stays a 502 after this.
+constexpr std::chrono::milliseconds crash_notice_window{250};
+
+// Whether the process has exited, or does within `within`.
+asio::awaitable<bool> has_exited_within(const detail::child_process& p, std::chrono::milliseconds within) {
+  if (p.exit_fd < 0) co_return false;
+  asio::steady_timer pause(co_await asio::this_coro::executor);
+  auto deadline = clock::now() + within;
+  while (true) {
+    pollfd exit_signal{p.exit_fd, POLLIN, 0};
+    if (::poll(&exit_signal, 1, 0) > 0) co_return true;
+    if (clock::now() >= deadline) co_return false;
+    pause.expires_after(std::chrono::milliseconds(5));
+    co_await pause.async_wait(as_tuple_awaitable);
   }
 }
 
@@ -801,7 +840,21 @@ void mount(route_scope& scope, std::string_view prefix, std::shared_ptr<child_se
     request out = forwarded_request(ctx, via_token);
     out.target(forwarded_target(ctx, p));
     out.set("X-Request-Id", ctx.request_id());
-    co_await process->up.relay(ctx, std::move(out));
+    std::optional<http_error> failed;
+    try {
+      co_await process->up.relay(ctx, std::move(out));
+    } catch (const http_error& e) {
+      if (e.status() != 502) throw;
+      failed = e;
+    }
+    if (!failed) co_return;
+    // Killed with this request in flight, or between the acquire and the connect: the
+    // service is restarting, which is a 503 as for the requests after (a streamed response
+    // already begun is cut either way).
+    if (co_await has_exited_within(*process, crash_notice_window))
+      throw_unavailable(ctx, *s, "The service " + s->name + " is restarting (pid " + std::to_string(process->pid) +
+                                     " exited while answering).");
+    throw *failed;
   };
   // A route per method rather than one for all: a method-less pattern would conflict with
   // any method's catch-all of the host ("GET /{path...}"), neither being more specific.
