@@ -105,16 +105,16 @@ int main(int argc, char** argv) {
   application.get("/inproc/hello",
                   [pid](app::context& ctx) { ctx.response().body("hello from pid " + pid + "\n"); });
 
-  // The mounted child with its defaults but for the start: at once, so no request measures it.
-  auto child = std::make_shared<app::child_service>(
-      "hop", app::child_service_options{.command = {o.child, "--unix", "{socket}"}});
-  app::mount(application, "/unix", child);
-  // The same forwarding limits as the mounted child's, so the two hops differ in transport only.
-  app::upstream_options tcp = app::child_service_options{}.forwarding;
-  tcp.url = o.tcp_child;
-  forward_over_tcp(application, "/tcp", app::upstream(tcp));
-
   try {
+    // The mounted child with its defaults but for the start: at once, so no request measures it.
+    auto child = std::make_shared<app::child_service>(
+        "hop", app::child_service_options{.command = {o.child, "--unix", "{socket}"}});
+    app::mount(application, "/unix", child);
+    // The same forwarding limits as the mounted child's, so the two hops differ in transport only.
+    app::upstream_options tcp = app::child_service_options{}.forwarding;
+    tcp.url = o.tcp_child;
+    forward_over_tcp(application, "/tcp", app::upstream(tcp));
+
     child->start().get();
     wb::server_options server_options;
     server_options.listen = {wb::listen_address{o.address, o.port}};
