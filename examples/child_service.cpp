@@ -2,9 +2,13 @@
 // mounted by the gateway at /v1/child (waypoint::app::mount, child_service.hpp). It listens
 // on the unix socket it is given and answers as any application does; the gateway forwards
 // to it. Every answer names the process, so restarts and reloads can be seen from outside.
+// `--tcp PORT` listens on 127.0.0.1 instead: bench/hop reaches the same program over TCP
+// loopback, to compare that hop with the unix socket's.
 //
 //   $ waypoint-example-child --unix /tmp/child.sock &
 //   $ curl --unix-socket /tmp/child.sock http://localhost/hello
+//   $ waypoint-example-child --tcp 8091 &
+//   $ curl http://127.0.0.1:8091/hello
 // Its typed operation, POST /greetings (named greet), is in the parent's document and an MCP
 // tool of the parent's (example.greet) once the child has started.
 #include "streams.hpp"
@@ -17,6 +21,8 @@
 
 #include <unistd.h>
 
+#include <charconv>
+#include <cstdint>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -35,10 +41,30 @@ struct greeting {
   long pid = 0;
 };
 WAYPOINT_JSON_OBJECT(greeting, text, pid)
+namespace {
+
+// Where to listen, from `--unix PATH` or `--tcp PORT`; false for anything else.
+bool parse_listener(int argc, char** argv, waypoint::beast::listen_address& out) {
+  if (argc != 3) return false;
+  std::string_view flag = argv[1], value = argv[2];
+  if (flag == "--unix") {
+    out = waypoint::beast::listen_address::unix_socket(std::string(value));
+    return true;
+  }
+  std::uint16_t port = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), port);
+  if (flag != "--tcp" || ec != std::errc{} || end != value.data() + value.size() || port == 0)
+    return false;
+  out = {"127.0.0.1", port};
+  return true;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || std::string_view(argv[1]) != "--unix") {
-    std::cerr << "usage: waypoint-example-child --unix PATH\n";
+  waypoint::beast::listen_address listener;
+  if (!parse_listener(argc, argv, listener)) {
+    std::cerr << "usage: waypoint-example-child --unix PATH | --tcp PORT (1-65535, on 127.0.0.1)\n";
     return 2;
   }
   std::string pid = std::to_string(::getpid());
@@ -66,7 +92,7 @@ int main(int argc, char** argv) {
   app::serve_openapi(application, {.title = "waypoint example child", .version = WAYPOINT_VERSION});
 
   waypoint::beast::server_options options;
-  options.listen = {waypoint::beast::listen_address::unix_socket(argv[2])};
+  options.listen = {listener};
   options.threads = 1;
   app::serve(application, options);
 }
