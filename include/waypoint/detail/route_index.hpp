@@ -207,7 +207,8 @@ class route_index {
   std::uint32_t serve_among_many(const tree_node& n, std::uint8_t method) const noexcept;
   bool answer_static(std::uint32_t root, std::uint8_t method, std::string_view path,
                      match_record& out) const noexcept;
-  bool unknown_first_segment(walk& w) const noexcept;
+  bool first_step(walk& w, std::uint32_t& id, std::size_t& pos,
+                  std::size_t& left) const noexcept;
   void finish(walk& w, std::string_view path, const path_scan& scan, match_record& out) const noexcept;
 
   template <class F>
@@ -234,7 +235,8 @@ class route_index {
   // mask rather than one per root keeps a node at 64 bytes, one cache line.)
   std::uint64_t static_lengths_ = 0;
   std::unordered_map<std::string, std::uint32_t, string_hash, std::equal_to<>> host_roots_;
-  // The hostless root's literal children, for the walk-free answer to an unknown first segment.
+  // The hostless root's literal children, for the walk-free answer to an unknown first
+  // segment under a hashed root (first_step).
   segment_filter first_segments_;
   std::vector<const pattern*> patterns_;  // by route number
   // Per route: its pattern ends in a named rest wildcard, whose value the match reports.

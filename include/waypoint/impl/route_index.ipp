@@ -536,14 +536,26 @@ inline bool route_index::answer_static(std::uint32_t root, std::uint8_t method,
   return true;
 }
 
-// A first segment that no hostless literal route has is the common miss (a scanner's
-// probe, a typo at the top): the hostless tree can then match only through a wildcard or
-// rest child of its root, and without one it need not be walked at all.
-inline bool route_index::unknown_first_segment(walk& w) const noexcept {
+// The hostless walk's first step, taken here when the root has only literal children: a
+// first segment that none of them spells is the common miss (a scanner's probe, a typo at
+// the top), answered without entering the walk, and a hit enters it one level down. A
+// hashed root asks the filter of first segments before hashing, which costs more than the
+// filter; a root that scans its few children is asked directly. Returns false when the
+// tree cannot match; otherwise the walk starts at `id`, `pos`, `left`.
+inline bool route_index::first_step(walk& w, std::uint32_t& id, std::size_t& pos,
+                                    std::size_t& left) const noexcept {
   const tree_node& root = nodes_[0];
-  if (w.path.size() <= 1 || root.wildcard != no_index || root.rest != no_index) return false;
-  std::string_view first = w.segment(1, w.segment_end(1));
-  return !first_segments_.may_contain(segment_fingerprint(w.decoded(first)));
+  if (w.path.size() <= 1 || root.wildcard != no_index || root.rest != no_index) return true;
+  if (left > root.reach) return false;  // descend would stop here too
+  std::size_t end = w.segment_end(1);
+  std::string_view first = w.decoded(w.segment(1, end));
+  if (root.edge_count > literal_scan_limit &&
+      !first_segments_.may_contain(segment_fingerprint(first)))
+    return false;
+  std::uint32_t child = find_literal(root, 0, first);
+  if (child == no_index) return false;
+  std::tie(id, pos, left) = std::tuple(child, end, left - 1);
+  return true;
 }
 
 WAYPOINT_INLINE void route_index::match(std::uint8_t method, std::string_view path,
@@ -567,7 +579,9 @@ WAYPOINT_INLINE void route_index::match(std::uint8_t method, std::string_view pa
                                     : static_cast<std::size_t>(
                                           std::count(walked.begin(), walked.end(), '/'));
   if (w.found == no_index && host_tree != no_index) w.descend(host_tree, 0, segments);
-  if (w.found == no_index && !unknown_first_segment(w)) w.descend(0, 0, segments);
+  std::uint32_t start = 0;
+  std::size_t pos = 0;
+  if (w.found == no_index && first_step(w, start, pos, segments)) w.descend(start, pos, segments);
   finish(w, path, scan, out);
 }
 
