@@ -315,9 +315,9 @@ std::shared_ptr<const wa::cose::keyring> read_cose_keys(const std::string& path)
 void echo(wa::context& ctx) {
   std::string& body = ctx.response().body();
   body.reserve(128);
-  body += R"({"route":)";
+  body += R"({"route":)"sv;
   waypoint::append_json_string(body, ctx.route_pattern().text());
-  body += R"(,"values":{)";
+  body += R"(,"values":{)"sv;
   const auto& names = ctx.route_pattern().wildcard_names();
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (i) body += ',';
@@ -325,7 +325,7 @@ void echo(wa::context& ctx) {
     body += ':';
     waypoint::append_json_string(body, ctx.path_value(names[i]));
   }
-  body += "}}\n";
+  body += "}}\n"sv;
   ctx.response().header(wa::http::field::content_type, "application/json");
 }
 

@@ -23,6 +23,7 @@
 namespace {
 
 namespace wb = waypoint::beast;
+using namespace std::string_view_literals;
 
 [[noreturn]] void fail(const std::string& message) {
   std::cerr << "waypoint_peer_router: " << message << "\n";
@@ -39,9 +40,9 @@ std::string_view trim(std::string_view s) {
 void echo(const wb::request&, wb::response& res, const wb::route_match& m) {
   std::string& body = res.body();
   body.reserve(128);
-  body += R"({"route":)";
+  body += R"({"route":)"sv;
   waypoint::append_json_string(body, m.route()->pattern.text());
-  body += R"(,"values":{)";
+  body += R"(,"values":{)"sv;
   const auto& names = m.route()->pattern.wildcard_names();
   for (std::size_t i = 0; i < m.value_count(); ++i) {
     if (i) body += ',';
@@ -49,7 +50,7 @@ void echo(const wb::request&, wb::response& res, const wb::route_match& m) {
     body += ':';
     waypoint::append_json_string(body, m.value(i));
   }
-  body += "}}\n";
+  body += "}}\n"sv;
   res.set(wb::http::field::content_type, "application/json");
 }
 
