@@ -309,13 +309,15 @@ std::shared_ptr<const wa::cose::keyring> read_cose_keys(const std::string& path)
   return keys;
 }
 
-// Every echo route's handler: the winning pattern as written and its values by name.
+// Every echo route's handler: the winning pattern as written and its values by name,
+// appended to the response's own body (a server keeps its capacity from one request to
+// the next, so a short answer allocates nothing).
 void echo(wa::context& ctx) {
-  std::string body;
+  std::string& body = ctx.response().body();
   body.reserve(128);
-  body += R"({"route":)";
+  body += R"({"route":)"sv;
   waypoint::append_json_string(body, ctx.route_pattern().text());
-  body += R"(,"values":{)";
+  body += R"(,"values":{)"sv;
   const auto& names = ctx.route_pattern().wildcard_names();
   for (std::size_t i = 0; i < names.size(); ++i) {
     if (i) body += ',';
@@ -323,8 +325,8 @@ void echo(wa::context& ctx) {
     body += ':';
     waypoint::append_json_string(body, ctx.path_value(names[i]));
   }
-  body += "}}\n";
-  ctx.response().body(std::move(body), "application/json");
+  body += "}}\n"sv;
+  ctx.response().header(wa::http::field::content_type, "application/json");
 }
 
 std::string_view trim(std::string_view s) {

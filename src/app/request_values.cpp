@@ -1,7 +1,9 @@
 // Request-scoped value slots and request ids.
 #include "waypoint/app/request_values.hpp"
 
+#include <array>
 #include <atomic>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -61,15 +63,26 @@ std::uint64_t process_seed() noexcept {
 
 std::atomic<std::uint64_t> next_request_number{0};
 
+// Every byte value as its two lowercase hex digits: an id is written a byte at a time.
+constexpr std::array<char, 512> hex_pairs = [] {
+  constexpr char digits[] = "0123456789abcdef";
+  std::array<char, 512> pairs{};
+  for (std::size_t b = 0; b < 256; ++b) {
+    pairs[2 * b] = digits[b >> 4];
+    pairs[2 * b + 1] = digits[b & 0xf];
+  }
+  return pairs;
+}();
+
 }  // namespace
 
 std::string_view request_values::request_id() {
   if (request_id_length_ == 0) {
     std::uint64_t id =
         mix(process_seed() + next_request_number.fetch_add(1, std::memory_order_relaxed));
-    constexpr char digits[] = "0123456789abcdef";
-    for (int i = 15; i >= 0; --i, id >>= 4)
-      request_id_[static_cast<std::size_t>(i)] = digits[id & 0xf];
+    // Most significant byte first, as the number reads in hex.
+    for (std::size_t i = 8; i-- > 0; id >>= 8)
+      std::memcpy(&request_id_[2 * i], &hex_pairs[2 * (id & 0xff)], 2);
     request_id_length_ = 16;
   }
   return {request_id_.data(), request_id_length_};

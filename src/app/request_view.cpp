@@ -91,9 +91,14 @@ std::string_view request_view::header(http::field name) const noexcept {
   return it == request_->end() ? std::string_view() : std::string_view(it->value());
 }
 
+namespace {
+// What route_pattern() answers when no route matched; at namespace scope, so that the
+// handlers and layers that ask on every request pay no function-local static's guard.
+const waypoint::pattern no_route;
+}  // namespace
+
 const waypoint::pattern& request_view::route_pattern() const noexcept {
-  static const waypoint::pattern none;
-  if (outcome_.kind != match_status::matched || !match_.route()) return none;
+  if (outcome_.kind != match_status::matched || !match_.route()) return no_route;
   return match_.route()->pattern;
 }
 
@@ -102,20 +107,23 @@ bool request_view::has_path_value(std::string_view name) const noexcept {
 }
 
 std::string_view request_view::path_value(std::string_view name) const {
-  if (!has_path_value(name)) {
-    std::string what = "waypoint::app: path_value(\"";
-    what.append(name);
-    what += "\"): ";
-    if (outcome_.kind != match_status::matched) {
-      what += "no route matched";
-    } else {
-      what += "route \"";
-      what.append(route_pattern().text());
-      what += "\" has no such wildcard";
-    }
-    throw std::logic_error(what);
+  // One walk over the wildcard names finds the value; the checks below only explain a miss.
+  if (outcome_.kind == match_status::matched && match_.route()) {
+    const auto& names = match_.route()->pattern.wildcard_names();
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) return match_.value(i);
   }
-  return match_.value(name);
+  std::string what = "waypoint::app: path_value(\"";
+  what.append(name);
+  what += "\"): ";
+  if (outcome_.kind != match_status::matched) {
+    what += "no route matched";
+  } else {
+    what += "route \"";
+    what.append(route_pattern().text());
+    what += "\" has no such wildcard";
+  }
+  throw std::logic_error(what);
 }
 
 std::optional<std::string_view> request_view::query(std::string_view name) {

@@ -6,14 +6,32 @@
 #include "waypoint/detail/http_grammar.hpp"
 
 #include <cstdint>
+#include <cstring>
 
 namespace waypoint::beast::detail {
 namespace {
 
 using waypoint::detail::append_decimal;
 
+// Every field of every response goes through this, so it reads eight bytes at a time:
+// find_first_of with a set of three calls memchr on the set once per byte, which made the
+// check cost more than the rest of writing a short field. A word with no byte below 14
+// ('\r' + 1) holds none of the three; one with such a byte (a tab, say) is read bytewise.
 bool holds_line_break(std::string_view s) noexcept {
-  return s.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos;
+  auto is_break = [](char c) { return c == '\r' || c == '\n' || c == '\0'; };
+  constexpr std::uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+  std::size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, s.data() + i, 8);
+    // Nonzero exactly when some byte is below 14 (the classic "has less" test).
+    if (((word - 14 * ones) & ~word & highs) == 0) continue;
+    for (std::size_t j = i; j < i + 8; ++j)
+      if (is_break(s[j])) return true;
+  }
+  for (; i < s.size(); ++i)
+    if (is_break(s[i])) return true;
+  return false;
 }
 
 bool is_decimal(std::string_view s) noexcept {

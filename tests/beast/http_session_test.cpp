@@ -12,6 +12,8 @@
 #include <clocale>
 #include <cstring>
 #include <ctime>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -227,6 +229,38 @@ TEST(HttpSession, FieldThatCouldSplitTheHeaderBecomes500) {
   wd::append_response(res, {11, false, true, "D", false, 0}, out);
   EXPECT_TRUE(out.starts_with("HTTP/1.1 500 ")) << out;
   EXPECT_EQ(out.find("Set-Cookie"), std::string::npos);
+}
+
+// The check reads a field eight bytes at a time: a breaking byte at any offset (in the
+// first word, a later one or the tail) is caught, and the control bytes a value may hold
+// next to them (a tab) or bytes above 0x7F, which the word test must not take for them, are
+// written as given.
+TEST(HttpSession, FieldBreaksAreFoundAtEveryOffset) {
+  for (char bad : {'\r', '\n', '\0'}) {
+    for (std::size_t at = 0; at < 21; ++at) {
+      for (bool in_name : {false, true}) {
+        std::string text(21, 'a');
+        text[at] = bad;
+        wb::response res{http::status::ok, 11};
+        if (in_name) res.set(text, "v");
+        else res.set("X-Field", text);
+        std::string out;
+        wd::append_response(res, {11, false, true, "D", false, 0}, out);
+        EXPECT_TRUE(out.starts_with("HTTP/1.1 500 "))
+            << "byte " << int(bad) << " at " << at << (in_name ? " of the name" : " of the value");
+      }
+    }
+  }
+  const std::vector<std::string> harmless = {
+      "a\tb\tc\td\te\tf\tg\th\ti", "\x01\x0b\x0c\x0e\x1f\x7f plain text",
+      "caf\xc3\xa9 \xe2\x80\xa6 \xff\x80\x8d\x8a\x8f\x80", std::string(8, '\x0d' + 1)};
+  for (const std::string& value : harmless) {
+    wb::response res{http::status::ok, 11};
+    res.set("X-Field", value);
+    std::string out;
+    wd::append_response(res, {11, false, true, "D", false, 0}, out);
+    EXPECT_TRUE(out.starts_with("HTTP/1.1 200 OK\r\nX-Field: " + value + "\r\n")) << value;
+  }
 }
 
 TEST(HttpDate, IsAnImfFixdate) {

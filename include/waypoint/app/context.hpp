@@ -119,10 +119,17 @@ class context : public request_view, public request_values, public connection {
   // The request goes on over another connection (a WebSocket's, after the upgrade).
   void rebind(beast::exchange_host& to) noexcept { host_ = body_source_ = &to; }
 
-  // Runs chain position `index`: a layer's hooks, or past the last one the endpoint. For a
-  // chain without a coroutine; one with a coroutine runs through run_async.
+  // Runs the chain from position `index`: the layers' hooks, then the endpoint. For a
+  // chain without a coroutine; one with a coroutine runs through run_async. A layer with
+  // only a `before` hook needs no frame of its own (nothing of it runs after the inner
+  // layers, an exception passes it untouched, a deferred response has nothing of it to
+  // postpone), so a run of them is a loop; one with an `after` hook goes through run_hooks.
   void run(std::uint32_t index) {
-    if (index < chain_.size()) return run_hooks(chain_[index]->hooks(), index);
+    for (; index < chain_.size(); ++index) {
+      const layer_hooks& hooks = chain_[index]->hooks();
+      if (hooks.after) return run_hooks(hooks, index);
+      if (hooks.before && !hooks.before(*this)) return;
+    }
     (*endpoint_)(*this);
   }
   void run_hooks(const layer_hooks& hooks, std::uint32_t index);
