@@ -333,6 +333,15 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
     ++surface_version;
   }
 
+  // launch(), with a failure given as its text: each caller says what a failure means.
+  asio::awaitable<std::pair<std::shared_ptr<child_process>, std::string>> try_launch() {
+    try {
+      co_return std::pair{co_await launch(), std::string()};
+    } catch (const std::exception& e) {
+      co_return std::pair{std::shared_ptr<child_process>(), std::string(e.what())};
+    }
+  }
+
   // Reaps the process when it exits; an exit nobody asked for is a crash, restarted.
   asio::awaitable<void> watch(std::shared_ptr<child_process> process, int pidfd) {
     asio::posix::stream_descriptor exit_signal(io, pidfd);
@@ -395,13 +404,7 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
     starting = true;
     set_state(child_state::starting, nullptr);
     notify();
-    std::shared_ptr<child_process> process;
-    std::string failure;
-    try {
-      process = co_await launch();
-    } catch (const std::exception& e) {
-      failure = e.what();
-    }
+    auto [process, failure] = co_await try_launch();
     starting = false;
     if (!process) {
       log("start failed: " + failure);
@@ -485,13 +488,7 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
       co_await bring_up();
       co_return;
     }
-    std::shared_ptr<child_process> process;
-    std::string failure;
-    try {
-      process = co_await launch();
-    } catch (const std::exception& e) {
-      failure = e.what();
-    }
+    auto [process, failure] = co_await try_launch();
     if (!process) {
       log("reload failed, pid " + std::to_string(old->pid) + " keeps serving: " + failure);
       throw std::runtime_error(name + ": reload failed: " + failure);

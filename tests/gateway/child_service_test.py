@@ -34,7 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gateway_test  # noqa: E402
-from gateway_test import CheckFailed, Skipped, curl, expect  # noqa: E402
+from gateway_test import CheckFailed, curl, expect, run_checks  # noqa: E402
 
 try:
     import websockets
@@ -595,24 +595,8 @@ def main():
     child = os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), "waypoint-example-child")
     if not os.access(child, os.X_OK):
         sys.exit("child_service_test: %s is missing (the gateway target builds it)" % child)
-    skipped, failed = [], []
-    for check in CHECKS:
-        name = check.__name__[len("check_"):]
-        started = time.monotonic()
-        try:
-            check(sys.argv[1])
-            print("PASS %s (%.1f s)" % (name, time.monotonic() - started), flush=True)
-        except Skipped as e:
-            skipped.append(name)
-            print("SKIP %s: %s" % (name, e), flush=True)
-        except (CheckFailed, OSError, ValueError, KeyError, http.client.HTTPException,
-                subprocess.TimeoutExpired) as e:
-            failed.append(name)
-            print("FAIL %s: %s: %s" % (name, type(e).__name__, e), flush=True)
-    if failed:
-        print("child_service_test: %d of %d checks failed" % (len(failed), len(CHECKS)))
-        return 1
-    return 77 if skipped else 0
+    return run_checks("child_service_test", CHECKS, sys.argv[1],
+                      errors=(http.client.HTTPException,), skipped_code=77)
 
 
 if __name__ == "__main__":

@@ -24,12 +24,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gateway_test  # noqa: E402
-from gateway_test import CheckFailed, Gateway, Skipped, curl, expect, free_port  # noqa: E402
+from gateway_test import CheckFailed, Gateway, curl, expect, free_port, run_checks  # noqa: E402
 from local_services import stop_process, wait_listening  # noqa: E402
 
 try:
@@ -208,25 +207,8 @@ def main():
         sys.exit(__doc__.strip())
     if not shutil.which("curl"):
         sys.exit("nginx_unix_test: no curl on PATH (scripts/install-deps consumer installs it)")
-    skipped = []
-    failed = []
-    for check in CHECKS:
-        name = check.__name__[len("check_"):]
-        started = time.monotonic()
-        try:
-            check(sys.argv[1])
-            print("PASS %s (%.1f s)" % (name, time.monotonic() - started))
-        except Skipped as e:
-            skipped.append(name)
-            print("SKIP %s: %s" % (name, e))
-        except (CheckFailed, OSError, ValueError, KeyError, subprocess.TimeoutExpired,
-                asyncio.TimeoutError) + WEBSOCKET_ERRORS as e:
-            failed.append(name)
-            print("FAIL %s: %s: %s" % (name, type(e).__name__, e))
-    if failed:
-        print("nginx_unix_test: %d of %d checks failed" % (len(failed), len(CHECKS)))
-        return 1
-    return 77 if skipped else 0
+    return run_checks("nginx_unix_test", CHECKS, sys.argv[1],
+                      errors=(asyncio.TimeoutError,) + WEBSOCKET_ERRORS, skipped_code=77)
 
 
 if __name__ == "__main__":

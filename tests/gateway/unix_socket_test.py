@@ -25,7 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gateway_test  # noqa: E402
-from gateway_test import CheckFailed, Gateway, Skipped, curl, expect, free_port  # noqa: E402
+from gateway_test import CheckFailed, Gateway, curl, expect, free_port, run_checks  # noqa: E402
 
 START_TIMEOUT_S = 10
 
@@ -237,24 +237,7 @@ def main():
         sys.exit(__doc__.strip())
     if not shutil.which("curl"):
         sys.exit("unix_socket_test: no curl on PATH (scripts/install-deps consumer installs it)")
-    skipped = []
-    failed = []
-    for check in CHECKS:
-        name = check.__name__[len("check_"):]
-        started = time.monotonic()
-        try:
-            check(sys.argv[1])
-            print("PASS %s (%.1f s)" % (name, time.monotonic() - started))
-        except Skipped as e:
-            skipped.append(name)
-            print("SKIP %s: %s" % (name, e))
-        except (CheckFailed, OSError, ValueError, KeyError, subprocess.TimeoutExpired) as e:
-            failed.append(name)
-            print("FAIL %s: %s: %s" % (name, type(e).__name__, e))
-    if failed:
-        print("unix_socket_test: %d of %d checks failed" % (len(failed), len(CHECKS)))
-        return 1
-    return 77 if skipped else 0
+    return run_checks("unix_socket_test", CHECKS, sys.argv[1], skipped_code=77)
 
 
 if __name__ == "__main__":
