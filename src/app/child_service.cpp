@@ -4,11 +4,11 @@
 // under a mutex and hold a process (a shared_ptr, counted in flight) for the length of a
 // request, which is what lets a reload or an idle stop wait for requests to finish.
 //
-// A process is spawned with fork and execve rather than posix_spawn: the child must set
-// PR_SET_PDEATHSIG, and descriptors inherited from the server (listeners, client
-// connections) must be closed before the exec, which posix_spawn cannot do on glibc 2.36
-// without closefrom support in every version we build on. Its exit is watched through a
-// pidfd, so the supervisor needs no SIGCHLD handler that would race the application's own.
+// A process is spawned with fork and execve rather than posix_spawn, which has no way to set
+// PR_SET_PDEATHSIG in the child. Between the two, the child makes every descriptor it got
+// from the server (listeners, client connections) close-on-exec with close_range. Its exit
+// is watched through a pidfd, so the supervisor needs no SIGCHLD handler that would race the
+// application's own.
 #include "waypoint/app/child_service.hpp"
 
 #include "waypoint/app/application.hpp"
