@@ -80,7 +80,11 @@ TEST_P(ServerSplit, EveryCutIntoTwoWritesAnswersAsOneWrite) {
 
 TEST_P(ServerSplit, RandomPiecesAnswerAsOneWrite) {
   std::vector<request_stream> streams = request_streams();
-  streams.push_back(long_pipeline(3000));
+  // Over TCP only: this client sends the whole pipeline before it reads, and a unix socket
+  // charges each of the server's small answers a whole buffer's overhead, so the answers
+  // fill it, the server stops reading, and both wait until the server's write timeout cuts
+  // the connection, as it should for a peer that does not read (found flaky in CI).
+  if (GetParam() == transport::tcp) streams.push_back(long_pipeline(3000));
   for (const auto& stream : streams) {
     std::string whole = exchange(s, stream.bytes, one_write(), read_gap);
     for (std::uint32_t seed = 1; seed <= 3; ++seed) {
