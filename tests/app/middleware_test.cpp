@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <chrono>
 #include <ctime>
 #include <mutex>
 
@@ -385,9 +386,11 @@ bool is_rfc3339_utc_micros(const std::string& t) {
   return true;
 }
 
-// The UTC time now as the log writes it, to the second.
+// The UTC time now as the log writes it, to the second, from the clock the log reads:
+// time() reads the kernel's coarse clock, which may still be in the previous second for a
+// tick after system_clock has moved on (a failure seen in CI at 01:39:13.0018).
 std::string utc_second_now() {
-  std::time_t now = std::time(nullptr);
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
   gmtime_r(&now, &utc);
   char text[20];
