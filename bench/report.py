@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Turns a bench/run results directory into BENCHMARKS.md's generated sections and plots.
 
 Inputs: match.json, scale.json, app.json (Google Benchmark), agreement.md, env.txt and

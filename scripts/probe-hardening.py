@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Hardening probes against a running waypoint-gateway over raw loopback sockets.
 
 usage: probe-hardening.py --port N --pid PID [--probes a,b,...] [--sigterm-test]

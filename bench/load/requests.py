@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes one request per route of a route table, `METHOD PATH [HOST]` per line, for the
 wrk script to pick from at random. Each path is one its pattern matches (wildcards filled
 with deterministic sample values), so against the same table every request should be 2xx.

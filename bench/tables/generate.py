@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Writes the routing benchmark's route tables and request lists into this directory.
 
 Every table is a plain route file in the waypoint-route format (one pattern per line,

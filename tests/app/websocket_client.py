@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The client side of tests/app/websocket_server_test.cpp: Debian's python3-websockets (or
 raw bytes on a plain socket, for what a conforming client never sends) against the test's
 server. Usage: websocket_client.py PORT CASE. Exit 0 when the case holds; otherwise the

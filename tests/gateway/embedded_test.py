@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The gateway serving its page and its documentation from a build whose source directory is
 gone (issue #34): the binary is copied out of the checkout, then started in a mount namespace
 where the whole checkout (sources and build tree, Swagger UI's copy in it included) is an

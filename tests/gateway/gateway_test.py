@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """The example gateway as a user meets it: started on a free port, every curl line it
 prints run with the real curl and held to what the line documents, then the proxy route
 against real upstreams (another gateway, a closed port, a server that never answers, the

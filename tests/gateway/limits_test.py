@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """What the gateway holds for a request besides its connection, each against a limit
 (issue #29): the descriptor of a proxied request's upstream socket, of an upload's
 temporary file and of a static file being sent (the server's descriptor budget,
