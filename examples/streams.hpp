@@ -191,11 +191,11 @@ inline void add_stream_routes(
         waypoint::beast::resource_budget(default_upload_disk_budget)) {
   app.post("/v1/upload",
            [upload_disk](waypoint::app::context& ctx) { return receive_upload(ctx, upload_disk); })
-      .stream_body()
+      .body({.streamed = true})
       .describe({.summary = "Stores a body of up to 1 GiB, streamed, and answers its length and "
                             "SHA-256"});
   app.post("/v1/uploads/form", digest_form)
-      .stream_body()
+      .body({.streamed = true})
       .describe({.summary = "Reads a multipart form (curl -F, examples/www/upload.html) part "
                             "by part and answers each part's name, filename, length and "
                             "SHA-256"});

@@ -32,7 +32,7 @@ int main() {
   // route's body_limit decoded (413 past it); a malformed one is 400, an unknown coding 415.
   application.post("/v1/imports", [](app::context& ctx) {
     ctx.response().body(std::to_string(ctx.body().size()) + " bytes decoded\n");
-  }).body_limit(16 * 1024 * 1024);
+  }).body({.max_bytes = 16 * 1024 * 1024});
 
   // Never compressed: the caller says so.
   application.get("/v1/token", [](app::context& ctx) {

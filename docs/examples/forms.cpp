@@ -36,7 +36,7 @@ void add_routes(app::application& a, waypoint::beast::resource_budget upload_dis
      // photo->content.descriptor() is an unnamed file; photo->part.safe_filename its name.
      ctx.response().json({{"name", name}, {"photo_bytes", photo ? photo->size : 0}});
    })
-      .stream_body(std::uint64_t{64} << 20);  // 64 MiB: 413 past it
+      .body({.max_bytes = std::uint64_t{64} << 20, .streamed = true});  // 64 MiB: 413 past it
 
   a.post("/v1/checksums", [](app::context& ctx) -> app::awaitable<void> {
      app::multipart_reader reader(ctx);
@@ -49,7 +49,7 @@ void add_routes(app::application& a, waypoint::beast::resource_budget upload_dis
      }
      ctx.response().json(sizes);
    })
-      .stream_body();
+      .body({.streamed = true});
 
   a.post<signup, welcome>("/v1/signup", [](signup in) {
     return welcome{in.email, in.topic.size()};

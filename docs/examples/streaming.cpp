@@ -22,12 +22,12 @@ int main() {
       total += n;  // write buffer[0, n) somewhere
     }
     ctx.response().status(201).body("{\"bytes\":" + std::to_string(total) + "}", "application/json");
-  }).stream_body(std::uint64_t{4} << 30);  // up to 4 GiB; 413 past it
+  }).body({.max_bytes = std::uint64_t{4} << 30, .streamed = true});  // up to 4 GiB; 413 past it
 
   // A buffered route may take more than the server's default 1 MiB.
   application.post("/v1/imports", [](app::context& ctx) {
     ctx.response().body(std::to_string(ctx.body().size()) + " bytes\n");
-  }).body_limit(16 * 1024 * 1024);
+  }).body({.max_bytes = 16 * 1024 * 1024});
 
   // A response written piece by piece, with a trailer announced up front.
   application.get("/v1/report", [](app::context& ctx) -> app::awaitable<void> {

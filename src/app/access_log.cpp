@@ -174,7 +174,7 @@ middleware access_log(access_log_options options) {
       ctx.app().log(line);
   };
   return layer_hooks{[](context& ctx) {
-                       ctx.emplace<access_log_start>(std::chrono::steady_clock::now());
+                       ctx.set<access_log_start>(std::chrono::steady_clock::now());
                        return true;
                      },
                      std::move(write)};

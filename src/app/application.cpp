@@ -317,20 +317,14 @@ route_scope& route_scope::describe(const route_info& info, source_location where
   return *this;
 }
 
-route_scope& route_scope::body_limit(std::uint64_t max_bytes) {
+route_scope& route_scope::body(const route_body& how) {
   last_doc();  // the same checks: a route to describe, not frozen
-  last_->body_limit = max_bytes;
-  return *this;
-}
-
-route_scope& route_scope::stream_body(std::uint64_t max_bytes) {
-  last_doc();
-  if (!last_->fn.is_async())
+  if (how.streamed && !last_->fn.is_async())
     throw std::logic_error("waypoint::app: route \"" + std::string(last_->route->pattern.text()) +
                            "\" streams its body, so its handler must be a coroutine that "
                            "reads it (co_await ctx.read_some(...))");
-  last_->body_limit = max_bytes;
-  last_->stream_body = true;
+  last_->body_limit = how.max_bytes.value_or(how.streamed ? route_body::default_streamed_limit : 0);
+  last_->stream_body = how.streamed;
   return *this;
 }
 

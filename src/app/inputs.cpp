@@ -85,7 +85,7 @@ void check_query_keys(context& ctx, std::span<const std::string_view> known) {
   if (application_access::options(ctx.app()).unknown_query_parameters != unknown_members::refuse)
     return;
   std::vector<std::string_view> unknown;
-  for (const query_param& p : ctx.query_params())
+  for (const query_param& p : ctx.query())
     if (std::find(known.begin(), known.end(), p.name) == known.end()) unknown.push_back(p.name);
   if (unknown.empty()) return;
   std::size_t count = 0;

@@ -618,7 +618,7 @@ void serve_mcp(application& app, mcp_options options) {
   app.post(site->options.path, [site, served](context& ctx) -> awaitable<void> {
     co_await answer(ctx, *served, *site);
   });
-  app.describe({.undocumented = true}).body_limit(site->options.max_body_bytes);
+  app.describe({.undocumented = true}).body({.max_bytes = site->options.max_body_bytes});
 }
 
 }  // namespace waypoint::app

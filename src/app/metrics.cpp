@@ -448,7 +448,7 @@ metrics::~metrics() = default;
 middleware metrics::layer() const {
   auto before = [state = state_](context& ctx) {
     add(state->shard().started);
-    ctx.emplace<request_start>(std::chrono::steady_clock::now());
+    ctx.set<request_start>(std::chrono::steady_clock::now());
     return true;
   };
   auto after = [state = state_](context& ctx, std::exception_ptr& error) {

@@ -127,7 +127,7 @@ middleware recover() {
 middleware request_id() {
   return layer_hooks{[](context& ctx) {
                        std::string_view incoming = ctx.header("X-Request-Id");
-                       if (!incoming.empty()) ctx.set_request_id(incoming);  // else generated
+                       if (!incoming.empty()) ctx.request_id(incoming);  // else generated
                        // Set before the inner layers run: error answers keep it.
                        ctx.response().header("X-Request-Id", ctx.request_id());
                        return true;

@@ -102,10 +102,6 @@ const waypoint::pattern& request_view::route_pattern() const noexcept {
   return match_.route()->pattern;
 }
 
-bool request_view::has_path_value(std::string_view name) const noexcept {
-  return outcome_.kind == match_status::matched && match_.has_value(name);
-}
-
 std::string_view request_view::path_value(std::string_view name) const {
   // One walk over the wildcard names finds the value; the checks below only explain a miss.
   if (outcome_.kind == match_status::matched && match_.route()) {
@@ -127,7 +123,7 @@ std::string_view request_view::path_value(std::string_view name) const {
 }
 
 std::optional<std::string_view> request_view::query(std::string_view name) {
-  for (const query_param& p : query_params())
+  for (const query_param& p : query())
     if (p.name == name) return p.value;
   return std::nullopt;
 }

@@ -265,7 +265,7 @@ struct session_access {
 
     // The before hook: the session the cookie names, when it is held and live; else a new one.
     bool load(context& ctx) {
-      session& s = ctx.emplace<session>();
+      session& s = ctx.set<session>();
       s.max_bytes_ = options.max_data_bytes;
       time_point t = now();
       s.created_ = t;

@@ -130,7 +130,7 @@ middleware tracing() {
                        auto [first, last] = fields.equal_range("traceparent");
                        std::size_t count = static_cast<std::size_t>(std::distance(first, last));
                        std::string_view value = count ? std::string_view(first->value()) : std::string_view();
-                       ctx.emplace<trace_context>(read_trace_context(value, count));
+                       ctx.set<trace_context>(read_trace_context(value, count));
                        return true;
                      },
                      {}};

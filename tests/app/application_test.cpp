@@ -2,8 +2,12 @@
 // route serves (404, 405, automatic OPTIONS, redirects, 400), HEAD, and exceptions.
 #include "app_test_support.hpp"
 
+#include <waypoint/app/async.hpp>
+#include <waypoint/app/serve.hpp>
+
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -492,6 +496,65 @@ TEST(NamedRoutes, DescribingNeedsARouteAndAnOpenApplication) {
   EXPECT_THROW(app.describe({.name = "a"}).describe({.name = "b"}), std::logic_error);
   app.freeze();
   EXPECT_THROW(app.describe({.summary = "late"}), std::logic_error);
+}
+
+// --- how a route takes its body (route_scope::body) --------------------------------------
+
+struct body_row {
+  const char* rule;
+  std::optional<route_body> how;  // nullopt: body() not called
+  std::uint64_t max_bytes;        // the plan the server is given (server limit 2,000)
+  bool streamed;
+};
+
+class RouteBody : public ::testing::TestWithParam<body_row> {};
+
+TEST_P(RouteBody, ThePlanTheServerGets) {
+  const body_row& row = GetParam();
+  application app;
+  app.post("/u", [](context&) -> awaitable<void> { co_return; });
+  if (row.how) app.body(*row.how);
+  waypoint::beast::server_options server;
+  server.max_body_bytes = 2000;
+  waypoint::beast::server_options o = options_for(app, server);
+  request header(http::verb::post, "/u", 11);
+  header.set(http::field::host, "h");
+  waypoint::beast::body_plan plan = o.plan_body(header);
+  EXPECT_EQ(plan.max_bytes, row.max_bytes) << row.rule;
+  EXPECT_EQ(plan.streamed, row.streamed) << row.rule;
+  request other(http::verb::post, "/elsewhere", 11);  // unrouted: the server's limit, whole
+  other.set(http::field::host, "h");
+  EXPECT_EQ(o.plan_body(other).max_bytes, 2000u) << row.rule;
+  EXPECT_FALSE(o.plan_body(other).streamed) << row.rule;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, RouteBody,
+    ::testing::Values(
+        body_row{"without body() the server's limit, read whole", std::nullopt, 2000, false},
+        body_row{"max_bytes alone is a limit of the route's own", route_body{.max_bytes = 100},
+                 100, false},
+        body_row{"a limit above the server's is the route's", route_body{.max_bytes = 1u << 20},
+                 1u << 20, false},
+        body_row{"streamed without a limit takes up to 1 GiB", route_body{.streamed = true},
+                 route_body::default_streamed_limit, true},
+        body_row{"streamed with a limit", route_body{.max_bytes = 5, .streamed = true}, 5, true},
+        body_row{"an empty route_body leaves the server's limit", route_body{}, 2000, false}));
+
+TEST(RouteBodyRefusals, StreamingNeedsACoroutineARouteAndAnOpenApplication) {
+  application app;
+  EXPECT_THROW(app.body({.max_bytes = 1}), std::logic_error);  // no route yet
+  app.post("/sync", says("s"));
+  try {
+    app.body({.streamed = true});
+    ADD_FAILURE() << "a synchronous handler was given a streamed body";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("\"POST /sync\" streams its body"), std::string::npos)
+        << e.what();
+  }
+  app.body({.max_bytes = 10});  // a limit alone suits any handler
+  app.freeze();
+  EXPECT_THROW(app.body({.max_bytes = 20}), std::logic_error);
 }
 
 }  // namespace

@@ -357,7 +357,7 @@ struct decode_app {
     app.post("/echo", [](wa::context& ctx) {
       ctx.response().body(std::to_string(ctx.body().size()) + ":" + ctx.body().substr(0, 40));
     });
-    app.post("/small", [](wa::context& ctx) { ctx.response().body("ok"); }).body_limit(1000);
+    app.post("/small", [](wa::context& ctx) { ctx.response().body("ok"); }).body({.max_bytes = 1000});
   }
   wa::response post(std::string_view target, std::string_view coding, std::string body) {
     return app.respond(

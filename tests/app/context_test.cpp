@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -86,11 +89,15 @@ TEST(PathValue, UnknownNameIsA500) {
   EXPECT_NE(log[0].find("no such wildcard"), std::string::npos) << log[0];
 }
 
-TEST(PathValue, HasPathValueAndRoutePattern) {
+TEST(PathValue, RoutePatternNamesTheWildcardsAHandlerMayRead) {
   application app;
-  app.group("/v1").get("/users/{id}", [](context& ctx) {
-    ctx.response().body(std::string(ctx.route_pattern().text()) + (ctx.has_path_value("id") ? " id" : "") +
-                        (ctx.has_path_value("other") ? " other" : ""));
+  const auto has = [](context& ctx, std::string_view name) {  // a handler shared by routes
+    return std::ranges::find(ctx.route_pattern().wildcard_names(), name) !=
+           ctx.route_pattern().wildcard_names().end();
+  };
+  app.group("/v1").get("/users/{id}", [&](context& ctx) {
+    ctx.response().body(std::string(ctx.route_pattern().text()) + (has(ctx, "id") ? " id" : "") +
+                        (has(ctx, "other") ? " other" : ""));
   });
   EXPECT_EQ(answer(app, "GET", "/v1/users/1").body(), "GET /v1/users/{id} id");
 }
@@ -145,7 +152,7 @@ TEST(Query, ParamsInOrderAndSpillBeyondInlineCapacity) {
   application app;
   std::vector<std::pair<std::string, std::string>> seen;
   app.get("/q", [&](context& ctx) {
-    for (const query_param& p : ctx.query_params()) seen.emplace_back(p.name, p.value);
+    for (const query_param& p : ctx.query()) seen.emplace_back(p.name, p.value);
   });
   std::string target = "/q?";
   std::vector<std::pair<std::string, std::string>> expected;
@@ -206,7 +213,7 @@ TEST(Values, MiddlewareSetsHandlerReads) {
   application app;
   app.use(layer_hooks{[](context& ctx) {
     ctx.set(user{"ada"});
-    ctx.emplace<tenant>(7);
+    ctx.set<tenant>(7);
     return true;
   }});
   app.get("/v", [](context& ctx) {
@@ -221,11 +228,32 @@ TEST(Values, SetReplacesAndLargeValuesWork) {
   app.get("/v", [](context& ctx) {
     ctx.set(user{"first"});
     ctx.set(user{"second"});
-    big_value& b = ctx.emplace<big_value>();
+    big_value& b = ctx.set<big_value>();
     b.bytes[199] = 'z';
     ctx.response().body(ctx.get<user>().name + ctx.get<big_value>().bytes[199]);
   });
   EXPECT_EQ(answer(app, "GET", "/v").body(), "secondz");
+}
+
+struct pinned {  // neither copied nor moved: only set<T>(args...) can store it
+  explicit pinned(std::string n) : name(std::move(n)) {}
+  pinned(const pinned&) = delete;
+  pinned& operator=(const pinned&) = delete;
+  std::string name;
+};
+
+TEST(Values, SetOfATypeBuildsInPlaceAndSetOfAValueCopiesIt) {
+  application app;
+  app.get("/v", [](context& ctx) {
+    ctx.set<pinned>("in place");
+    const user kept{"copied"};
+    user& copy = ctx.set(kept);  // an lvalue: the stored value is a copy
+    copy.name += "!";
+    ctx.set<tenant>(tenant{9});  // a T given to set<T>: moved in, as set(value) would
+    ctx.response().body(ctx.get<pinned>().name + "/" + kept.name + "/" + ctx.get<user>().name +
+                        "/" + std::to_string(ctx.get<tenant>().id));
+  });
+  EXPECT_EQ(answer(app, "GET", "/v").body(), "in place/copied/copied!/9");
 }
 
 TEST(Values, GetWithoutSetIsA500) {
@@ -267,7 +295,7 @@ TEST(Values, DestroyedWhenTheRequestEnds) {
   application app;
   int alive_in_handler = -1;
   app.get("/v", [&](context& ctx) {
-    ctx.emplace<counted>();
+    ctx.set<counted>();
     alive_in_handler = counted::alive;
   });
   EXPECT_EQ(answer(app, "GET", "/v").result_int(), 200u);
@@ -290,6 +318,26 @@ TEST(RequestId, GeneratedIdsAreSixteenHexDigitsAndDistinct) {
   }
 }
 
+TEST(RequestId, IdsGeneratedOnManyThreadsAreDistinctAcrossTheirNumberBlocks) {
+  application app;
+  std::mutex mutex;
+  std::vector<std::string> ids;
+  app.get("/id", [&](context& ctx) {
+    std::lock_guard lock(mutex);
+    ids.emplace_back(ctx.request_id());
+  });
+  app.freeze();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)  // each thread takes its numbers in blocks of 4,096: two each
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5000; ++i) answer(app, "GET", "/id");
+    });
+  for (std::thread& t : threads) t.join();
+  ASSERT_EQ(ids.size(), 20000u);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(std::adjacent_find(ids.begin(), ids.end()), ids.end());
+}
+
 struct request_id_row {
   const char* rule;
   std::string id;
@@ -304,7 +352,7 @@ TEST_P(RequestIdValidation, AcceptsOnlySafeIds) {
   bool accepted = false;
   std::string kept;
   app.get("/id", [&](context& ctx) {
-    accepted = ctx.set_request_id(row.id);
+    accepted = ctx.request_id(row.id);
     kept = ctx.request_id();
   });
   answer(app, "GET", "/id");

@@ -92,7 +92,7 @@ struct forms_app {
         answer += reader.part().name + " " + std::to_string(size) + " " + std::to_string(h) + "\n";
       }
       ctx.response().body(answer);
-    }).stream_body();
+    }).body({.streamed = true});
     // Reads only the first part's header, then skips to the end.
     app.post("/first-name", [](wa::context& ctx) -> wa::awaitable<void> {
       wa::multipart_reader reader(ctx);

@@ -273,7 +273,7 @@ TEST(Metrics, ClientThatLeavesMidUploadIs499NotA5xx) {
        std::array<char, 4096> buffer;
        while (co_await ctx.read_some(buffer) > 0) {
        }
-     }).stream_body();
+     }).body({.streamed = true});
   waypoint::beast::server server(options_for(app, loopback_options()), dispatch_to(app));
   server.start();
   {

@@ -82,11 +82,11 @@ struct streaming_server {
   explicit streaming_server(wb::server_options options = loopback_options()) {
     app.post("/digest/{chunk}", [](wa::context& ctx) -> wa::awaitable<void> {
          co_await digest_body(ctx, ctx.path_value<std::size_t>("chunk"));
-       }).stream_body(64 * 1024 * 1024);
+       }).body({.max_bytes = 64 * 1024 * 1024, .streamed = true});
     app.post("/small", [this](wa::context& ctx) -> wa::awaitable<void> {
          ++refused_handler_runs;
          co_await digest_body(ctx, 100);
-       }).stream_body(1000);
+       }).body({.max_bytes = 1000, .streamed = true});
     // Refuses before reading: the client's upload is never asked for.
     app.post("/guarded", [](wa::context& ctx) -> wa::awaitable<void> {
          if (ctx.header("Authorization").empty()) {
@@ -94,7 +94,7 @@ struct streaming_server {
            co_return;
          }
          co_await digest_body(ctx, 4096);
-       }).stream_body();
+       }).body({.streamed = true});
     // Reads 20 bytes every 50 ms: 400 bytes per second, whatever the client sends.
     app.post("/slow-reader", [](wa::context& ctx) -> wa::awaitable<void> {
          std::string buffer(20, '\0');
@@ -106,10 +106,10 @@ struct streaming_server {
            co_await pause.async_wait(asio::use_awaitable);
          }
          ctx.response().body(std::to_string(total));
-       }).stream_body();
+       }).body({.streamed = true});
     app.post("/buffered-large", [](wa::context& ctx) {
          ctx.response().body(std::to_string(ctx.body().size()) + " " + fnv_text(ctx.body()));
-       }).body_limit(3 * 1024 * 1024);
+       }).body({.max_bytes = 3 * 1024 * 1024});
     app.post("/buffered", [](wa::context& ctx) { ctx.response().body(fnv_text(ctx.body())); });
     app.get("/chunks", [](wa::context& ctx) -> wa::awaitable<void> {
       ctx.response().header("Trailer", "Checksum");

@@ -39,6 +39,7 @@
 #include <memory>
 #include <initializer_list>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -176,6 +177,19 @@ std::string compose_pattern(const group_node& group, std::string_view method,
 
 }  // namespace detail
 
+// How a route takes its request body (route_scope::body).
+struct route_body {
+  // The longest body accepted: 413 past it, before any layer runs. Unset: the server's
+  // server_options::max_body_bytes for a whole body, default_streamed_limit for a streamed one.
+  std::optional<std::uint64_t> max_bytes{};
+  // false: the server reads the whole body into ctx.body() before the layers run.
+  // true: the handler reads it as it arrives (co_await ctx.read_some(...)), so the server
+  // reads no further than the handler does and memory stays one read's worth whatever the
+  // size; ctx.body() stays empty, so typed JSON routes cannot stream.
+  bool streamed = false;
+  static constexpr std::uint64_t default_streamed_limit = std::uint64_t{1} << 30;  // 1 GiB
+};
+
 // The registration API shared by the application and its groups. Each call returns the
 // scope, so registrations chain.
 class route_scope {
@@ -278,16 +292,10 @@ class route_scope {
                                .schema = detail::scalar_schema<T>(),
                                .description = std::string(text)});
   }
-  // The body of the route registered last may be up to `max_bytes` long (413 past it,
-  // before any layer runs); without this, server_options::max_body_bytes. Read whole
-  // into ctx.body() before the handler runs. Served by serve() or options_for() (serve.hpp).
-  route_scope& body_limit(std::uint64_t max_bytes);
-  // The same, and the body is the handler's to read as it arrives (context::read_some):
-  // the server reads no further than the handler does, so memory stays one read's worth
-  // whatever the size. The handler must be a coroutine (std::logic_error otherwise);
-  // ctx.body() stays empty, so typed JSON routes cannot stream.
-  route_scope& stream_body(std::uint64_t max_bytes = default_stream_body_limit);
-  static constexpr std::uint64_t default_stream_body_limit = std::uint64_t{1} << 30;  // 1 GiB
+  // How the route registered last takes its body (route_body); served by serve() or
+  // options_for() (serve.hpp). Throws std::logic_error when the scope has registered no
+  // route, after freeze(), or for a streamed body whose handler is not a coroutine.
+  route_scope& body(const route_body& how);
   // Tags every route of this scope, registered before or after, in the document.
   route_scope& tag_routes(std::string_view tag);
 

@@ -6,13 +6,13 @@
 //     waypoint::app::form f = co_await waypoint::app::read_form(ctx);
 //     std::string_view name = f.field("name").value_or("");
 //     for (const waypoint::app::form_file& file : f.files) ...  // file.part, size, descriptor()
-//   }).stream_body();
+//   }).body({.streamed = true});
 //
 //   waypoint::app::multipart_reader reader(ctx);          // the same body, part by part
 //   while (co_await reader.next_part())
 //     while (std::size_t n = co_await reader.read_some(buffer)) digest(reader.part(), buffer, n);
 //
-// Both read with ctx.read_some(), so the route may stream its body (route_scope::stream_body:
+// Both read with ctx.read_some(), so the route may stream its body (route_body::streamed:
 // a file is never held in memory) or not (the body is read from ctx.body()). What a client
 // gets for a form out of bounds is a problem document: 415 for another Content-Type, 400 for
 // a malformed body (the detail names the rule: a missing final boundary, a part without a

@@ -173,7 +173,7 @@ void for_each_value(context& ctx, std::span<const form_field> form, std::string_
     for (const form_field& f : form)
       if (f.name == name) visit(std::string_view(f.value));
   } else {
-    for (const query_param& p : ctx.query_params())
+    for (const query_param& p : ctx.query())
       if (p.name == name) visit(p.value);
   }
 }

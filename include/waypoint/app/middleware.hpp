@@ -30,7 +30,7 @@ namespace waypoint::app {
 // anything else a 500 with a generic detail, its text logged with the request id.
 middleware recover();
 
-// Adopts the request's X-Request-Id when it is a valid id (context::set_request_id), else
+// Adopts the request's X-Request-Id when it is a valid id (context::request_id(id)), else
 // generates one, and echoes it in the response's X-Request-Id, errors included.
 middleware request_id();
 

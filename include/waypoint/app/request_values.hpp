@@ -25,7 +25,7 @@ struct value_key {
 
 // T built from `args` at `where` (nullptr: on the heap): T(args...) when T has such a
 // constructor, else T{args...}. C++20 lets an aggregate take parenthesised values (P0960),
-// but clang before 16 does not implement it, and emplace<tenant>(7) must build there too.
+// but clang before 16 does not implement it, and set<tenant>(7) must build there too.
 template <class T, class... Args>
 T* construct_value(void* where, Args&&... args) {
   if constexpr (std::is_constructible_v<T, Args&&...>) {
@@ -113,14 +113,17 @@ class request_values {
   request_values(const request_values&) = delete;
   request_values& operator=(const request_values&) = delete;
 
-  // Stores a value of type T, replacing any earlier one; lives until the response is done.
-  template <class T, class... Args>
-  T& emplace(Args&&... args) {
-    return values_.emplace<T>(std::forward<Args>(args)...);
+  // Stores a value, replacing any earlier one of its type; it lives until the response is
+  // done. set(value) keeps a copy of `value` (or moves it); set<T>(args...) constructs a T
+  // in place from `args`, for a type that cannot be moved or that is cheaper built there.
+  template <class V>
+  std::decay_t<V>& set(V&& value) {
+    return values_.emplace<std::decay_t<V>>(std::forward<V>(value));
   }
-  template <class T>
-  std::decay_t<T>& set(T&& value) {
-    return values_.emplace<std::decay_t<T>>(std::forward<T>(value));
+  template <class T, class... Args>
+    requires(!std::is_reference_v<T>)
+  T& set(Args&&... args) {
+    return values_.emplace<T>(std::forward<Args>(args)...);
   }
   // The value of type T, or nullptr when no layer set one.
   template <class T>
@@ -134,12 +137,12 @@ class request_values {
     throw_missing_value();
   }
 
-  // This request's id: the one set by set_request_id() (request_id middleware), else one
-  // generated on first use, unique within the process.
+  // This request's id: the one adopted by request_id(id) (the request_id middleware), else
+  // one generated on first use, unique within the process.
   std::string_view request_id();
   // Adopts `id` when it is 1..max_request_id_length bytes of [A-Za-z0-9._:+/=-]; false
   // (and nothing changed) otherwise.
-  bool set_request_id(std::string_view id) noexcept;
+  bool request_id(std::string_view id) noexcept;
 
  protected:
   request_values() noexcept = default;

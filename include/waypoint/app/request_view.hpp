@@ -129,7 +129,7 @@ class request_view {
   // The first value of a request header field, empty when absent.
   std::string_view header(std::string_view name) const noexcept;
   std::string_view header(http::field name) const noexcept;
-  // The whole body; empty for a route that streams it (route_scope::stream_body). After
+  // The whole body; empty for a route that streams it (route_body::streamed). After
   // replace_body(), the replacement.
   const std::string& body() const noexcept {
     return replaced_body_ ? *replaced_body_ : request_->body();
@@ -141,7 +141,7 @@ class request_view {
 
   // --- the body as it arrives (coroutine handlers; docs/files.md) ------------------------
   // The next body bytes, up to into.size(); 0 once the body is complete. A route that
-  // streams its body (route_scope::stream_body, served by waypoint::app::serve or
+  // streams its body (route_body::streamed, served by waypoint::app::serve or
   // options_for()) gets them as they arrive; any other, the same over body(). Throws
   // http_error when the body cannot be read on: 413 (longer than the route accepts), 431
   // (trailers too large), 408 (it stalled for the server's body_timeout), 400 (bad chunked
@@ -162,9 +162,9 @@ class request_view {
   const waypoint::pattern& route_pattern() const noexcept;
 
   // --- path values -------------------------------------------------------------------
-  bool has_path_value(std::string_view name) const noexcept;
   // The percent-decoded value of wildcard `name`; throws std::logic_error (a 500: a
-  // programming error) when the matched route has no such wildcard.
+  // programming error) when the matched route has no such wildcard (a handler shared by
+  // routes finds which it has in route_pattern().wildcard_names()).
   std::string_view path_value(std::string_view name) const;
   // The value converted to T; throws a 400 http_error naming the value when it does not
   // convert ("/users/abc" for path_value<std::int64_t>("id")).
@@ -180,7 +180,7 @@ class request_view {
   // --- query -------------------------------------------------------------------------
   // (The raw query is outcome().query.) Every parameter in order, names and values
   // percent-decoded ('+' is a space).
-  std::span<const query_param> query_params() { return query_index_.params(outcome_.query); }
+  std::span<const query_param> query() { return query_index_.params(outcome_.query); }
   // The first value of `name`; nullopt when absent ("?flag" gives an empty value).
   std::optional<std::string_view> query(std::string_view name);
   // The first value of `name` converted to T; nullopt when absent, a 400 http_error when

@@ -38,7 +38,7 @@ beast::exchange_function dispatch_to(application& app);
 beast::server_options with_problem_errors(beast::server_options options);
 
 // with_problem_errors(options), and the body of each request planned by its route
-// (route_scope::body_limit, stream_body) unless options.plan_body is already set.
+// (route_scope::body) unless options.plan_body is already set.
 beast::server_options options_for(application& app, beast::server_options options);
 
 // Freezes `app`, runs a server with options_for(app, options) with `options` until it stops (SIGINT/SIGTERM unless
