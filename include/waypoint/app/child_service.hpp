@@ -130,7 +130,7 @@ class child_service {
 // "/reports/..."; OPTIONS stays the host's, for CORS) to the child, the prefix removed, with forwarded_request()'s fields (Via, X-Forwarded-For,
 // Forwarded) and the trace; WebSocket upgrades under it become a WebSocket to the child at
 // the same path. The request's body is forwarded whole (up to the route's body limit, 1 MiB
-// unless route_scope::body says otherwise); the response streams. Answers 503 with a
+// unless route_body::max_bytes says otherwise); the response streams. Answers 503 with a
 // problem document and Retry-After while the child is down (a request the process refused
 // or dropped because it was dying included), 502/504 as upstream::send does otherwise.
 void mount(route_scope& scope, std::string_view prefix, std::shared_ptr<child_service> service);

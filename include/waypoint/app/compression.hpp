@@ -70,7 +70,7 @@ struct compression_options {
   // runs (one coding: a list of several is refused with 415). false leaves them as sent.
   bool decode_requests = true;
   // The most bytes a decoded request body may hold; decoding stops there with 413. 0: the
-  // route's body_limit (route_scope::body), else default_max_decoded_bytes.
+  // route's limit (route_body::max_bytes), else default_max_decoded_bytes.
   std::uint64_t max_decoded_bytes = 0;
 };
 
