@@ -23,6 +23,13 @@ TEST(AppendJsonString, AppendsOneQuotedLiteral) {
       {"quote, backslash and controls are escaped", "", "\"\\\n\x01", R"("\"\\\n\u0001")"},
       {"well-formed UTF-8 passes", "", "caf\xC3\xA9", "\"caf\xC3\xA9\""},
       {"an ill-formed byte becomes U+FFFD", "", "a\xFFz", "\"a\xEF\xBF\xBDz\""},
+      {"a run of plain ASCII passes whole", "", "/hr/insights/pending?x=1 ~",
+       R"("/hr/insights/pending?x=1 ~")"},
+      {"escapes between runs keep the runs intact", "", "ab\"cd\\ef\tgh",
+       R"("ab\"cd\\ef\tgh")"},
+      {"DEL ends a run and is escaped", "", "a\x7F" "b", R"("a\u007fb")"},
+      {"UTF-8 between runs", "", "x\xC3\xA9y\xFFz", "\"x\xC3\xA9y\xEF\xBF\xBDz\""},
+      {"escapes at both ends", "", "\"mid\"", R"("\"mid\"")"},
   };
   for (const append_row& row : rows) {
     std::string out = row.before;

@@ -71,6 +71,15 @@ WAYPOINT_INLINE void append_json_string(std::string& out, std::string_view text)
   out += '"';
   std::size_t i = 0;
   while (i < text.size()) {
+    // Most text (paths, routes, ids) is printable ASCII throughout: a run of bytes JSON
+    // takes as they are is appended in one go, not a byte at a time through the escaper.
+    std::size_t plain_end = i;
+    while (plain_end < text.size() && detail::json_takes_as_is(text[plain_end])) ++plain_end;
+    if (plain_end > i) {
+      out.append(text.data() + i, plain_end - i);
+      i = plain_end;
+      continue;
+    }
     std::size_t n = detail::utf8_sequence_length(text.substr(i));
     if (n == 0) {
       out += detail::replacement_character;
