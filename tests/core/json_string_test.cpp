@@ -38,4 +38,33 @@ TEST(AppendJsonString, AppendsOneQuotedLiteral) {
   }
 }
 
+struct special_byte_row {
+  const char* rule;
+  std::string text;      // the special text
+  std::string escaped;   // as it reads in the literal
+};
+
+// Runs of plain bytes are scanned a word at a time: a special text at every place of a
+// run (every offset within and across the eight-byte words) ends it exactly there.
+TEST(AppendJsonString, SpecialTextAnywhereInARunIsEscapedInPlace) {
+  const special_byte_row rows[] = {
+      {"quote", "\"", "\\\""},
+      {"backslash", "\\", "\\\\"},
+      {"newline", "\n", "\\n"},
+      {"a control", "\x1F", "\\u001f"},
+      {"DEL", "\x7F", "\\u007f"},
+      {"two-byte UTF-8", "\xC3\xA9", "\xC3\xA9"},
+      {"an ill-formed byte", "\xFF", "\xEF\xBF\xBD"},
+  };
+  for (const special_byte_row& row : rows) {
+    for (std::size_t before = 0; before <= 17; ++before) {
+      std::string head(before, 'a');
+      std::string tail(17 - before, '~');
+      std::string out;
+      waypoint::append_json_string(out, head + row.text + tail);
+      EXPECT_EQ(out, "\"" + head + row.escaped + tail + "\"") << row.rule << " after " << before;
+    }
+  }
+}
+
 }  // namespace
