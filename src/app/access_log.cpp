@@ -12,11 +12,11 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
-#include <climits>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <ctime>
 #include <exception>
 #include <memory>
@@ -114,9 +114,9 @@ void append_field(std::string& line, access_field field, context& ctx, const lin
       return;
     case access_field::duration:
       line += "\"duration_us\":";
-      append_decimal(line, static_cast<std::uint64_t>(
-                               std::chrono::duration_cast<std::chrono::microseconds>(facts.elapsed)
-                                   .count()));
+      append_decimal(
+          line, static_cast<std::uint64_t>(
+                    std::chrono::duration_cast<std::chrono::microseconds>(facts.elapsed).count()));
       return;
     case access_field::user_agent:
       line += "\"user_agent\":";
@@ -287,7 +287,8 @@ middleware access_log(access_log_options options) {
     const access_log_start* start = ctx.find<access_log_start>();
     auto elapsed = start ? std::chrono::steady_clock::now() - start->at
                          : std::chrono::steady_clock::duration::zero();
-    std::string& line = access_line(ctx, options.fields, {status, error != nullptr, elapsed, system_clock::now()});
+    std::string& line =
+        access_line(ctx, options.fields, {status, error != nullptr, elapsed, system_clock::now()});
     if (options.sink)
       options.sink(line);
     else if (options.fd >= 0)

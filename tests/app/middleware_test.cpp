@@ -587,7 +587,8 @@ int pipelined_gets(std::uint16_t port, int count, Target target_of) {
   sender.join();
   ::close(s);
   int ok = 0;
-  for (std::size_t at = 0; (at = answers.find("HTTP/1.1 200 ", at)) != std::string::npos; ++at) ++ok;
+  for (std::size_t at = 0; (at = answers.find("HTTP/1.1 200 ", at)) != std::string::npos; ++at)
+    ++ok;
   return ok;
 }
 
@@ -614,7 +615,8 @@ TEST_P(AccessLogToDescriptor, LinesAreWholeInOrderAndAllOutAtStop) {
   const gathered_row& row = GetParam();
   drained_pipe log;
   application app({.logger = [](std::string_view) {}});
-  app.use(access_log({.fd = log.write_end(), .fields = {access_field::path, access_field::status}}));
+  app.use(
+      access_log({.fd = log.write_end(), .fields = {access_field::path, access_field::status}}));
   app.get("/seq/{connection}/{i}/{pad}", [](context& ctx) { ctx.response().body("ok"); });
   waypoint::beast::server_options options = loopback_options();
   options.threads = row.threads;
@@ -659,14 +661,13 @@ TEST_P(AccessLogToDescriptor, LinesAreWholeInOrderAndAllOutAtStop) {
 
 INSTANTIATE_TEST_SUITE_P(
     Rows, AccessLogToDescriptor,
-    ::testing::Values(
-        gathered_row{"one connection, requests in one pass", 1, 1, 50, 0},
-        gathered_row{"several connections on one thread", 1, 6, 200, 0},
-        gathered_row{"several connections on several threads", 3, 8, 200, 0},
-        // 400 lines of ~300 bytes in a read: past the 32 KiB at which a pass's lines are
-        // written without waiting, and many PIPE_BUF writes.
-        gathered_row{"a pass past the flush threshold", 1, 1, 400, 240},
-        gathered_row{"long lines on several threads", 2, 4, 300, 240}));
+    ::testing::Values(gathered_row{"one connection, requests in one pass", 1, 1, 50, 0},
+                      gathered_row{"several connections on one thread", 1, 6, 200, 0},
+                      gathered_row{"several connections on several threads", 3, 8, 200, 0},
+                      // 400 lines of ~300 bytes in a read: past the 32 KiB at which a pass's lines
+                      // are written without waiting, and many PIPE_BUF writes.
+                      gathered_row{"a pass past the flush threshold", 1, 1, 400, 240},
+                      gathered_row{"long lines on several threads", 2, 4, 300, 240}));
 
 // A line longer than PIPE_BUF (a long route pattern is logged whole) is written alone,
 // whole, between the short lines around it.
@@ -681,14 +682,15 @@ TEST(AccessLog, LineLongerThanPipeBufIsWrittenWhole) {
     loopback_server server(app);
     std::vector<request> requests;
     for (int i = 0; i < 9; ++i)
-      requests.push_back(make_request("GET", i % 3 == 1 ? long_path : "/short/" + std::to_string(i)));
+      requests.push_back(
+          make_request("GET", i % 3 == 1 ? long_path : "/short/" + std::to_string(i)));
     exchange(server.port(), requests);
   }  // stops and waits
   std::vector<std::string> lines = split_lines(log.finish());
   ASSERT_EQ(lines.size(), 9u);
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    std::string expected = i % 3 == 1 ? "{\"route\":\"GET " + long_path + "\"}"
-                                      : "{\"route\":\"GET /short/{i}\"}";
+    std::string expected =
+        i % 3 == 1 ? "{\"route\":\"GET " + long_path + "\"}" : "{\"route\":\"GET /short/{i}\"}";
     EXPECT_EQ(lines[i], expected) << "line " << i;
   }
 }
@@ -707,10 +709,12 @@ TEST_P(AccessLogUnderRespond, LineIsOutWhenRespondReturns) {
   const immediate_row& row = GetParam();
   drained_pipe log;
   application app({.logger = [](std::string_view) {}});
-  app.use(access_log({.fd = log.write_end(), .fields = {access_field::path, access_field::status}}));
+  app.use(
+      access_log({.fd = log.write_end(), .fields = {access_field::path, access_field::status}}));
   app.get("/sync", [](context&) {});
   app.get("/waits", [](context&) -> awaitable<void> {
-    co_await boost::asio::post(co_await boost::asio::this_coro::executor, boost::asio::use_awaitable);
+    co_await boost::asio::post(co_await boost::asio::this_coro::executor,
+                               boost::asio::use_awaitable);
   });
   answer(app, "GET", row.target);
   answer(app, "GET", row.target);
@@ -729,10 +733,11 @@ TEST(AccessLog, SinkSeesEachLineBeforeItsResponse) {
   std::vector<std::string> lines;
   std::mutex mutex;
   application app({.logger = [](std::string_view) {}});
-  app.use(access_log({.sink = [&](std::string_view l) {
-                        std::lock_guard lock(mutex);
-                        lines.emplace_back(l);
-                      },
+  app.use(access_log({.sink =
+                          [&](std::string_view l) {
+                            std::lock_guard lock(mutex);
+                            lines.emplace_back(l);
+                          },
                       .fields = {access_field::path}}));
   app.get("/n/{i}", [](context&) {});
   loopback_server server(app);

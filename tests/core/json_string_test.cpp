@@ -25,9 +25,8 @@ TEST(AppendJsonString, AppendsOneQuotedLiteral) {
       {"an ill-formed byte becomes U+FFFD", "", "a\xFFz", "\"a\xEF\xBF\xBDz\""},
       {"a run of plain ASCII passes whole", "", "/hr/insights/pending?x=1 ~",
        R"("/hr/insights/pending?x=1 ~")"},
-      {"escapes between runs keep the runs intact", "", "ab\"cd\\ef\tgh",
-       R"("ab\"cd\\ef\tgh")"},
-      {"DEL ends a run and is escaped", "", "a\x7F" "b", R"("a\u007fb")"},
+      {"escapes between runs keep the runs intact", "", "ab\"cd\\ef\tgh", R"("ab\"cd\\ef\tgh")"},
+      {"DEL ends a run and is escaped", "", "a\x7Fz", R"("a\u007fz")"},
       {"UTF-8 between runs", "", "x\xC3\xA9y\xFFz", "\"x\xC3\xA9y\xEF\xBF\xBDz\""},
       {"escapes at both ends", "", "\"mid\"", R"("\"mid\"")"},
   };
@@ -40,8 +39,8 @@ TEST(AppendJsonString, AppendsOneQuotedLiteral) {
 
 struct special_byte_row {
   const char* rule;
-  std::string text;      // the special text
-  std::string escaped;   // as it reads in the literal
+  std::string text;     // the special text
+  std::string escaped;  // as it reads in the literal
 };
 
 // Runs of plain bytes are scanned a word at a time: a special text at every place of a

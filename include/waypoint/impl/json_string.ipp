@@ -50,8 +50,8 @@ static_assert([] {
   for (std::uint64_t plain : {0x20u, 0x61u, 0x7Eu})
     for (unsigned b = 0; b < 256; ++b)
       for (unsigned at = 0; at < 64; at += 8) {
-        std::uint64_t word = (plain * 0x0101010101010101u & ~(std::uint64_t{0xFF} << at)) |
-                             (std::uint64_t{b} << at);
+        std::uint64_t word =
+            (plain * 0x0101010101010101u & ~(std::uint64_t{0xFF} << at)) | (std::uint64_t{b} << at);
         if (json_takes_all_as_is(word) != json_takes_as_is(static_cast<char>(b))) return false;
       }
   return true;
