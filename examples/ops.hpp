@@ -1,7 +1,7 @@
 // What the gateway does for the platform it runs on: liveness at /healthz, readiness at
 // /readyz (503 from the first SIGTERM for the drain grace), Prometheus metrics at
-// /metrics, the JSON access log on stderr (one write(2) a line) and W3C trace context,
-// all on (the log unless --quiet). gateway.cpp calls
+// /metrics, the JSON access log on stderr (a loop pass's lines in one write(2)) and W3C
+// trace context, all on (the log unless --quiet). gateway.cpp calls
 // add_operation_layers() before its own layers (the log is outermost),
 // add_operation_routes() after its table (whose routes its startup output draws on),
 // with_operations() on its server options and metrics->watch() on its server.

@@ -23,6 +23,13 @@ constexpr std::string_view replacement_character = "\xEF\xBF\xBD";  // U+FFFD in
 // points above U+10FFFF are ill-formed.
 std::size_t utf8_sequence_length(std::string_view text);
 
+// Whether `c` stands for itself inside a JSON string as append_ascii_escaped writes it:
+// printable ASCII other than the quote and the backslash.
+constexpr bool json_takes_as_is(char c) noexcept {
+  auto u = static_cast<unsigned char>(c);
+  return u >= 0x20 && u < 0x7F && c != '"' && c != '\\';
+}
+
 // Appends the ASCII byte `c` as it reads inside a JSON string: escaped where JSON requires
 // it, and DEL too.
 void append_ascii_escaped(std::string& out, char c);

@@ -9,12 +9,21 @@
 #include <waypoint/app/serve.hpp>
 #include <waypoint/app/trace_context.hpp>
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <chrono>
 #include <ctime>
+#include <map>
 #include <mutex>
+#include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -511,6 +520,241 @@ TEST(AccessLog, RemoteIsThePeerAddress) {
   server.wait();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0], R"({"remote":"127.0.0.1","bytes":5})");
+}
+
+// --- access_log to a descriptor over a server: lines gathered per loop pass -----------
+
+// A pipe whose reading end a thread drains while the test runs, as a log collector would:
+// the server's writes never wait for a full pipe, and lines split by a write would show.
+class drained_pipe {
+ public:
+  drained_pipe() {
+    if (::pipe(fds_) != 0) throw std::runtime_error("pipe");
+    reader_ = std::thread([this] {
+      char buffer[8192];
+      for (ssize_t n; (n = ::read(fds_[0], buffer, sizeof buffer)) > 0;) text_.append(buffer, n);
+    });
+  }
+  ~drained_pipe() {
+    if (fds_[1] >= 0) finish();
+    ::close(fds_[0]);
+  }
+  int write_end() const { return fds_[1]; }
+  // Closes the writing end and returns everything written to it.
+  std::string finish() {
+    ::close(fds_[1]);
+    fds_[1] = -1;
+    reader_.join();
+    return text_;
+  }
+
+ private:
+  int fds_[2];
+  std::thread reader_;
+  std::string text_;
+};
+
+// Sends `count` GETs of `target_of(i)` on one connection in a single write (pipelined, the
+// last one closing the connection) and reads until the server closes it; returns how many
+// 200 answers came back.
+template <class Target>
+int pipelined_gets(std::uint16_t port, int count, Target target_of) {
+  std::string requests;
+  for (int i = 0; i < count; ++i) {
+    requests += "GET " + target_of(i) + " HTTP/1.1\r\nHost: t\r\n";
+    if (i + 1 == count) requests += "Connection: close\r\n";
+    requests += "\r\n";
+  }
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(s, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+    ::close(s);
+    return -1;
+  }
+  std::string answers;
+  std::thread sender([&] {
+    for (std::size_t sent = 0; sent < requests.size();) {
+      ssize_t n = ::send(s, requests.data() + sent, requests.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) break;
+      sent += static_cast<std::size_t>(n);
+    }
+  });
+  char buffer[16384];
+  for (ssize_t n; (n = ::recv(s, buffer, sizeof buffer, 0)) > 0;) answers.append(buffer, n);
+  sender.join();
+  ::close(s);
+  int ok = 0;
+  for (std::size_t at = 0; (at = answers.find("HTTP/1.1 200 ", at)) != std::string::npos; ++at)
+    ++ok;
+  return ok;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+struct gathered_row {
+  const char* rule;
+  unsigned threads;
+  int connections;
+  int requests_per_connection;
+  std::size_t padding;  // path bytes added to each request (longer lines)
+};
+
+class AccessLogToDescriptor : public ::testing::TestWithParam<gathered_row> {};
+
+// Whatever the batching, every request has its line, whole, and the lines of one
+// connection (one thread) keep their order; all of them are out when the server has stopped.
+TEST_P(AccessLogToDescriptor, LinesAreWholeInOrderAndAllOutAtStop) {
+  const gathered_row& row = GetParam();
+  drained_pipe log;
+  application app({.logger = [](std::string_view) {}});
+  app.use(
+      access_log({.fd = log.write_end(), .fields = {access_field::path, access_field::status}}));
+  app.get("/seq/{connection}/{i}/{pad}", [](context& ctx) { ctx.response().body("ok"); });
+  waypoint::beast::server_options options = loopback_options();
+  options.threads = row.threads;
+  std::string pad(row.padding + 1, 'p');
+  std::vector<int> answered(row.connections);
+  {
+    waypoint::beast::server server(options, dispatch_to(app));
+    server.start();
+    std::uint16_t port = server.endpoints().front().port;
+    std::vector<std::thread> clients;
+    for (int c = 0; c < row.connections; ++c)
+      clients.emplace_back([&, c] {
+        answered[c] = pipelined_gets(port, row.requests_per_connection, [&](int i) {
+          return "/seq/" + std::to_string(c) + "/" + std::to_string(i) + "/" + pad;
+        });
+      });
+    for (std::thread& t : clients) t.join();
+    server.stop();
+    server.wait();
+  }
+  std::string text = log.finish();
+  for (int c = 0; c < row.connections; ++c)
+    ASSERT_EQ(answered[c], row.requests_per_connection) << row.rule << ": connection " << c;
+  ASSERT_FALSE(text.empty()) << row.rule;
+  EXPECT_EQ(text.back(), '\n') << row.rule;
+  std::map<int, int> next_of_connection;
+  std::size_t count = 0;
+  for (const std::string& line : split_lines(text)) {
+    int c = -1, i = -1;
+    char tail[8] = {};
+    // The clipped path may end in the clip's mark; the prefix carries the sequence.
+    ASSERT_EQ(std::sscanf(line.c_str(), "{\"path\":\"/seq/%d/%d/%7[p]", &c, &i, tail), 3)
+        << row.rule << ": a broken line: " << line.substr(0, 120);
+    EXPECT_NE(line.find("\",\"status\":200}"), std::string::npos) << row.rule << ": " << line;
+    EXPECT_EQ(line.back(), '}') << row.rule;
+    EXPECT_EQ(i, next_of_connection[c]++) << row.rule << ": connection " << c << " out of order";
+    ++count;
+  }
+  EXPECT_EQ(count, static_cast<std::size_t>(row.connections * row.requests_per_connection))
+      << row.rule;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, AccessLogToDescriptor,
+    ::testing::Values(gathered_row{"one connection, requests in one pass", 1, 1, 50, 0},
+                      gathered_row{"several connections on one thread", 1, 6, 200, 0},
+                      gathered_row{"several connections on several threads", 3, 8, 200, 0},
+                      // 400 lines of ~300 bytes in a read: past the 32 KiB at which a pass's lines
+                      // are written without waiting, and many PIPE_BUF writes.
+                      gathered_row{"a pass past the flush threshold", 1, 1, 400, 240},
+                      gathered_row{"long lines on several threads", 2, 4, 300, 240}));
+
+// A line longer than PIPE_BUF (a long route pattern is logged whole) is written alone,
+// whole, between the short lines around it.
+TEST(AccessLog, LineLongerThanPipeBufIsWrittenWhole) {
+  drained_pipe log;
+  application app({.logger = [](std::string_view) {}});
+  app.use(access_log({.fd = log.write_end(), .fields = {access_field::route}}));
+  std::string long_path = "/long/" + std::string(6000, 'x');
+  app.get(long_path, [](context&) {});
+  app.get("/short/{i}", [](context&) {});
+  {
+    loopback_server server(app);
+    std::vector<request> requests;
+    for (int i = 0; i < 9; ++i)
+      requests.push_back(
+          make_request("GET", i % 3 == 1 ? long_path : "/short/" + std::to_string(i)));
+    exchange(server.port(), requests);
+  }  // stops and waits
+  std::vector<std::string> lines = split_lines(log.finish());
+  ASSERT_EQ(lines.size(), 9u);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string expected =
+        i % 3 == 1 ? "{\"route\":\"GET " + long_path + "\"}" : "{\"route\":\"GET /short/{i}\"}";
+    EXPECT_EQ(lines[i], expected) << "line " << i;
+  }
+}
+
+struct immediate_row {
+  const char* rule;
+  const char* target;
+};
+
+class AccessLogUnderRespond : public ::testing::TestWithParam<immediate_row> {};
+
+// Without a server's loop the line is written by the time respond() returns: at once for a
+// synchronous answer, and for one that waited (respond() ran its own io_context) when that
+// io_context ends with the flush still queued.
+TEST_P(AccessLogUnderRespond, LineIsOutWhenRespondReturns) {
+  const immediate_row& row = GetParam();
+  drained_pipe log;
+  application app({.logger = [](std::string_view) {}});
+  app.use(
+      access_log({.fd = log.write_end(), .fields = {access_field::path, access_field::status}}));
+  app.get("/sync", [](context&) {});
+  app.get("/waits", [](context&) -> awaitable<void> {
+    co_await boost::asio::post(co_await boost::asio::this_coro::executor,
+                               boost::asio::use_awaitable);
+  });
+  answer(app, "GET", row.target);
+  answer(app, "GET", row.target);
+  EXPECT_EQ(log.finish(), "{\"path\":\"" + std::string(row.target) + "\",\"status\":200}\n" +
+                              "{\"path\":\"" + std::string(row.target) + "\",\"status\":200}\n")
+      << row.rule;
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, AccessLogUnderRespond,
+                         ::testing::Values(immediate_row{"synchronous handler", "/sync"},
+                                           immediate_row{"handler that suspends", "/waits"}));
+
+// The sink is unchanged by the descriptor's batching: called once per request, on its
+// thread, before its response goes out.
+TEST(AccessLog, SinkSeesEachLineBeforeItsResponse) {
+  std::vector<std::string> lines;
+  std::mutex mutex;
+  application app({.logger = [](std::string_view) {}});
+  app.use(access_log({.sink =
+                          [&](std::string_view l) {
+                            std::lock_guard lock(mutex);
+                            lines.emplace_back(l);
+                          },
+                      .fields = {access_field::path}}));
+  app.get("/n/{i}", [](context&) {});
+  loopback_server server(app);
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket socket(io);
+  socket.connect({boost::asio::ip::make_address("127.0.0.1"), server.port()});
+  boost::beast::flat_buffer buffer;
+  for (int i = 0; i < 20; ++i) {
+    request req = make_request("GET", "/n/" + std::to_string(i));
+    req.prepare_payload();
+    http::write(socket, req);
+    response res;
+    http::read(socket, buffer, res);
+    std::lock_guard lock(mutex);
+    ASSERT_EQ(lines.size(), static_cast<std::size_t>(i + 1));
+    EXPECT_EQ(lines.back(), "{\"path\":\"/n/" + std::to_string(i) + "\"}");
+  }
 }
 
 // --- cors ---------------------------------------------------------------------------

@@ -61,9 +61,17 @@ inline constexpr access_field all_access_fields[] = {
 struct access_log_options {
   // Receives each line (without its newline), on the request's thread.
   std::function<void(std::string_view line)> sink{};
-  // Without a sink: >= 0 writes each line and its newline to this descriptor with one
-  // write(2), taking no lock (lines up to PIPE_BUF bytes never interleave on a pipe, and
-  // never on a file opened with O_APPEND); -1 hands it to the application's logger.
+  // Without a sink: >= 0 writes each line and its newline to this descriptor, taking no
+  // lock shared between threads. On a thread running an io_context (a server's worker) the
+  // thread's lines wait for the handlers already ready in that pass of its loop, then go
+  // out together: under load many lines a write(2), one request at a time one line a write.
+  // A write holds whole lines, at most PIPE_BUF bytes of them (a longer line alone), so
+  // lines up to PIPE_BUF bytes never interleave on a pipe, and never on a file opened with
+  // O_APPEND. Elsewhere (respond() answering at once, async_handle() off an io_context) a
+  // line is written at once. None is left behind: the queued write runs when the loop does,
+  // or when its io_context is destroyed first, or when the thread ends; the descriptor must
+  // stay open until then (until the server has stopped). -1 hands each line to the
+  // application's logger.
   int fd = -1;
   // What a line holds, in this order.
   std::vector<access_field> fields{std::begin(all_access_fields), std::end(all_access_fields)};
