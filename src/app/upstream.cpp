@@ -33,10 +33,12 @@
 #include <boost/system/system_error.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
-#include <functional>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -95,10 +97,12 @@ asio::execution_context& context_of(connection& c) noexcept {
   return asio::query(c.stream.get_executor(), asio::execution::context);
 }
 
-// Idle connections of one upstream, over all executors. A mutex, not a per-thread pool:
-// sends from several threads share one upstream object, a lock held for a vector scan is
-// far cheaper than the I/O it saves, and connections stay usable by the executor (thread
-// or strand) that made them, since Asio objects must not move between executors.
+// Idle connections of one upstream, over all executors, in shards by execution context: a
+// send takes and puts back a connection under the lock of its own context's shard, so
+// server threads (one context each) proxying to one upstream rarely meet on a lock, and a
+// lookup scans only the shard's connections (BENCHMARKS.md §24). Connections stay usable by
+// the executor (thread or strand) that made them, since Asio objects must not move between
+// executors.
 class connection_pool : public std::enable_shared_from_this<connection_pool> {
  public:
   explicit connection_pool(std::size_t max_idle_per_executor) noexcept
@@ -107,16 +111,17 @@ class connection_pool : public std::enable_shared_from_this<connection_pool> {
   // The most recently idled open connection made on `executor`, or null. LIFO because
   // the newest connection is the one least likely to have been closed by the upstream.
   std::unique_ptr<connection> take(const asio::any_io_executor& executor) {
+    shard& s = shard_of(asio::query(executor, asio::execution::context));
     while (true) {
       std::unique_ptr<connection> c;
       {
-        std::lock_guard lock(mutex_);
-        auto it = std::find_if(idle_.rbegin(), idle_.rend(), [&](const auto& idle) {
+        std::lock_guard lock(s.mutex);
+        auto it = std::find_if(s.idle.rbegin(), s.idle.rend(), [&](const auto& idle) {
           return idle->stream.get_executor() == executor;
         });
-        if (it == idle_.rend()) return nullptr;
+        if (it == s.idle.rend()) return nullptr;
         c = std::move(*it);
-        idle_.erase(std::next(it).base());
+        s.idle.erase(std::next(it).base());
       }
       if (still_open(*c)) return c;
     }
@@ -129,19 +134,31 @@ class connection_pool : public std::enable_shared_from_this<connection_pool> {
   // not outlive its io_context, and an upstream usually outlives the server's.
   void drop(asio::execution_context& context) {
     std::vector<std::unique_ptr<connection>> closing;
-    std::lock_guard lock(mutex_);
-    for (auto& c : idle_)
+    shard& s = shard_of(context);
+    std::lock_guard lock(s.mutex);
+    for (auto& c : s.idle)
       if (&context_of(*c) == &context) closing.push_back(std::move(c));
-    std::erase(idle_, nullptr);
-    std::erase(watched_, &context);
+    std::erase(s.idle, nullptr);
+    std::erase(s.watched, &context);
   }
 
  private:
+  struct shard {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<connection>> idle;
+    // The contexts of this shard whose shutdown will call drop().
+    std::vector<asio::execution_context*> watched;
+  };
+  // More shards than a server has threads on most machines; a context's address picks one.
+  static constexpr std::size_t shard_count = 32;
+
+  shard& shard_of(asio::execution_context& context) noexcept {
+    auto address = reinterpret_cast<std::uintptr_t>(&context);
+    return shards_[(address / alignof(std::max_align_t)) % shard_count];
+  }
+
   const std::size_t max_idle_per_executor_;
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<connection>> idle_;
-  // The contexts whose shutdown will call drop(); their number is the server's threads.
-  std::vector<asio::execution_context*> watched_;
+  std::array<shard, shard_count> shards_;
 };
 
 // One per execution context that pooled connections were made on: when the context shuts
@@ -178,20 +195,21 @@ class pool_shutdown_service : public asio::execution_context::service {
 void connection_pool::put(std::unique_ptr<connection> c) {
   c->stream.expires_never();
   asio::execution_context& context = context_of(*c);
+  shard& s = shard_of(context);
   bool watched;
   {
-    std::lock_guard lock(mutex_);
-    watched = std::find(watched_.begin(), watched_.end(), &context) != watched_.end();
+    std::lock_guard lock(s.mutex);
+    watched = std::find(s.watched.begin(), s.watched.end(), &context) != s.watched.end();
   }
   // Registered outside our lock: the service's shutdown takes its lock, then ours.
   if (!watched) asio::use_service<pool_shutdown_service>(context).watch(weak_from_this());
-  std::lock_guard lock(mutex_);
-  if (!watched && std::find(watched_.begin(), watched_.end(), &context) == watched_.end())
-    watched_.push_back(&context);
-  auto same = std::count_if(idle_.begin(), idle_.end(), [&](const auto& idle) {
-    return &context_of(*idle) == &context && idle->stream.get_executor() == c->stream.get_executor();
+  std::lock_guard lock(s.mutex);
+  if (!watched && std::find(s.watched.begin(), s.watched.end(), &context) == s.watched.end())
+    s.watched.push_back(&context);
+  auto same = std::count_if(s.idle.begin(), s.idle.end(), [&](const auto& idle) {
+    return idle->stream.get_executor() == c->stream.get_executor();
   });
-  if (static_cast<std::size_t>(same) < max_idle_per_executor_) idle_.push_back(std::move(c));
+  if (static_cast<std::size_t>(same) < max_idle_per_executor_) s.idle.push_back(std::move(c));
 }
 
 // "http://host[:port][/base]" or "http://unix:/path[:/base]", split into its parts.

@@ -578,6 +578,27 @@ TEST(Upstream, PoolsConnectionsPerExecutorAcrossThreads) {
   EXPECT_EQ(server.connections(), 2u) << "one connection per executor, each reused";
 }
 
+// The pool is sharded by execution context (32 shards): with more contexts than shards
+// some share one, and each still gets back only the connection its own context made.
+TEST(Upstream, PoolsPerExecutorWhenContextsOutnumberTheShards) {
+  beast_upstream server([](const wb::request&, wb::response& res) { res.body() = "pong"; });
+  upstream up(options_for(server.url()));
+  constexpr int contexts = 40;
+  std::atomic<int> answered = 0;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < contexts; ++t) {
+    threads.emplace_back([&] {
+      asio::io_context io;
+      for (int i = 0; i < 3; ++i)
+        if (run(io, up, get("/ping")).res) ++answered;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(answered, 3 * contexts);
+  EXPECT_EQ(server.connections(), static_cast<std::uint64_t>(contexts))
+      << "one connection per context, each reused by its own context only";
+}
+
 TEST(Upstream, PooledConnectionsOutliveTheirIoContext) {
   beast_upstream server([](const wb::request&, wb::response& res) { res.body() = "pong"; });
   upstream up(options_for(server.url()));
