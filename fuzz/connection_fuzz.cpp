@@ -165,8 +165,8 @@ const std::string* file_content(std::string_view path) {
 void add_routes(wa::application& app, const std::string& root) {
   app.get("/users/{id}", [](wa::context& ctx) { ctx.response().body("user"); });
   app.post("/upload", [](wa::context& ctx) { ctx.response().body(digest(ctx.body())); })
-      .body_limit(upload_limit);
-  app.post("/stream/{piece}", read_streamed).stream_body(upload_limit);
+      .body({.max_bytes = upload_limit});
+  app.post("/stream/{piece}", read_streamed).body({.max_bytes = upload_limit, .streamed = true});
   app.post("/guarded/{piece}",
            [](wa::context& ctx) -> wa::awaitable<void> {
              if (ctx.header("X-Key").empty()) {
@@ -175,7 +175,7 @@ void add_routes(wa::application& app, const std::string& root) {
              }
              co_await read_streamed(ctx);
            })
-      .stream_body(upload_limit);
+      .body({.max_bytes = upload_limit, .streamed = true});
   app.get("/later/{turns}", [](wa::context& ctx) {
     auto answer = std::make_shared<later_answer>(later_answer{ctx.defer(), count_in(ctx, "turns")});
     finish_later(ctx.executor(), std::move(answer));
