@@ -720,7 +720,7 @@ T read_json(context& ctx) {
         nlohmann_json_j, {NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_NAME_OF, __VA_ARGS__))}); \
     NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_TO_MEMBER, __VA_ARGS__))              \
   }                                                                                              \
-  inline void from_json(const nlohmann::json& nlohmann_json_j, Type& nlohmann_json_t) {          \
+  [[maybe_unused]] inline void from_json(const nlohmann::json& nlohmann_json_j, Type& nlohmann_json_t) { \
     NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_FROM_MEMBER, __VA_ARGS__))            \
     ::waypoint::app::detail::check_members(                                                      \
         nlohmann_json_j, {NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(WAYPOINT_JSON_NAME_OF, __VA_ARGS__))}, \
