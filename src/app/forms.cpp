@@ -153,7 +153,7 @@ awaitable<std::size_t> multipart_reader::read_some(std::span<char> into) {
     if (e == multipart_event::part_end) position_ = position::between_parts;
   }
   std::size_t n = std::min(into.size(), content_.size());
-  std::memcpy(into.data(), content_.data(), n);
+  if (n != 0) std::memcpy(into.data(), content_.data(), n);  // data() may be null when empty
   content_.remove_prefix(n);
   co_return n;
 }
