@@ -24,11 +24,6 @@
 namespace waypoint::beast::detail {
 namespace {
 
-// After a response that closes the connection, its unread input is drained this long at
-// most, so closing does not reset the connection (an RST can destroy the response in the
-// client's receive buffer before it is read).
-constexpr std::chrono::milliseconds linger_timeout{1000};
-
 // A file body is sent in turns of at most this many bytes, each turn going back through the
 // reactor, so that one fast reader of a large file cannot keep the thread from its other
 // connections. 1 MiB is a few milliseconds of loopback bandwidth.
@@ -79,7 +74,9 @@ void ignore_sigpipe_once() noexcept {
 connection::connection(worker& owner, socket_type socket,
                        std::shared_ptr<asio::ssl::context> tls)
     : owner_(owner),
-      transport_(std::make_unique<transport>(std::move(socket), std::move(tls))),
+      transport_(std::make_unique<transport>(
+          std::move(socket), std::move(tls),
+          linger_limits{owner.options().linger_timeout, owner.options().max_linger_bytes})),
       session_(owner.environment(), *this) {}
 
 void connection::start(std::list<connection>::iterator self) {
@@ -690,35 +687,16 @@ const connection_endpoints& connection::endpoints() {
   return *endpoints_;
 }
 
-// Half-closes, then reads and drops what the client still sends until it closes too. Over
-// TLS the half-close is a close_notify, and the shutdown reads (and drops) until the
-// client's own close_notify or end of stream, under the same deadline.
+// The lingering close (transport::async_linger), so that the answer that closes reaches a
+// client still sending instead of a reset; it bounds itself, so no deadline here.
 void connection::do_linger() {
-  if (transport_->is_tls()) {
-    phase_ = phase::lingering;
-    deadline_ = clock::now() + linger_timeout;
-    reading_ = read_op::linger;
-    transport_->async_shutdown([this](error_code) {
-      reading_ = read_op::none;
-      destroy();
-    });
-    return;
-  }
-  if (phase_ != phase::lingering) {
-    phase_ = phase::lingering;
-    deadline_ = clock::now() + linger_timeout;
-    error_code ignored;
-    transport_->socket().shutdown(socket_type::shutdown_send, ignored);
-  }
+  phase_ = phase::lingering;
+  deadline_ = clock::time_point::max();
   reading_ = read_op::linger;
-  transport_->async_read_some(session_.discard_and_prepare(),
-                             [this](error_code ec, std::size_t) { on_linger(ec); });
-}
-
-void connection::on_linger(error_code ec) {
-  reading_ = read_op::none;
-  if (ec || life_ == life::closed) return destroy();
-  do_linger();
+  transport_->async_linger([this](error_code) {
+    reading_ = read_op::none;
+    destroy();
+  });
 }
 
 }  // namespace waypoint::beast::detail

@@ -64,7 +64,7 @@ class connection final : public exchange_host {
     expired,      // ... cancelled: its completion answers what arrived, then 408
     writing,      // a batch of responses, a file or a chunk: closed (write_timeout)
     waiting,      // a deferred response: a body read's stall or rate (408), else none
-    lingering,    // draining the input after a close: closed
+    lingering,    // the lingering close, which bounds itself
   };
   // The read pending on the socket.
   enum class read_op : std::uint8_t {
@@ -73,7 +73,7 @@ class connection final : public exchange_host {
     handshake,  // the TLS handshake (on_handshake)
     request,    // the next bytes of a request (on_read)
     watch,      // beside a deferred response: the client leaving, a streamed body (on_watch)
-    linger,     // the input drained after a close, or TLS's close_notify (on_linger)
+    linger,     // the lingering close: input dropped, or TLS's close_notify (do_linger)
   };
   // The write pending on the socket.
   enum class write_op : std::uint8_t {
@@ -112,7 +112,6 @@ class connection final : public exchange_host {
   void fail_streams() noexcept;
   void end_stream() noexcept;
   void do_linger();
-  void on_linger(error_code ec);
   void destroy() noexcept;
   void shut() noexcept;
   void settle() noexcept;

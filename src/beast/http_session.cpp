@@ -605,9 +605,4 @@ void http_session::refuse(http::status status, std::string_view why) {
   answer_error(status, why);
 }
 
-boost::asio::mutable_buffer http_session::discard_and_prepare() {
-  input_.clear();
-  return input_.prepare(read_chunk);
-}
-
 }  // namespace waypoint::beast::detail

@@ -151,8 +151,6 @@ class http_session {
   clock::time_point deadline() const noexcept { return deadline_; }
   // The input's memory, for the tests that pin its bound.
   std::size_t input_capacity() const noexcept { return input_.capacity(); }
-  // For lingering after a close: drops the input and gives room to read into.
-  boost::asio::mutable_buffer discard_and_prepare();
 
  private:
   enum class step : std::uint8_t { need_more, progress };

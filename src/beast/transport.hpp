@@ -17,7 +17,9 @@
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/core/role.hpp>
 
+#include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <utility>
 
@@ -30,6 +32,18 @@ namespace waypoint::beast::detail {
 using read_handler = asio::any_completion_handler<void(error_code, std::size_t)>;
 using write_handler = asio::any_completion_handler<void(error_code, std::size_t)>;
 using done_handler = asio::any_completion_handler<void(error_code)>;
+// Shown the bytes a lingering close reads; true once they hold what it waits for.
+using input_watch = std::function<bool(const unsigned char* bytes, std::size_t size)>;
+
+// How long, and how much, a side that has said its last word (an HTTP answer that closes, a
+// WebSocket close frame) goes on reading and dropping what the peer still sends. Closing a
+// socket with unread input makes the kernel answer with a reset, which can destroy that last
+// word in the peer's receive buffer before the peer reads it (RFC 6455 §7.1.1; nginx's
+// lingering_close). From server_options::linger_timeout and max_linger_bytes.
+struct linger_limits {
+  std::chrono::milliseconds timeout;
+  std::size_t max_bytes;
+};
 
 // Invariant: the socket is the lowest layer whatever the mode; a TLS stream, when there is
 // one, refers to it (so the transport never moves once it has one).
@@ -40,7 +54,7 @@ class transport {
   // `tls` null: plain. Otherwise the TLS stream is made from the context by start_tls(),
   // late: a connection that has sent no hello yet holds no TLS state (Asio's OpenSSL stream
   // costs 50 to 92 KB resident, docs/server.md), so half-open handshakes cost little memory.
-  transport(socket_type socket, std::shared_ptr<asio::ssl::context> tls);
+  transport(socket_type socket, std::shared_ptr<asio::ssl::context> tls, linger_limits linger);
   ~transport();
   transport(const transport&) = delete;
   transport& operator=(const transport&) = delete;
@@ -61,6 +75,17 @@ class transport {
   // Forgets the TLS layer, so that a client that spoke plaintext to a TLS port can be
   // told so in plaintext. Nothing of TLS may be pending.
   void drop_tls() noexcept;
+
+  // The lingering close, the one way this server ends a connection that may have unread
+  // input: half-closes (a TCP shutdown, or TLS's close_notify), then reads and drops until
+  // the peer closes too, linger_limits runs out, or an error; then closes the socket. Over
+  // TLS the bytes are not counted (OpenSSL's shutdown drops them): the timeout bounds it.
+  void async_linger(done_handler handler);
+  // The same, after first reading (and dropping) the peer's input until `wanted` returns
+  // true for bytes it is shown, within the same bounds: a WebSocket server waits so for the
+  // peer's close frame before it half-closes, as RFC 6455 §7.1.1 asks; a client that sees the
+  // end of the stream before it has answered the close may report it as an abnormal close.
+  void async_linger_after(input_watch wanted, done_handler handler);
 
   void close(error_code& ec) noexcept { socket_.close(ec); }
   void cancel(error_code& ec) noexcept { socket_.cancel(ec); }
@@ -87,7 +112,9 @@ class transport {
         token, buffers);
   }
 
-  // For Beast's websocket teardown (below).
+  // For Beast's websocket teardown (below). The server's async one is async_linger: Beast's
+  // own reads one buffer of the peer's input and then closes (its loop tests a byte count it
+  // never sets), which resets a connection whose peer is still sending.
   void teardown(boost::beast::role_type role, error_code& ec);
   void async_teardown(boost::beast::role_type role, done_handler handler);
 
@@ -111,6 +138,7 @@ class transport {
   // Invariant: at most one is set. The context until start_tls(), then the stream.
   std::shared_ptr<asio::ssl::context> tls_context_;
   std::unique_ptr<tls_stream> tls_;
+  linger_limits linger_;
 };
 
 // Beast's websocket::stream<transport> closes its transport through these, found by ADL:

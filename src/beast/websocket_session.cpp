@@ -289,22 +289,14 @@ class websocket_session::impl final : public websocket_channel, public exchange_
                                         boost::asio::redirect_error(boost::asio::use_awaitable, ec));
       write_timer_.cancel();
       hand_over_turn();
-      // Half-close and drain, as Beast's close does, so that the peer reads the frame: a
-      // close with its unread frames still here would be a reset, which may discard it.
-      // Bounded by handshake_timeout, the close handshake's.
+      // The lingering close, as after Beast's own close frames, so that the peer reads the
+      // frame: a close with its unread frames still here would be a reset, which may
+      // discard it. It bounds itself (server_options::linger_timeout, max_linger_bytes).
       if (!ec) {
-        write_timer_.expires_after(handoff_.upgrade.options.handshake_timeout);
-        write_timer_.async_wait([this](error_code e) {
-          if (!e) close();
-        });
         auto token = boost::asio::redirect_error(boost::asio::use_awaitable, ec);
         co_await boost::asio::async_initiate<decltype(token), void(error_code)>(
-            [this](auto handler) {
-              transport_->async_teardown(boost::beast::role_type::server,
-                                         done_handler(std::move(handler)));
-            },
+            [this](auto handler) { wire_.async_linger(done_handler(std::move(handler))); },
             token);
-        write_timer_.cancel();
       }
     }
     close();

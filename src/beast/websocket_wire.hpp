@@ -32,9 +32,10 @@ class frame_counter {
   explicit frame_counter(std::size_t max_message_frames) noexcept : max_(max_message_frames) {}
 
   // Counts the frames whose headers `bytes` complete; false once a message has more than
-  // the limit (and from then on).
+  // the limit (and from then on). Headers are still read past the limit, so that the
+  // lingering close after the refusal sees the peer's close frame.
   bool observe(const unsigned char* bytes, std::size_t size) noexcept {
-    while (size > 0 && !exceeded_) {
+    while (size > 0) {
       if (payload_left_ > 0) {
         std::size_t skip = payload_left_ < size ? static_cast<std::size_t>(payload_left_) : size;
         payload_left_ -= skip;
@@ -50,6 +51,8 @@ class frame_counter {
   }
 
   bool exceeded() const noexcept { return exceeded_; }
+  // The peer has sent a close frame's header (its payload, at most 125 bytes, follows).
+  bool close_seen() const noexcept { return close_seen_; }
 
  private:
   // The header's length once its second byte is known: 2, the extended length (2 or 8
@@ -73,6 +76,7 @@ class frame_counter {
       for (std::size_t i = 0; i < bytes; ++i) payload_left_ = (payload_left_ << 8) | header_[2 + i];
     }
     have_ = 0;
+    if (opcode == 0x8) close_seen_ = true;
     if (opcode & 0x8) return;  // a control frame: not part of the message
     // Opcode 0 continues the message; text and binary (and reserved data opcodes, which
     // Beast refuses) start one.
@@ -87,6 +91,7 @@ class frame_counter {
   unsigned char header_[14] = {};
   std::size_t have_ = 0;  // header bytes gathered; invariant: < header_size() between calls
   bool exceeded_ = false;
+  bool close_seen_ = false;
 };
 
 class websocket_wire {
@@ -106,6 +111,20 @@ class websocket_wire {
   }
   // A message arrived with more frames than the limit: reads fail with message_size.
   bool frame_limit_exceeded() const noexcept { return frames_.exceeded(); }
+
+  // The server's lingering close once its close frame is sent: the peer's input is read
+  // (and dropped, counted here as frames) until the peer's close frame has come, then the
+  // transport's lingering close. The frames this layer has passed up count: Beast may have
+  // read the peer's close frame already (a close the peer started, or answered).
+  void async_linger(done_handler handler) {
+    if (frames_.close_seen()) return next_.async_linger(std::move(handler));
+    next_.async_linger_after(
+        [this](const unsigned char* bytes, std::size_t size) {
+          frames_.observe(bytes, size);
+          return frames_.close_seen();
+        },
+        std::move(handler));
+  }
 
   // When a write last handed bytes to the kernel (or began: note_write_start()).
   clock::time_point last_write_progress() const noexcept { return last_write_progress_; }
@@ -167,8 +186,11 @@ inline void teardown(boost::beast::role_type role, websocket_wire& wire, error_c
   teardown(role, wire.next_layer(), ec);
 }
 
+// The server's is the wire's lingering close, which waits for the peer's close frame.
 template <class TeardownHandler>
 void async_teardown(boost::beast::role_type role, websocket_wire& wire, TeardownHandler&& handler) {
+  if (role == boost::beast::role_type::server)
+    return wire.async_linger(done_handler(std::forward<TeardownHandler>(handler)));
   async_teardown(role, wire.next_layer(), std::forward<TeardownHandler>(handler));
 }
 

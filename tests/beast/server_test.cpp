@@ -446,6 +446,112 @@ TEST(Server, RefusedRequestWithMoreBytesBehindItIsStillRead) {
   EXPECT_EQ(res->result_int(), 400u);
 }
 
+// A client that goes on sending while it reads: `pieces` of `piece` bytes, one every
+// `gap`, from another thread, until they run out, the send fails (the server closed), or
+// the reader is done.
+class sending_client {
+ public:
+  sending_client(test_client& c, std::string piece, int pieces, std::chrono::milliseconds gap)
+      : sender_([&c, piece = std::move(piece), pieces, gap, this] {
+          for (int i = 0; i < pieces && !done_; ++i) {
+            if (!c.send(piece)) {
+              cut_ = true;
+              return;
+            }
+            std::this_thread::sleep_for(gap);
+          }
+        }) {}
+  ~sending_client() { stop(); }
+  // Ends the sending; true when the server cut it (a send failed) before it ran out.
+  bool stop() {
+    done_ = true;
+    return finish();
+  }
+  // Waits for the sending to end by itself: true when the server cut it.
+  bool finish() {
+    if (sender_.joinable()) sender_.join();
+    return cut_;
+  }
+
+ private:
+  std::atomic<bool> done_ = false;
+  std::atomic<bool> cut_ = false;
+  std::thread sender_;
+};
+
+// The lingering close, for every answer that ends a connection whose client is still
+// sending: the answer is read in full while another thread goes on writing, then the
+// server waits for this end's close (nothing is cut).
+TEST(LingeringClose, TheAnswerReachesAClientStillSending) {
+  wb::server_options o = short_timeouts();
+  o.max_body_bytes = 1000;
+  o.max_header_bytes = 4096;
+  o.min_body_rate = 1024 * 1024;
+  running_server s(o);
+  struct row {
+    std::string rule;
+    std::string head;
+    std::string piece;
+    std::chrono::milliseconds gap;
+    unsigned status;
+  };
+  using std::chrono::milliseconds;
+  std::vector<row> rows = {
+      {"a body over max_body_bytes: 413",
+       request_text("POST", "/users", "Content-Length: 100000000\r\n"), std::string(16384, 'b'),
+       milliseconds(1), 413},
+      {"a header block over max_header_bytes: 431", "GET /users/1 HTTP/1.1\r\nHost: t\r\nX: ",
+       std::string(16384, 'h'), milliseconds(1), 431},
+      {"a chunked body with a bad chunk size: 400",
+       request_text("POST", "/users", "Transfer-Encoding: chunked\r\n") + "zz\r\n",
+       std::string(16384, 'c'), milliseconds(1), 400},
+      {"a body slower than min_body_rate past body_timeout: 408",
+       request_text("POST", "/users", "Content-Length: 900\r\n"), "s", milliseconds(10), 408},
+  };
+  for (const row& r : rows) {
+    SCOPED_TRACE(r.rule);
+    test_client c = s.connect();
+    ASSERT_TRUE(c.send(r.head));
+    sending_client more(c, r.piece, 100, r.gap);
+    auto res = c.read();
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->result_int(), r.status);
+    EXPECT_FALSE(more.stop()) << "the server cut the client before it was done sending";
+  }
+}
+
+// The linger's bounds: a client that sends on past max_linger_bytes, or for longer than
+// linger_timeout, is cut (its sends fail) instead of holding the connection.
+TEST(LingeringClose, EndsAtEitherBound) {
+  struct row {
+    std::string rule;
+    std::size_t max_bytes;
+    std::chrono::milliseconds timeout;
+    std::size_t piece;
+    std::chrono::milliseconds gap;
+  };
+  using std::chrono::milliseconds;
+  std::vector<row> rows = {
+      {"max_linger_bytes", 64 * 1024, milliseconds(60'000), 16384, milliseconds(1)},
+      {"linger_timeout", 1024 * 1024 * 1024, milliseconds(200), 10, milliseconds(10)},
+  };
+  for (const row& r : rows) {
+    SCOPED_TRACE(r.rule);
+    wb::server_options o = test_options();
+    o.max_linger_bytes = r.max_bytes;
+    o.linger_timeout = r.timeout;
+    running_server s(o);
+    test_client c = s.connect();
+    ASSERT_TRUE(c.send("GARBAGE\r\n\r\n"));
+    auto res = c.read();  // first: a cut past the bound may reset an answer still unread
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->result_int(), 400u);
+    // 32 MiB, or 10 bytes every 10 ms for 20 s: far past either bound.
+    sending_client more(c, std::string(r.piece, 'z'), 2000, r.gap);
+    EXPECT_TRUE(more.finish()) << "the client sent all it had: the linger did not end";
+  }
+}
+
 TEST(Server, SecondSignalEndsTheDrainAtOnce) {
   wb::server_options o = test_options();
   o.handle_signals = true;

@@ -469,6 +469,17 @@ struct server_options {
   // more of it (so a slow but steady download goes on, and a stalled reader is cut).
   std::chrono::milliseconds write_timeout{15'000};
   std::chrono::milliseconds drain_timeout{10'000};   // graceful stop, then connections close
+  // The lingering close. After an answer that ends the connection while the client may
+  // still be sending (413, 431, 408, a 400 for a bad body, a WebSocket close frame: 1009,
+  // 1008, 1002, 1001 at drain...), the server stops writing and reads and drops what the
+  // client sends, until the client closes too or either bound runs out, then closes. A
+  // close with unread input would be a reset, which can destroy the answer in the client's
+  // receive buffer before it is read. Over TLS only the time bounds it. The byte bound is
+  // above what a client may have in flight when it learns of the close (the rest of a 1 MiB
+  // WebSocket message, a body past max_body_bytes, its socket buffers): dropping costs a
+  // read per 4 KiB and no memory.
+  std::chrono::milliseconds linger_timeout{2'000};
+  std::size_t max_linger_bytes = 8 * 1024 * 1024;
   // A TLS connection's accept to its handshake's end (closed past it). The connection
   // counts against max_connections from its accept.
   std::chrono::milliseconds tls_handshake_timeout{10'000};
