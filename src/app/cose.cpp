@@ -115,16 +115,9 @@ std::string quoted(std::string_view id) {
 struct key::material {
   std::string id;
   cose::algorithm alg = algorithm::hmac_256;
-  std::vector<unsigned char> secret;  // symmetric keys; allocated once, so no stale copy
-  openssl::pkey_ptr pkey;                      // ES256 and EdDSA keys
+  detail::secret_bytes secret;  // symmetric keys
+  openssl::pkey_ptr pkey;       // ES256 and EdDSA keys
   bool is_private = false;
-
-  material() = default;
-  material(const material&) = delete;
-  material& operator=(const material&) = delete;
-  ~material() {
-    if (!secret.empty()) OPENSSL_cleanse(secret.data(), secret.size());
-  }
 };
 
 std::string_view name_of(algorithm alg) noexcept {
@@ -182,7 +175,7 @@ key key::symmetric(std::string id, algorithm alg, std::string_view secret) {
   auto held = std::make_shared<material>();
   held->id = std::move(id);
   held->alg = alg;
-  held->secret.assign(bytes_of(secret), bytes_of(secret) + secret.size());
+  held->secret.assign(secret);
   held->is_private = true;
   return key(std::move(held));
 }

@@ -180,15 +180,8 @@ std::string_view name_of(jwt_algorithm alg) noexcept {
 struct jwt_keys::key {
   std::string kid;
   jwt_algorithm alg = jwt_algorithm::hs256;
-  openssl::pkey_ptr pkey;                      // RS256, ES256, EdDSA
-  std::vector<unsigned char> secret;  // HS256
-
-  key() = default;
-  key(const key&) = delete;
-  key& operator=(const key&) = delete;
-  ~key() {
-    if (!secret.empty()) OPENSSL_cleanse(secret.data(), secret.size());
-  }
+  openssl::pkey_ptr pkey;       // RS256, ES256, EdDSA
+  detail::secret_bytes secret;  // HS256
 };
 
 jwt_keys& jwt_keys::add(std::shared_ptr<const key> k) {
@@ -225,7 +218,7 @@ jwt_keys& jwt_keys::add_secret(std::string kid, std::string_view secret) {
   auto k = std::make_shared<key>();
   k->kid = std::move(kid);
   k->alg = jwt_algorithm::hs256;
-  k->secret.assign(bytes_of(secret), bytes_of(secret) + secret.size());
+  k->secret.assign(secret);
   return add(std::move(k));
 }
 
@@ -365,7 +358,7 @@ struct jwk_reader {
       if (secret.size() < min_hmac_secret)
         refuse("\"k\" is " + std::to_string(secret.size()) + " bytes; HS256 takes " +
                std::to_string(min_hmac_secret) + " or more");
-      k->secret.assign(bytes_of(secret), bytes_of(secret) + secret.size());
+      k->secret.assign(secret);
       OPENSSL_cleanse(secret.data(), secret.size());
       return k;
     }

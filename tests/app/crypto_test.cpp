@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -254,6 +255,21 @@ TEST(Pem, AnEncryptedPrivateKeyIsRefusedWithoutAskingForAPassphrase) {
   ASSERT_NE(encrypted.find("ENCRYPTED"), std::string::npos);
   EXPECT_FALSE(read_pem_private_key(encrypted));
   EXPECT_EQ(ERR_peek_error(), 0u);
+}
+
+TEST(SecretBytes, HoldTheBytesGivenLastAndCannotBeCopied) {
+  static_assert(!std::is_copy_constructible_v<secret_bytes>);
+  static_assert(!std::is_copy_assignable_v<secret_bytes>);
+  secret_bytes secret;
+  EXPECT_EQ(secret.size(), 0u);
+  secret.assign(std::string(40, 'k'));
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(secret.data()), secret.size()),
+            std::string(40, 'k'));
+  secret.assign("Jefe");  // replaced, shorter
+  std::span<const unsigned char> view = secret;
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.data()), view.size()), "Jefe");
+  hmac_row row = rfc4231_cases()[1];  // a held secret keys HMAC as the bytes would
+  EXPECT_TRUE(hmac_sha256_matches(secret, {row.data}, from_hex(row.tag_hex)));
 }
 
 TEST(OpensslFailure, NamesWhoWhatAndOpensslsReasonAndEmptiesTheQueue) {

@@ -42,6 +42,15 @@ openssl::pkey_ptr read_pem(std::string_view text, pem_reader read) {
 
 }  // namespace
 
+void secret_bytes::assign(std::string_view bytes) {
+  wipe();  // before assign() may free the old buffer
+  bytes_.assign(bytes_of(bytes), bytes_of(bytes) + bytes.size());
+}
+
+void secret_bytes::wipe() noexcept {
+  if (!bytes_.empty()) OPENSSL_cleanse(bytes_.data(), bytes_.size());
+}
+
 [[noreturn]] void throw_openssl_failure(std::string_view who, std::string_view what) {
   unsigned long code = ERR_get_error();
   char reason[256] = "unknown error";

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace waypoint::app::detail {
 
@@ -24,6 +25,25 @@ inline const unsigned char* bytes_of(std::string_view bytes) noexcept {
 inline std::span<const unsigned char> byte_span(std::string_view bytes) noexcept {
   return {bytes_of(bytes), bytes.size()};
 }
+
+// A key's secret bytes (an HMAC or AEAD key), wiped when dropped or replaced, with
+// OPENSSL_cleanse (which the compiler may not elide). Not copyable: no copy is left behind.
+class secret_bytes {
+ public:
+  secret_bytes() = default;
+  secret_bytes(const secret_bytes&) = delete;
+  secret_bytes& operator=(const secret_bytes&) = delete;
+  ~secret_bytes() { wipe(); }
+
+  void assign(std::string_view bytes);
+  const unsigned char* data() const noexcept { return bytes_.data(); }
+  std::size_t size() const noexcept { return bytes_.size(); }
+  operator std::span<const unsigned char>() const noexcept { return bytes_; }
+
+ private:
+  void wipe() noexcept;
+  std::vector<unsigned char> bytes_;
+};
 
 // ---- OpenSSL's failures ------------------------------------------------------------------
 
