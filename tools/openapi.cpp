@@ -6,10 +6,10 @@
 #include "registration.hpp"
 #include "tool_error.hpp"
 
+#include <waypoint/detail/http_grammar.hpp>
 #include <waypoint/openapi_paths.hpp>
 #include <waypoint/router.hpp>
 
-#include <cctype>
 #include <ostream>
 
 namespace waypoint::route_tool {
@@ -43,8 +43,8 @@ int run_openapi(std::span<const std::string_view> args, command_io io) {
     io.err << json_report(p) << '\n';
   openapi_path_writer paths;
   for (const auto& route : router.routes()) {
-    std::string method(route.pattern.method().empty() ? "any" : route.pattern.method());
-    for (char& c : method) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string method = waypoint::detail::ascii_lowercase(
+        route.pattern.method().empty() ? "any" : route.pattern.method());
     openapi_place place = openapi_place_of(route.pattern);
     paths.add(route.pattern, openapi_operation_id(method, place),
               [](std::string_view op_method, const openapi_place& where) {

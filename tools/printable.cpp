@@ -1,6 +1,8 @@
 // Escaping and column arithmetic for human-readable output.
 #include "printable.hpp"
 
+#include <waypoint/detail/hex.hpp>
+
 namespace waypoint::route_tool {
 namespace {
 
@@ -14,7 +16,6 @@ bool is_utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0
 }  // namespace
 
 std::string printable(std::string_view text) {
-  constexpr char hex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
@@ -22,10 +23,8 @@ std::string printable(std::string_view text) {
       out += c;
       continue;
     }
-    auto u = static_cast<unsigned char>(c);
     out += "\\x";
-    out += hex[u >> 4];
-    out += hex[u & 15];
+    waypoint::detail::append_hex(out, static_cast<unsigned char>(c));
   }
   return out;
 }

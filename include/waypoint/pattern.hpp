@@ -227,22 +227,6 @@ bool precedes(const pattern& a, const pattern& b) noexcept;
 
 namespace detail {
 
-// Appends `text` with every byte that `keep` refuses written as %XX.
-template <class Keep>
-void append_percent_encoded(std::string& out, std::string_view text, Keep keep) {
-  constexpr char hex[] = "0123456789ABCDEF";
-  for (char c : text) {
-    if (keep(c)) {
-      out += c;
-    } else {
-      auto u = static_cast<unsigned char>(c);
-      out += '%';
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    }
-  }
-}
-
 // Appends `text` (a decoded literal) percent-encoded so that it reads back as itself.
 void append_escaped(std::string& out, std::string_view text);
 

@@ -13,9 +13,9 @@
 #include "waypoint/detail/http_grammar.hpp"
 
 #include "authorization.hpp"
-#include "base64url.hpp"
 #include "cbor.hpp"
-#include "sha256.hpp"
+#include "detail/base64url.hpp"
+#include "detail/sha256.hpp"
 
 #include <nlohmann/json.hpp>
 #include <openssl/crypto.h>

@@ -3,9 +3,11 @@
 #include "waypoint/app/cookies.hpp"
 
 #include "waypoint/beast/server.hpp"
+#include "waypoint/detail/http_grammar.hpp"
 
-#include "base64url.hpp"
-#include "openssl_handles.hpp"
+#include "detail/base64url.hpp"
+#include "detail/crypto.hpp"
+#include "detail/openssl_handles.hpp"
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -40,18 +42,6 @@ namespace {
 
 // --- reading --------------------------------------------------------------------------------
 
-std::string_view trim_spaces(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// RFC 9110 §5.6.2 tchar.
-constexpr bool is_tchar(unsigned char c) noexcept {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
-}
-
 // RFC 6265 §4.1.1 cookie-octet: printable US-ASCII but space, '"', ',', ';' and '\'.
 constexpr bool is_cookie_octet(unsigned char c) noexcept {
   return c == 0x21 || (c >= 0x23 && c <= 0x2B) || (c >= 0x2D && c <= 0x3A) ||
@@ -65,9 +55,9 @@ constexpr bool is_control(unsigned char c) noexcept { return (c < 0x20 && c != '
 std::optional<cookie> read_pair(std::string_view pair) noexcept {
   std::size_t eq = pair.find('=');
   if (eq == std::string_view::npos) return std::nullopt;  // a nameless cookie's value
-  std::string_view name = trim_spaces(pair.substr(0, eq));
+  std::string_view name = waypoint::detail::trim(pair.substr(0, eq));
   if (!is_cookie_name(name)) return std::nullopt;
-  std::string_view value = trim_spaces(pair.substr(eq + 1));
+  std::string_view value = waypoint::detail::trim(pair.substr(eq + 1));
   if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
     value = value.substr(1, value.size() - 2);
   if (std::any_of(value.begin(), value.end(),
@@ -107,14 +97,7 @@ std::string byte_at(std::string_view text, std::size_t at) {
 // "__Host-" and friends compared ignoring case, as browsers check prefixes (RFC 6265bis
 // §5.6 steps 21-22): a "__host-" cookie is held to the same rules.
 bool has_prefix(std::string_view name, std::string_view prefix) noexcept {
-  if (name.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i) {
-    char a = name[i], b = prefix[i];
-    if (a >= 'A' && a <= 'Z') a = static_cast<char>(a - 'A' + 'a');
-    if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
-    if (a != b) return false;
-  }
-  return true;
+  return waypoint::detail::istarts_with(name, prefix);
 }
 
 // Path and Domain: RFC 6265 §4.1.1 av-octet (no control byte, no ';'), at most
@@ -135,7 +118,7 @@ void check_attribute(const set_cookie& c, std::string_view attribute, std::strin
 void check_name_and_value(const set_cookie& c) {
   if (c.name.empty()) refuse(c.name, "the name is empty");
   for (std::size_t i = 0; i < c.name.size(); ++i)
-    if (!is_tchar(static_cast<unsigned char>(c.name[i])))
+    if (!waypoint::detail::is_token_byte(c.name[i]))
       refuse(c.name, "the name holds " + byte_at(c.name, i) + ", not a token character (RFC 9110 §5.6.2)");
   for (std::size_t i = 0; i < c.value.size(); ++i)
     if (!is_cookie_octet(static_cast<unsigned char>(c.value[i])))
@@ -178,19 +161,17 @@ std::string_view same_site_text(same_site_policy p) noexcept {
 
 constexpr std::size_t id_size = 1;
 constexpr std::size_t time_size = 8;
-constexpr std::size_t mac_size = 32;    // HMAC-SHA256
+constexpr std::size_t mac_size = detail::hmac_sha256_size;
 constexpr std::size_t nonce_size = 12;  // GCM's 96-bit IV, the size it is built for
 constexpr std::size_t tag_size = 16;    // GCM's full tag
 // Values sealed this far in the future still open under max_age: clocks of the servers
 // sharing the keys differ by seconds, not minutes.
 constexpr std::chrono::seconds clock_skew{60};
 
-const unsigned char* bytes_of(std::string_view s) noexcept {
-  return reinterpret_cast<const unsigned char*>(s.data());
-}
+using detail::bytes_of;
 
 [[noreturn]] void openssl_failure(const char* what) {
-  throw std::runtime_error(std::string("cookie_keys: OpenSSL's ") + what + " failed");
+  detail::throw_openssl_failure("cookie_keys", what);
 }
 
 void put_time(unsigned char* out, std::chrono::system_clock::time_point t) noexcept {
@@ -237,29 +218,12 @@ void derive(std::string_view secret, std::string_view label, std::array<unsigned
 
 // HMAC-SHA256 over id || time || name '=' value. The name is a token, so it holds no '=' and
 // the split between name and value is unambiguous.
-std::array<unsigned char, mac_size> mac_of(const std::array<unsigned char, 32>& key,
-                                           const unsigned char* id_and_time, std::string_view name,
-                                           std::string_view value) {
-  detail::openssl::mac_ptr mac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
-  if (!mac) openssl_failure("EVP_MAC_fetch(HMAC)");
-  detail::openssl::mac_ctx_ptr ctx(EVP_MAC_CTX_new(mac.get()));
-  if (!ctx) openssl_failure("EVP_MAC_CTX_new");
-  char digest[] = "SHA256";
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                         OSSL_PARAM_construct_end()};
-  std::array<unsigned char, mac_size> out{};
-  std::size_t written = 0;
-  const unsigned char equals = '=';
-  if (EVP_MAC_init(ctx.get(), key.data(), key.size(), params) != 1 ||
-      EVP_MAC_update(ctx.get(), id_and_time, id_size + time_size) != 1 ||
-      EVP_MAC_update(ctx.get(), bytes_of(name), name.size()) != 1 ||
-      EVP_MAC_update(ctx.get(), &equals, 1) != 1 ||
-      EVP_MAC_update(ctx.get(), bytes_of(value), value.size()) != 1 ||
-      EVP_MAC_final(ctx.get(), out.data(), &written, out.size()) != 1 || written != mac_size)
-    openssl_failure("HMAC-SHA256");
-  return out;
+detail::hmac_sha256_tag mac_of(const std::array<unsigned char, 32>& key,
+                               const unsigned char* id_and_time, std::string_view name,
+                               std::string_view value) {
+  std::string_view id_time(reinterpret_cast<const char*>(id_and_time), id_size + time_size);
+  return detail::hmac_sha256(key, {id_time, name, "=", value});
 }
-
 
 // AAD: the key id and the cookie's name, so a value cannot be moved to another cookie.
 bool gcm_aad(EVP_CIPHER_CTX* ctx, std::uint8_t id, std::string_view name, bool encrypt) {
@@ -291,7 +255,7 @@ void cookie_list::iterator::advance() noexcept {
       return;
     }
     std::size_t semicolon = rest_.find(';');
-    std::string_view pair = trim_spaces(rest_.substr(0, semicolon));
+    std::string_view pair = waypoint::detail::trim(rest_.substr(0, semicolon));
     rest_ = semicolon == std::string_view::npos ? std::string_view() : rest_.substr(semicolon + 1);
     if (pair.empty()) continue;
     ++pairs_;
@@ -325,9 +289,7 @@ std::optional<std::string_view> cookie_list::find(std::string_view name) const n
 // --- Set-Cookie -----------------------------------------------------------------------------
 
 bool is_cookie_name(std::string_view name) noexcept {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return is_tchar(static_cast<unsigned char>(c));
-  });
+  return !name.empty() && std::all_of(name.begin(), name.end(), waypoint::detail::is_token_byte);
 }
 
 bool is_cookie_value(std::string_view value) noexcept {

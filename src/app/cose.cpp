@@ -1,5 +1,6 @@
 // COSE_Encrypt0, COSE_Mac0 and COSE_Sign1 (cose.hpp): the messages written with the CBOR
-// writer and read with the strict reader of cbor.hpp, the primitives OpenSSL 3's (EVP).
+// writer and read with the strict reader of cbor.hpp, the primitives OpenSSL 3's (EVP): the
+// AEADs and signing here, HMAC, ECDSA's r || s, PEM and verification shared (detail/crypto.hpp).
 //
 // Opening a message is three stages, and the status says which one refused it:
 //   1. structure (400): the bytes are one COSE message of a kind this library reads, with
@@ -10,17 +11,15 @@
 //      failed is never said ("did not verify"), and the OpenSSL error queue is emptied so
 //      nothing of it leaks into the thread's next TLS call.
 #include <waypoint/app/cose.hpp>
+#include <waypoint/detail/hex.hpp>
 
 #include "cbor.hpp"
-#include "openssl_handles.hpp"
+#include "detail/crypto.hpp"
+#include "detail/openssl_handles.hpp"
 
-#include <openssl/bio.h>
-#include <openssl/core_names.h>
 #include <openssl/crypto.h>
-#include <openssl/ec.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
-#include <openssl/pem.h>
 #include <openssl/rand.h>
 
 #include <climits>
@@ -40,17 +39,13 @@ constexpr std::int64_t label_alg = 1, label_crit = 2, label_kid = 4, label_iv = 
                        label_partial_iv = 6;
 constexpr std::size_t iv_size = 12;         // both AEADs' nonce (RFC 9053 §4.1, §4.3)
 constexpr std::size_t aead_tag_size = 16;   // both AEADs' full tag
-constexpr std::size_t hmac_size = 32;       // HMAC 256/256: the tag is not truncated
+constexpr std::size_t hmac_size = detail::hmac_sha256_size;  // HMAC 256/256: not truncated
 constexpr std::size_t signature_size = 64;  // ES256's r || s and Ed25519's signature alike
-constexpr std::size_t es256_coordinate = 32;
 // Header maps this library reads hold a handful of parameters; a bound keeps the duplicate
 // check (a scan of the labels seen) linear in practice and a hostile map cheap to refuse.
 constexpr std::size_t max_header_parameters = 32;
 
-
-const unsigned char* bytes_of(std::string_view s) noexcept {
-  return reinterpret_cast<const unsigned char*>(s.data());
-}
+using detail::bytes_of;
 
 bool is_aead(algorithm alg) noexcept {
   return alg == algorithm::a256gcm || alg == algorithm::chacha20_poly1305;
@@ -87,13 +82,7 @@ std::size_t item_count(message_type type) noexcept {
 }
 
 // A failed OpenSSL call while protecting: the library's state, not the caller's input.
-[[noreturn]] void openssl_failure(const char* what) {
-  unsigned long code = ERR_get_error();
-  char reason[256] = "unknown error";
-  if (code != 0) ERR_error_string_n(code, reason, sizeof reason);
-  ERR_clear_error();
-  throw std::runtime_error(std::string("COSE: ") + what + " failed (" + reason + ")");
-}
+[[noreturn]] void openssl_failure(const char* what) { detail::throw_openssl_failure("COSE", what); }
 
 // The int-sized lengths EVP's AEAD calls take.
 int checked_int(std::size_t size, const char* what) {
@@ -112,10 +101,8 @@ std::string quoted(std::string_view id) {
     if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
       out.push_back(static_cast<char>(c));
     } else {
-      constexpr char hex[] = "0123456789abcdef";
       out += "\\x";
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 0xf]);
+      waypoint::detail::append_hex(out, c);
     }
   }
   if (id.size() > shown) out += "...";
@@ -128,16 +115,9 @@ std::string quoted(std::string_view id) {
 struct key::material {
   std::string id;
   cose::algorithm alg = algorithm::hmac_256;
-  std::vector<unsigned char> secret;  // symmetric keys; allocated once, so no stale copy
-  openssl::pkey_ptr pkey;                      // ES256 and EdDSA keys
+  detail::secret_bytes secret;  // symmetric keys
+  openssl::pkey_ptr pkey;       // ES256 and EdDSA keys
   bool is_private = false;
-
-  material() = default;
-  material(const material&) = delete;
-  material& operator=(const material&) = delete;
-  ~material() {
-    if (!secret.empty()) OPENSSL_cleanse(secret.data(), secret.size());
-  }
 };
 
 std::string_view name_of(algorithm alg) noexcept {
@@ -165,34 +145,17 @@ void require_id(const std::string& id, algorithm alg) {
                                 ": the id is empty (the kid header names the key)");
 }
 
-// A PEM private key, else a PEM public key; null when the text is neither. No passphrase
-// prompt: an encrypted private key is refused, not read from a terminal.
+// A PEM private key, else a PEM public key; null when the text is neither.
 openssl::pkey_ptr read_pem(std::string_view text, bool& is_private) {
-  auto no_passphrase = [](char*, int, int, void*) -> int { return -1; };
-  if (text.size() > static_cast<std::size_t>(INT_MAX)) return nullptr;
-  openssl::bio_ptr bio(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-  if (!bio) openssl_failure("BIO_new_mem_buf");
-  openssl::pkey_ptr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr));
+  openssl::pkey_ptr key = detail::read_pem_private_key(text);
   is_private = key != nullptr;
-  if (!key) {
-    bio.reset(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
-    if (!bio) openssl_failure("BIO_new_mem_buf");
-    key.reset(PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, nullptr));
-  }
-  ERR_clear_error();
-  return key;
+  return key ? std::move(key) : detail::read_pem_public_key(text);
 }
 
 // Whether `key` is the one kind of key `alg` takes: a P-256 EC key, or an Ed25519 key.
 bool fits(EVP_PKEY* key, algorithm alg) {
   if (alg == algorithm::eddsa) return EVP_PKEY_is_a(key, "ED25519") == 1;
-  if (EVP_PKEY_is_a(key, "EC") != 1) return false;
-  char group[64] = {};
-  std::size_t length = 0;
-  bool named = EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof group,
-                                              &length) == 1;
-  ERR_clear_error();
-  return named && std::string_view(group, length) == "prime256v1";
+  return detail::is_p256_key(key);
 }
 
 }  // namespace
@@ -212,7 +175,7 @@ key key::symmetric(std::string id, algorithm alg, std::string_view secret) {
   auto held = std::make_shared<material>();
   held->id = std::move(id);
   held->alg = alg;
-  held->secret.assign(bytes_of(secret), bytes_of(secret) + secret.size());
+  held->secret.assign(secret);
   held->is_private = true;
   return key(std::move(held));
 }
@@ -346,64 +309,15 @@ bool aead_open(const key::material& k, std::string_view iv, std::string_view aad
   return ok;
 }
 
-// HMAC-SHA-256 through EVP_MAC; the fetched HMAC is shared (EVP_MAC objects are immutable
-// and reference-counted, so threads may use one).
-std::string hmac_sha256(const key::material& k, std::string_view data) {
-  static const openssl::mac_ptr hmac(EVP_MAC_fetch(nullptr, "HMAC", nullptr));
-  if (!hmac) openssl_failure("EVP_MAC_fetch(HMAC)");
-  openssl::mac_ctx_ptr ctx(EVP_MAC_CTX_new(hmac.get()));
-  if (!ctx) openssl_failure("EVP_MAC_CTX_new");
-  char digest[] = "SHA256";
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                         OSSL_PARAM_construct_end()};
-  std::string out(hmac_size, '\0');
-  std::size_t written = 0;
-  if (EVP_MAC_init(ctx.get(), k.secret.data(), k.secret.size(), params) != 1 ||
-      EVP_MAC_update(ctx.get(), bytes_of(data), data.size()) != 1 ||
-      EVP_MAC_final(ctx.get(), reinterpret_cast<unsigned char*>(out.data()), &written,
-                    out.size()) != 1 ||
-      written != hmac_size)
-    openssl_failure("HMAC-SHA-256");
-  return out;
+// COSE_Mac0's tag: HMAC 256/256 is HMAC-SHA-256, not truncated.
+std::string mac_tag(const key::material& k, std::string_view data) {
+  detail::hmac_sha256_tag tag = detail::hmac_sha256(k.secret, {data});
+  return std::string(reinterpret_cast<const char*>(tag.data()), tag.size());
 }
 
 // ES256 hashes with SHA-256; Ed25519 signs the message itself (no digest: a null md).
 const EVP_MD* digest_of(algorithm alg) noexcept {
   return alg == algorithm::es256 ? EVP_sha256() : nullptr;
-}
-
-// COSE's ECDSA signature is r || s, each padded to the curve's 32 bytes (RFC 9053 §2.1);
-// OpenSSL's is DER.
-std::string fixed_from_der(std::string_view der) {
-  const unsigned char* p = bytes_of(der);
-  openssl::ecdsa_sig_ptr sig(
-      d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(der.size())));
-  if (!sig) openssl_failure("d2i_ECDSA_SIG");
-  const BIGNUM *r = nullptr, *s = nullptr;
-  ECDSA_SIG_get0(sig.get(), &r, &s);
-  std::string out(signature_size, '\0');
-  auto* data = reinterpret_cast<unsigned char*>(out.data());
-  if (BN_bn2binpad(r, data, es256_coordinate) != es256_coordinate ||
-      BN_bn2binpad(s, data + es256_coordinate, es256_coordinate) != es256_coordinate)
-    openssl_failure("BN_bn2binpad");
-  return out;
-}
-
-std::string der_from_fixed(std::string_view fixed) {
-  openssl::ecdsa_sig_ptr sig(ECDSA_SIG_new());
-  openssl::bignum_ptr r(BN_bin2bn(bytes_of(fixed), es256_coordinate, nullptr));
-  openssl::bignum_ptr s(
-      BN_bin2bn(bytes_of(fixed) + es256_coordinate, es256_coordinate, nullptr));
-  if (!sig || !r || !s || ECDSA_SIG_set0(sig.get(), r.get(), s.get()) != 1)
-    openssl_failure("ECDSA_SIG_set0");
-  r.release();  // owned by sig now
-  s.release();
-  unsigned char* der = nullptr;
-  int length = i2d_ECDSA_SIG(sig.get(), &der);
-  if (length <= 0) openssl_failure("i2d_ECDSA_SIG");
-  std::string out(reinterpret_cast<const char*>(der), static_cast<std::size_t>(length));
-  OPENSSL_free(der);
-  return out;
 }
 
 std::string sign(const key::material& k, std::string_view data) {
@@ -418,18 +332,21 @@ std::string sign(const key::material& k, std::string_view data) {
                      bytes_of(data), data.size()) != 1)
     openssl_failure("EVP_DigestSign");
   out.resize(length);
-  return k.alg == algorithm::es256 ? fixed_from_der(out) : out;
+  if (k.alg != algorithm::es256) return out;
+  // COSE's ECDSA signature is r || s (RFC 9053 §2.1); OpenSSL's is DER.
+  std::optional<std::string> r_s = detail::ecdsa_r_s_from_der(out);
+  if (!r_s) openssl_failure("ECDSA signature (DER to r || s)");
+  return std::move(*r_s);
 }
 
 bool verify(const key::material& k, std::string_view data, std::string_view signature) {
-  std::string der = k.alg == algorithm::es256 ? der_from_fixed(signature) : std::string(signature);
-  openssl::md_ctx_ptr ctx(EVP_MD_CTX_new());
-  if (!ctx) openssl_failure("EVP_MD_CTX_new");
-  bool ok =
-      EVP_DigestVerifyInit(ctx.get(), nullptr, digest_of(k.alg), nullptr, k.pkey.get()) == 1 &&
-      EVP_DigestVerify(ctx.get(), bytes_of(der), der.size(), bytes_of(data), data.size()) == 1;
-  ERR_clear_error();
-  return ok;
+  std::optional<std::string> der;
+  if (k.alg == algorithm::es256) {
+    der = detail::ecdsa_der_from_r_s(signature);
+    if (!der) return false;
+    signature = *der;
+  }
+  return detail::verify_signature(k.pkey.get(), digest_of(k.alg), data, signature);
 }
 
 // ---- The structures that are protected (RFC 9052 §4.4, §5.3, §6.3) --------------------
@@ -710,7 +627,7 @@ std::string protect(const key& k, std::string_view payload, std::string_view ext
       content = aead_seal(held, iv, enc_structure(protected_bytes, external_aad), payload);
       break;
     case message_type::mac0:
-      tag = hmac_sha256(held, to_be_protected("MAC0", protected_bytes, external_aad, payload));
+      tag = mac_tag(held, to_be_protected("MAC0", protected_bytes, external_aad, payload));
       break;
     case message_type::sign1:
       tag = sign(held, to_be_protected("Signature1", protected_bytes, external_aad, payload));
@@ -813,13 +730,12 @@ std::string keyring::open(std::string_view bytes, std::string_view external_aad)
       verified = aead_open(held, m.header.iv, enc_structure(m.protected_bytes, external_aad),
                            m.content, payload);
       break;
-    case message_type::mac0: {
-      std::string expected =
-          hmac_sha256(held, to_be_protected("MAC0", m.protected_bytes, external_aad, m.content));
-      verified = CRYPTO_memcmp(expected.data(), m.tag.data(), hmac_size) == 0;
+    case message_type::mac0:
+      verified = detail::hmac_sha256_matches(
+          held.secret, {to_be_protected("MAC0", m.protected_bytes, external_aad, m.content)},
+          m.tag);
       if (verified) payload.assign(m.content);
       break;
-    }
     case message_type::sign1:
       verified = verify(
           held, to_be_protected("Signature1", m.protected_bytes, external_aad, m.content), m.tag);

@@ -6,7 +6,7 @@
 #include "waypoint/app/form_parser.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 
-#include "base64url.hpp"
+#include "detail/base64url.hpp"
 
 #include <openssl/crypto.h>
 

@@ -15,19 +15,17 @@
 #include "waypoint/app/route_doc.hpp"
 
 #include "authorization.hpp"
-#include "base64url.hpp"
-#include "openssl_handles.hpp"
+#include "detail/base64url.hpp"
+#include "detail/crypto.hpp"
+#include "detail/openssl_handles.hpp"
 
 #include <nlohmann/json.hpp>
-#include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
-#include <openssl/ec.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
-#include <openssl/pem.h>
 
 #include <algorithm>
 #include <climits>
@@ -57,18 +55,14 @@ using json = nlohmann::json;
 constexpr int max_json_nesting = 32;
 constexpr std::size_t min_rsa_bits = 2048;  // RFC 7518 §3.3
 constexpr std::size_t min_hmac_secret = 32;  // RFC 7518 §3.2: at least the hash's size
-constexpr std::size_t p256_coordinate = 32;
+constexpr std::size_t p256_coordinate = detail::p256_scalar_size;
 constexpr std::size_t ed25519_key = 32;
 constexpr std::size_t fixed_signature = 64;  // ES256's r || s, and Ed25519's
-constexpr std::size_t hmac_sha256 = 32;
 // Shown in errors: a kid or an alg from a token is anyone's bytes.
 constexpr std::size_t shown_bytes = 64;
 
+using detail::bytes_of;
 using detail::openssl::bignum_ptr;
-
-const unsigned char* bytes_of(std::string_view s) noexcept {
-  return reinterpret_cast<const unsigned char*>(s.data());
-}
 
 // `text` cut short, each byte outside a kid's usual alphabet shown as '?': safe inside a
 // quoted-string of WWW-Authenticate and in a log line.
@@ -131,16 +125,6 @@ std::optional<json> parse_strict(std::string_view text, std::string& error) {
 
 // ---- keys ------------------------------------------------------------------------------
 
-bool is_p256(EVP_PKEY* key) {
-  if (EVP_PKEY_is_a(key, "EC") != 1) return false;
-  char group[64] = {};
-  std::size_t length = 0;
-  bool named = EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof group,
-                                              &length) == 1;
-  ERR_clear_error();
-  return named && std::string_view(group, length) == "prime256v1";
-}
-
 // Why `key` cannot verify `alg`, or empty when it can.
 std::string unfit(EVP_PKEY* key, jwt_algorithm alg) {
   switch (alg) {
@@ -151,7 +135,7 @@ std::string unfit(EVP_PKEY* key, jwt_algorithm alg) {
                " bits; RS256 takes 2048 or more";
       return {};
     case jwt_algorithm::es256:
-      return is_p256(key) ? std::string() : "not a P-256 EC key";
+      return detail::is_p256_key(key) ? std::string() : "not a P-256 EC key";
     case jwt_algorithm::eddsa:
       return EVP_PKEY_is_a(key, "ED25519") == 1 ? std::string() : "not an Ed25519 key";
     case jwt_algorithm::hs256:
@@ -196,15 +180,8 @@ std::string_view name_of(jwt_algorithm alg) noexcept {
 struct jwt_keys::key {
   std::string kid;
   jwt_algorithm alg = jwt_algorithm::hs256;
-  openssl::pkey_ptr pkey;                      // RS256, ES256, EdDSA
-  std::vector<unsigned char> secret;  // HS256
-
-  key() = default;
-  key(const key&) = delete;
-  key& operator=(const key&) = delete;
-  ~key() {
-    if (!secret.empty()) OPENSSL_cleanse(secret.data(), secret.size());
-  }
+  openssl::pkey_ptr pkey;       // RS256, ES256, EdDSA
+  detail::secret_bytes secret;  // HS256
 };
 
 jwt_keys& jwt_keys::add(std::shared_ptr<const key> k) {
@@ -223,10 +200,7 @@ jwt_keys& jwt_keys::add_pem(std::string kid, jwt_algorithm alg, std::string_view
   };
   if (alg == jwt_algorithm::hs256) throw refuse("HS256 takes a secret (add_secret), not PEM");
   if (pem.size() > static_cast<std::size_t>(INT_MAX)) throw refuse("the text is too long");
-  openssl::bio_ptr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  auto no_passphrase = [](char*, int, int, void*) -> int { return -1; };
-  openssl::pkey_ptr pkey(bio ? PEM_read_bio_PUBKEY(bio.get(), nullptr, no_passphrase, nullptr) : nullptr);
-  ERR_clear_error();
+  openssl::pkey_ptr pkey = detail::read_pem_public_key(pem);
   if (!pkey) throw refuse("the text is not a PEM public key (-----BEGIN PUBLIC KEY-----)");
   if (std::string why = unfit(pkey.get(), alg); !why.empty()) throw refuse(why);
   auto k = std::make_shared<key>();
@@ -244,7 +218,7 @@ jwt_keys& jwt_keys::add_secret(std::string kid, std::string_view secret) {
   auto k = std::make_shared<key>();
   k->kid = std::move(kid);
   k->alg = jwt_algorithm::hs256;
-  k->secret.assign(bytes_of(secret), bytes_of(secret) + secret.size());
+  k->secret.assign(secret);
   return add(std::move(k));
 }
 
@@ -384,7 +358,7 @@ struct jwk_reader {
       if (secret.size() < min_hmac_secret)
         refuse("\"k\" is " + std::to_string(secret.size()) + " bytes; HS256 takes " +
                std::to_string(min_hmac_secret) + " or more");
-      k->secret.assign(bytes_of(secret), bytes_of(secret) + secret.size());
+      k->secret.assign(secret);
       OPENSSL_cleanse(secret.data(), secret.size());
       return k;
     }
@@ -465,59 +439,22 @@ struct refused {
   std::string why;
 };
 
-std::string der_from_fixed(std::string_view fixed) {
-  openssl::ecdsa_sig_ptr sig(ECDSA_SIG_new());
-  bignum_ptr r(BN_bin2bn(bytes_of(fixed), p256_coordinate, nullptr));
-  bignum_ptr s(BN_bin2bn(bytes_of(fixed) + p256_coordinate, p256_coordinate, nullptr));
-  if (!sig || !r || !s || ECDSA_SIG_set0(sig.get(), r.get(), s.get()) != 1) {
-    ERR_clear_error();
-    return {};
-  }
-  r.release();  // owned by sig now
-  s.release();
-  unsigned char* der = nullptr;
-  int length = i2d_ECDSA_SIG(sig.get(), &der);
-  if (length <= 0) {
-    ERR_clear_error();
-    return {};
-  }
-  std::string out(reinterpret_cast<const char*>(der), static_cast<std::size_t>(length));
-  OPENSSL_free(der);
-  return out;
-}
-
-bool hmac_matches(const jwt_keys::key& k, std::string_view data, std::string_view signature) {
-  if (signature.size() != hmac_sha256) return false;
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  std::size_t length = 0;
-  bool ok = EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, k.secret.data(),
-                      k.secret.size(), bytes_of(data), data.size(), mac, sizeof mac,
-                      &length) != nullptr &&
-            length == hmac_sha256 && CRYPTO_memcmp(mac, signature.data(), hmac_sha256) == 0;
-  OPENSSL_cleanse(mac, sizeof mac);
-  ERR_clear_error();
-  return ok;
-}
-
 bool signature_matches(const jwt_keys::key& k, std::string_view data, std::string_view signature) {
-  if (k.alg == jwt_algorithm::hs256) return hmac_matches(k, data, signature);
-  std::string der;
+  if (k.alg == jwt_algorithm::hs256)
+    return detail::hmac_sha256_matches(k.secret, {data}, signature);
+  std::optional<std::string> der;
   if (k.alg != jwt_algorithm::rs256) {
     if (signature.size() != fixed_signature) return false;
     if (k.alg == jwt_algorithm::es256) {
-      der = der_from_fixed(signature);
-      if (der.empty()) return false;
-      signature = der;
+      // JWS's ECDSA signature is r || s (RFC 7518 §3.4); OpenSSL's is DER.
+      der = detail::ecdsa_der_from_r_s(signature);
+      if (!der) return false;
+      signature = *der;
     }
   }
   // Ed25519 signs the message itself: no digest (a null md).
   const EVP_MD* md = k.alg == jwt_algorithm::eddsa ? nullptr : EVP_sha256();
-  openssl::md_ctx_ptr ctx(EVP_MD_CTX_new());
-  bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, md, nullptr, k.pkey.get()) == 1 &&
-            EVP_DigestVerify(ctx.get(), bytes_of(signature), signature.size(), bytes_of(data),
-                             data.size()) == 1;
-  ERR_clear_error();
-  return ok;
+  return detail::verify_signature(k.pkey.get(), md, data, signature);
 }
 
 std::string decoded_part(std::string_view text, const char* part) {
@@ -695,16 +632,9 @@ std::string sign_jwt(std::string_view claims_json, std::string_view secret, std:
   if (!kid.empty()) header["kid"] = kid;
   std::string token = detail::base64url_encode(header.dump()) + '.' +
                       detail::base64url_encode(claims_json);
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  std::size_t length = 0;
-  if (EVP_Q_mac(nullptr, "HMAC", nullptr, "SHA256", nullptr, secret.data(), secret.size(),
-                bytes_of(token), token.size(), mac, sizeof mac, &length) == nullptr ||
-      length != hmac_sha256) {
-    ERR_clear_error();
-    throw std::runtime_error("sign_jwt: OpenSSL's HMAC-SHA-256 failed");
-  }
+  detail::hmac_sha256_tag mac = detail::hmac_sha256(detail::byte_span(secret), {token});
   token += '.';
-  token += detail::base64url_encode(mac, length);
+  token += detail::base64url_encode(mac.data(), mac.size());
   return token;
 }
 

@@ -8,6 +8,7 @@
 #include "waypoint/app/async.hpp"
 #include "waypoint/app/schema.hpp"
 #include "waypoint/beast/adapter.hpp"
+#include "waypoint/detail/escape.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 #include "waypoint/url_for.hpp"
 
@@ -290,22 +291,11 @@ struct call_error : std::runtime_error {
 // Appends name=value to an application/x-www-form-urlencoded body: every byte but the URL
 // standard's unreserved ones escaped (so '+', '&' and '=' in a value survive).
 void append_form_pair(std::string& body, std::string_view name, std::string_view value) {
-  auto append = [&](std::string_view text) {
-    static constexpr char hex[] = "0123456789ABCDEF";
-    for (unsigned char c : text) {
-      if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-        body += static_cast<char>(c);
-      } else {
-        body += '%';
-        body += hex[c >> 4];
-        body += hex[c & 15];
-      }
-    }
-  };
+  using waypoint::detail::append_percent_encoded, waypoint::detail::is_unreserved;
   if (!body.empty()) body += '&';
-  append(name);
+  append_percent_encoded(body, name, is_unreserved);
   body += '=';
-  append(value);
+  append_percent_encoded(body, value, is_unreserved);
 }
 
 // The REST request a tools/call stands for.

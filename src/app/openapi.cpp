@@ -197,12 +197,6 @@ json problem_components(optional_problems used) {
   return responses;
 }
 
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::vector<std::string> tags_of(const detail::group_node* node) {
   std::vector<const detail::group_node*> path;
   for (; node; node = node->parent) path.push_back(node);
@@ -445,7 +439,7 @@ std::string application::openapi_text(const openapi_info& info) const {
   for (const detail::endpoint& ep : endpoints_) {
     if (ep.doc.hidden) continue;
     const pattern& p = ep.route->pattern;
-    std::string method = p.method().empty() ? std::string("any") : lowercase(p.method());
+    std::string method = waypoint::detail::ascii_lowercase(p.method().empty() ? "any" : p.method());
     std::string id = ep.doc.name.empty() ? openapi_operation_id(method, openapi_place_of(p))
                                          : ep.doc.name;
     paths.add(p, id, [&](std::string_view op_method, const openapi_place& place) {
@@ -463,7 +457,7 @@ std::string application::openapi_text(const openapi_info& info) const {
   }
   for (const std::string& text : info.other_routes) {
     pattern p = parse_pattern(text);
-    std::string method = p.method().empty() ? std::string("any") : lowercase(p.method());
+    std::string method = waypoint::detail::ascii_lowercase(p.method().empty() ? "any" : p.method());
     paths.add(p, openapi_operation_id(method, openapi_place_of(p)),
               [](std::string_view op_method, const openapi_place& place) {
                 return openapi_untyped_operation(op_method, place);

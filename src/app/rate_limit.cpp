@@ -4,9 +4,10 @@
 
 #include "waypoint/app/application.hpp"
 #include "waypoint/app/context.hpp"
+#include "waypoint/detail/hex.hpp"
 #include "waypoint/pattern.hpp"
 
-#include "sha256.hpp"
+#include "detail/sha256.hpp"
 
 
 #include <algorithm>
@@ -35,14 +36,8 @@ constexpr std::int64_t ns_per_second = 1'000'000'000;
 constexpr std::int64_t failure_log_interval_ns = 10 * ns_per_second;
 
 std::string sha256_hex(std::string_view text) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * 32 + 1);
-  out.push_back('#');  // no held key of 64 bytes or fewer is mistaken for a digest's
-  for (unsigned char b : detail::sha256(text)) {
-    out.push_back(hex[b >> 4]);
-    out.push_back(hex[b & 15]);
-  }
+  std::string out = "#";  // no held key of 64 bytes or fewer is mistaken for a digest's
+  waypoint::detail::append_hex(out, detail::sha256(text));
   return out;
 }
 

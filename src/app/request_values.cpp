@@ -1,9 +1,9 @@
 // Request-scoped value slots and request ids.
 #include "waypoint/app/request_values.hpp"
 
-#include <array>
+#include "waypoint/detail/hex.hpp"
+
 #include <atomic>
-#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -78,17 +78,6 @@ std::uint64_t take_request_number() noexcept {
   return next++;
 }
 
-// Every byte value as its two lowercase hex digits: an id is written a byte at a time.
-constexpr std::array<char, 512> hex_pairs = [] {
-  constexpr char digits[] = "0123456789abcdef";
-  std::array<char, 512> pairs{};
-  for (std::size_t b = 0; b < 256; ++b) {
-    pairs[2 * b] = digits[b >> 4];
-    pairs[2 * b + 1] = digits[b & 0xf];
-  }
-  return pairs;
-}();
-
 }  // namespace
 
 std::string_view request_values::request_id() {
@@ -96,7 +85,7 @@ std::string_view request_values::request_id() {
     std::uint64_t id = mix(process_seed() + take_request_number());
     // Most significant byte first, as the number reads in hex.
     for (std::size_t i = 8; i-- > 0; id >>= 8)
-      std::memcpy(&request_id_[2 * i], &hex_pairs[2 * (id & 0xff)], 2);
+      waypoint::detail::write_hex(static_cast<unsigned char>(id & 0xff), &request_id_[2 * i]);
     request_id_length_ = 16;
   }
   return {request_id_.data(), request_id_length_};

@@ -4,8 +4,8 @@
 
 #include "waypoint/app/context.hpp"
 
-#include "base64url.hpp"
-#include "sha256.hpp"
+#include "detail/base64url.hpp"
+#include "detail/sha256.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -5,6 +5,7 @@
 #include "waypoint/app/compression.hpp"
 #include "waypoint/app/resource_limits.hpp"
 
+#include "waypoint/detail/http_grammar.hpp"
 #include "waypoint/pattern.hpp"
 
 #include <fcntl.h>
@@ -205,9 +206,8 @@ std::string entity_tag(const struct stat& status) {
 
 std::string lower_extension(std::string_view name) {
   std::size_t dot = name.rfind('.');
-  std::string ext(dot == std::string_view::npos ? std::string_view() : name.substr(dot + 1));
-  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
-  return ext;
+  return waypoint::detail::ascii_lowercase(dot == std::string_view::npos ? std::string_view()
+                                                                         : name.substr(dot + 1));
 }
 
 // What the answer needs of the representation chosen, wherever its bytes are kept.

@@ -1,6 +1,8 @@
 // Reading and writing W3C traceparent fields, and the per-thread generator of ids.
 #include "waypoint/app/trace_context.hpp"
 
+#include "waypoint/detail/hex.hpp"
+
 #include <algorithm>
 #include <random>
 #include <string>
@@ -8,13 +10,11 @@
 namespace waypoint::app {
 namespace {
 
-constexpr char hex_digits[] = "0123456789abcdef";
+using waypoint::detail::write_hex;
 
 // Lowercase hex only: the spec rejects uppercase digits.
-int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
+int lowercase_hex_value(char c) noexcept {
+  return c >= 'A' && c <= 'F' ? -1 : waypoint::detail::hex_value(c);
 }
 
 // Decodes 2 * out.size() hex digits at `text`; false on any other byte.
@@ -22,19 +22,11 @@ template <std::size_t N>
 bool decode_hex(std::string_view text, std::array<std::uint8_t, N>& out) noexcept {
   if (text.size() != 2 * N) return false;
   for (std::size_t i = 0; i < N; ++i) {
-    int high = hex_value(text[2 * i]), low = hex_value(text[2 * i + 1]);
+    int high = lowercase_hex_value(text[2 * i]), low = lowercase_hex_value(text[2 * i + 1]);
     if (high < 0 || low < 0) return false;
     out[i] = static_cast<std::uint8_t>(high * 16 + low);
   }
   return true;
-}
-
-template <std::size_t N>
-void encode_hex(const std::array<std::uint8_t, N>& bytes, char* out) noexcept {
-  for (std::size_t i = 0; i < N; ++i) {
-    out[2 * i] = hex_digits[bytes[i] >> 4];
-    out[2 * i + 1] = hex_digits[bytes[i] & 0xf];
-  }
 }
 
 template <std::size_t N>
@@ -94,7 +86,7 @@ namespace {
 template <std::size_t N>
 std::array<char, 2 * N> hex_text(const std::array<std::uint8_t, N>& bytes) noexcept {
   std::array<char, 2 * N> text;
-  encode_hex(bytes, text.data());
+  write_hex(bytes, text.data());
   return text;
 }
 }  // namespace
@@ -113,14 +105,11 @@ trace_context::traceparent_text trace_context::outgoing_traceparent() const noex
   *p++ = '0';
   *p++ = '0';
   *p++ = '-';
-  encode_hex(trace_id, p);
-  p += 32;
+  p = write_hex(trace_id, p);
   *p++ = '-';
-  encode_hex(span_id, p);
-  p += 16;
+  p = write_hex(span_id, p);
   *p++ = '-';
-  *p++ = hex_digits[flags >> 4];
-  *p++ = hex_digits[flags & 0xf];
+  write_hex(flags, p);
   return text;
 }
 

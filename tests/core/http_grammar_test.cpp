@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -49,6 +50,22 @@ TEST(HttpGrammar, IequalsIgnoresAsciiCaseOnly) {
     EXPECT_EQ(iequals(a, b), equal) << a << " vs " << b;
   EXPECT_TRUE(istarts_with("Proxy-Authorization", "proxy-"));
   EXPECT_FALSE(istarts_with("prox", "proxy-"));
+}
+
+TEST(HttpGrammar, AsciiLowercaseLowersAToZOnly) {
+  for (auto [in, out] : std::vector<std::pair<std::string_view, std::string_view>>{
+           {"", ""},
+           {"GET", "get"},
+           {"Text/HTML; Charset=UTF-8", "text/html; charset=utf-8"},
+           {"@AZ[`az{", "@az[`az{"},          // the bytes on either side of A-Z and a-z
+           {"\xc4\xd6\xdc", "\xc4\xd6\xdc"},  // Latin-1 capitals are not ASCII: kept
+           {std::string_view("N\0X", 3), std::string_view("n\0x", 3)}})
+    EXPECT_EQ(ascii_lowercase(in), out) << "[" << in << "]";
+  for (int c = 0; c < 256; ++c) {
+    auto byte = static_cast<char>(c);
+    char lowered = ascii_lowercase(std::string_view(&byte, 1))[0];
+    EXPECT_EQ(lowered, c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : byte) << c;
+  }
 }
 
 struct list_row {

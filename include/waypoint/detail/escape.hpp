@@ -1,9 +1,11 @@
 // Byte-level helpers shared by the pattern parser, the router and the reference
 // matcher: which bytes a request path may contain, percent-decoding, Go's path
 // cleaning and host-port stripping. All are allocation-free and noexcept so the match
-// path can use them.
+// path can use them. Percent-encoding, which writes URLs rather than matching them, is
+// here too, beside its inverse, for every layer that writes one.
 #pragma once
 
+#include "waypoint/detail/hex.hpp"
 #include "waypoint/detail/url.hpp"
 
 #include <array>
@@ -11,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -45,13 +48,6 @@ inline std::uint32_t load4(const char* p) noexcept {
   std::uint32_t w;
   std::memcpy(&w, p, 4);
   return w;
-}
-
-constexpr int hex_value(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 // s[i] (a '%') begins a valid %XX escape.
@@ -135,6 +131,27 @@ inline std::size_t percent_decode(std::string_view s, char* out,
     }
   }
   return n;
+}
+
+// RFC 3986 §2.3 unreserved bytes: the only ones a query name or value keeps unescaped, so
+// that '+', '&', '=' and ' ' read back as themselves in any form decoder.
+constexpr bool is_unreserved(char c) noexcept {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_' || c == '~';
+}
+
+// Appends `text` with every byte that `keep` refuses written as %XX, in the uppercase
+// digits RFC 3986 §2.1 asks encoders to produce: percent_decode's inverse.
+template <class Keep>
+void append_percent_encoded(std::string& out, std::string_view text, Keep keep) {
+  for (char c : text) {
+    if (keep(c)) {
+      out += c;
+    } else {
+      out += '%';
+      append_hex(out, static_cast<unsigned char>(c), hex_case::upper);
+    }
+  }
 }
 
 // Why a request path is not a valid one, or nullptr when it is: it must begin with

@@ -33,6 +33,14 @@ constexpr char ascii_lower(char c) noexcept {
   return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
 }
 
+// `text` with its ASCII letters lowered and every other byte kept: methods, media types and
+// file extensions are ASCII, and no locale may change what they compare equal to.
+inline std::string ascii_lowercase(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = ascii_lower(c);
+  return out;
+}
+
 // Tokens, field names and media types compare without regard to ASCII case.
 constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
   if (a.size() != b.size()) return false;

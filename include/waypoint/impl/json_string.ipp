@@ -4,6 +4,8 @@
 
 #include "waypoint/json_string.hpp"
 
+#include "waypoint/detail/hex.hpp"
+
 #include <cstdint>
 #include <cstring>
 
@@ -85,10 +87,8 @@ WAYPOINT_INLINE void append_ascii_escaped(std::string& out, char c) {
   }
   auto u = static_cast<unsigned char>(c);
   if (u < 0x20 || u == 0x7F) {  // DEL is legal JSON but unreadable in a terminal
-    constexpr char hex[] = "0123456789abcdef";
     out += "\\u00";
-    out += hex[u >> 4];
-    out += hex[u & 15];
+    append_hex(out, u);
     return;
   }
   out += c;

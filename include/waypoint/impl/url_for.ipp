@@ -15,13 +15,6 @@ namespace detail {
   throw url_error("cannot build a path for \"" + std::string(p.text()) + "\": " + problem);
 }
 
-// RFC 3986 unreserved bytes: the only ones a query name or value keeps unescaped, so that
-// '+', '&', '=' and ' ' read back as themselves in any form decoder.
-constexpr bool is_unreserved(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_' || c == '~';
-}
-
 inline void append_query_escaped(std::string& out, std::string_view text) {
   append_percent_encoded(out, text, is_unreserved);
 }

@@ -1,7 +1,7 @@
 // base64url (RFC 4648 §5) without padding, as JWS (RFC 7515 §2), cookies and session ids
-// write it, and the standard alphabet's decoding for HTTP Basic. Decoding takes the canonical form only: the bits past the last byte must be
-// zero, so each byte string has one spelling and a changed character always changes the
-// bytes (what is signed is the text).
+// write it, and the standard alphabet's decoding for HTTP Basic. Decoding takes the canonical form
+// only: the bits past the last byte must be zero, so each byte string has one spelling and a
+// changed character always changes the bytes (what is signed is the text).
 #pragma once
 
 #include <cstddef>

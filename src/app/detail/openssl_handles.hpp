@@ -1,6 +1,6 @@
 // OpenSSL objects owned by std::unique_ptr, each freed by its own function: one alias per
-// type, shared by the framework's users of OpenSSL (cose.cpp, jwt.cpp, cookies.cpp,
-// auth.cpp), so that no file declares its own deleters.
+// type, shared by the framework's users of OpenSSL (crypto.cpp, sha256.cpp, cose.cpp,
+// jwt.cpp, cookies.cpp), so that no file declares its own deleters.
 #pragma once
 
 #include <openssl/bio.h>

@@ -3,10 +3,11 @@
 // alphabet with padding and decode leniently (whitespace skipped, padding counted as bytes).
 #include "base64url.hpp"
 
+#include "crypto.hpp"
+
 #include <openssl/rand.h>
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
 namespace waypoint::app::detail {
@@ -88,7 +89,7 @@ bool is_base64url_character(char c) noexcept { return value_of(c) >= 0; }
 std::string random_base64url(std::size_t bytes) {
   std::string raw(bytes, '\0');
   if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), static_cast<int>(bytes)) != 1)
-    throw std::runtime_error("waypoint::app: OpenSSL's RAND_bytes failed");
+    throw_openssl_failure("waypoint::app", "RAND_bytes");
   return base64url_encode(raw);
 }
 

@@ -1,10 +1,9 @@
 #include "sha256.hpp"
 
+#include "crypto.hpp"
 #include "openssl_handles.hpp"
 
 #include <openssl/evp.h>
-
-#include <stdexcept>
 
 namespace waypoint::app::detail {
 namespace {
@@ -13,7 +12,7 @@ namespace {
 // algorithms each time.
 const EVP_MD* sha256_md() {
   static const openssl::md_ptr md(EVP_MD_fetch(nullptr, "SHA256", nullptr));
-  if (!md) throw std::runtime_error("waypoint::app: OpenSSL has no SHA-256");
+  if (!md) throw_openssl_failure("waypoint::app", "EVP_MD_fetch(SHA256)");
   return md.get();
 }
 
@@ -26,7 +25,7 @@ sha256_digest sha256(std::string_view bytes) {
   if (!ctx || EVP_DigestInit_ex2(ctx.get(), sha256_md(), nullptr) != 1 ||
       EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size()) != 1 ||
       EVP_DigestFinal_ex(ctx.get(), out.data(), &size) != 1 || size != out.size())
-    throw std::runtime_error("waypoint::app: OpenSSL's SHA-256 failed");
+    throw_openssl_failure("waypoint::app", "SHA-256");
   return out;
 }
 
