@@ -3,8 +3,11 @@
 
 #include "waypoint/app/context.hpp"
 
+#include "media_type.hpp"
+
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -22,7 +25,7 @@ struct security_policy {
   std::vector<header_value> always;  // every response
   std::string csp_name;              // Content-Security-Policy[-Report-Only]; empty: no CSP
   std::string csp;
-  std::vector<std::string> csp_types;  // lower-cased
+  std::vector<std::string> csp_types;  // essences, compared without regard to case
 
   explicit security_policy(security_headers_options o) {
     add("Strict-Transport-Security", std::move(o.strict_transport_security));
@@ -38,7 +41,7 @@ struct security_policy {
       check(csp_name, o.content_security_policy);
       csp = std::move(o.content_security_policy);
     }
-    for (std::string& type : o.csp_content_types) csp_types.push_back(lower(std::move(type)));
+    csp_types = std::move(o.csp_content_types);
   }
 
   void add(std::string name, std::string value) {
@@ -59,24 +62,11 @@ struct security_policy {
     }
   }
 
-  static std::string lower(std::string s) {
-    for (char& c : s)
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    return s;
-  }
-
   // Whether `content_type` (parameters and case aside) is a document type the CSP is for.
   bool is_document(std::string_view content_type) const {
-    content_type = content_type.substr(0, content_type.find(';'));
-    while (!content_type.empty() && (content_type.back() == ' ' || content_type.back() == '\t'))
-      content_type.remove_suffix(1);
-    return std::any_of(csp_types.begin(), csp_types.end(), [&](const std::string& type) {
-      return type.size() == content_type.size() &&
-             std::equal(type.begin(), type.end(), content_type.begin(), [](char a, char b) {
-               if (b >= 'A' && b <= 'Z') b = static_cast<char>(b - 'A' + 'a');
-               return a == b;
-             });
-    });
+    std::optional<detail::media_type> type = detail::parse_media_type(content_type);
+    return type && std::any_of(csp_types.begin(), csp_types.end(),
+                               [&](const std::string& essence) { return type->is(essence); });
   }
 };
 
