@@ -9,11 +9,13 @@
 #pragma once
 
 #include <waypoint/app/application.hpp>
+#include <waypoint/app/auth.hpp>
 #include <waypoint/app/json.hpp>
 
 #include <openssl/crypto.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,11 +36,14 @@ inline bool same_secret(std::string_view given, std::string_view expected) noexc
 }
 
 // Registers GET /v1/account in a group whose layer answers 401 (with WWW-Authenticate) unless
-// the request carries `Authorization: Bearer <token>`.
+// the request carries `Authorization: Bearer <token>`, read as bearer_auth() reads it (the
+// scheme in any case, any number of spaces after it: auth.hpp's authorization_credentials).
 inline void add_account_route(app::application& app, std::string token) {
   auto authenticated = app.group(
-      "/v1/account", app::layer_hooks{[expected = "Bearer " + std::move(token)](app::context& ctx) {
-        if (same_secret(ctx.header("Authorization"), expected)) return true;
+      "/v1/account", app::layer_hooks{[expected = std::move(token)](app::context& ctx) {
+        std::optional<std::string_view> given =
+            app::authorization_credentials(ctx.header(app::http::field::authorization), "Bearer");
+        if (given && same_secret(*given, expected)) return true;
         ctx.response().header("WWW-Authenticate", "Bearer realm=\"waypoint-gateway\"");
         ctx.response().problem(401, "a bearer token (the gateway's --api-token) is required");
         return false;

@@ -89,7 +89,8 @@ class sha256 {
 };
 
 // The temporary disk that uploads in progress may fill together, by default. Two uploads
-// of the largest size (1 GiB) fit; a third waits for one of them (507, Retry-After).
+// of the largest size (1 GiB) fit; a third waits for one of them (507, Retry-After). An
+// upload holds the bytes it has sent (receive_upload), not those it declares.
 inline constexpr std::uint64_t default_upload_disk_budget = std::uint64_t{2} << 30;
 
 // Status of an upload refused for want of disk: 507 Insufficient Storage (RFC 4918 §11.5,
@@ -101,8 +102,7 @@ inline constexpr std::uint64_t default_upload_disk_budget = std::uint64_t{2} << 
 inline constexpr int upload_disk_refused = 507;
 inline constexpr std::string_view upload_disk_name = "temporary disk for uploads";
 
-// The body's declared length (Content-Length); 0 for a chunked body, whose disk is counted
-// as it arrives.
+// The body's declared length (Content-Length); 0 for a chunked body.
 inline std::uint64_t declared_length(const waypoint::app::context& ctx) {
   std::string_view text = ctx.header(waypoint::app::http::field::content_length);
   std::uint64_t n = 0;
@@ -110,13 +110,15 @@ inline std::uint64_t declared_length(const waypoint::app::context& ctx) {
   return n;
 }
 
-// The declared length is reserved before the first byte is read, so a refused upload is
-// refused before it is sent (after `Expect: 100-continue`, before the 100); bytes past the
-// reservation (a chunked body) are reserved as they arrive.
+// Disk is reserved as the bytes arrive, never for the declared length: an upload that
+// declares 1 GiB and trickles holds what it has sent, not half the budget. The declared
+// length is checked against what is free before the first byte is read, so an upload that
+// could not fit now is refused before it is sent (after `Expect: 100-continue`, before the
+// 100); one that fitted then may still be refused mid-way, if others fill the disk meanwhile.
 inline waypoint::app::awaitable<void> receive_upload(waypoint::app::context& ctx,
                                                       waypoint::beast::resource_budget disk) {
-  auto space = waypoint::app::require_share(ctx, disk, declared_length(ctx), upload_disk_refused,
-                                            upload_disk_name);
+  auto space = waypoint::app::require_room(ctx, disk, declared_length(ctx), upload_disk_refused,
+                                           upload_disk_name);
   auto descriptor = waypoint::app::require_descriptor(ctx, "the upload's temporary file");
   upload_file file;
   sha256 digest;
@@ -125,9 +127,7 @@ inline waypoint::app::awaitable<void> receive_upload(waypoint::app::context& ctx
   for (;;) {
     std::size_t n = co_await ctx.read_some(buffer);
     if (n == 0) break;
-    if (total + n > space.units())
-      waypoint::app::require_more(ctx, space, total + n - space.units(), upload_disk_refused,
-                                  upload_disk_name);
+    waypoint::app::require_more(ctx, space, n, upload_disk_refused, upload_disk_name);
     file.write(buffer.data(), n);
     digest.update(buffer.data(), n);
     total += n;

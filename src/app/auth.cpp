@@ -47,16 +47,6 @@ std::string plain_quoted(std::string_view text) {
   return out;
 }
 
-std::optional<std::string_view> authorization_credentials(std::string_view field,
-                                                          std::string_view scheme) noexcept {
-  std::size_t space = field.find(' ');
-  if (!waypoint::detail::iequals(field.substr(0, space), scheme)) return std::nullopt;
-  if (space == std::string_view::npos) return std::string_view();
-  std::string_view credentials = field.substr(space);
-  while (!credentials.empty() && credentials.front() == ' ') credentials.remove_prefix(1);
-  return credentials;
-}
-
 void refuse_credentials(context& ctx, int status, std::string_view challenge,
                         std::string_view detail) {
   ctx.response().problem(status, detail);
@@ -236,7 +226,7 @@ struct basic_policy {
 
   bool admit(context& ctx) const {
     std::optional<std::string_view> encoded =
-        detail::authorization_credentials(ctx.header(http::field::authorization), "basic");
+        authorization_credentials(ctx.header(http::field::authorization), "basic");
     if (!encoded) {
       refuse(ctx, "this resource needs a user name and password: Authorization: Basic "
                   "<base64 of user:password>");
@@ -280,6 +270,16 @@ struct basic_policy {
 };
 
 }  // namespace
+
+std::optional<std::string_view> authorization_credentials(std::string_view field,
+                                                          std::string_view scheme) noexcept {
+  std::size_t space = field.find(' ');
+  if (!waypoint::detail::iequals(field.substr(0, space), scheme)) return std::nullopt;
+  if (space == std::string_view::npos) return std::string_view();
+  std::string_view credentials = field.substr(space);
+  while (!credentials.empty() && credentials.front() == ' ') credentials.remove_prefix(1);
+  return credentials;
+}
 
 middleware api_key_auth(api_key_auth_options options) {
   std::string scheme = nlohmann::json{{"type", "apiKey"},

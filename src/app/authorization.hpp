@@ -1,9 +1,11 @@
 // What every credential layer (bearer_auth in jwt.cpp, api_key_auth and basic_auth in
-// auth.cpp) does alike: read `Authorization: <scheme> <credentials>`, keep what it writes
-// into a challenge's quoted-strings plain, and refuse with a problem document and
+// auth.cpp) does alike: read `Authorization: <scheme> <credentials>` (auth.hpp's public
+// authorization_credentials(), which an application's own layer uses too), keep what it
+// writes into a challenge's quoted-strings plain, and refuse with a problem document and
 // WWW-Authenticate. Written once here, in auth.cpp, so the three answer the same way.
 #pragma once
 
+#include "waypoint/app/auth.hpp"
 #include "waypoint/app/context.hpp"
 
 #include <optional>
@@ -19,12 +21,6 @@ bool is_plain_quoted(std::string_view text) noexcept;
 // `text` with every byte is_plain_quoted() refuses replaced by '?': a reason made from a
 // client's bytes, safe inside error_description="...".
 std::string plain_quoted(std::string_view text);
-
-// The credentials of an Authorization field `field` in `scheme` (compared without regard to
-// case, RFC 9110 §11.1), after the one or more spaces that follow it: empty when nothing
-// follows; nullopt when the field is empty or names another scheme.
-std::optional<std::string_view> authorization_credentials(std::string_view field,
-                                                          std::string_view scheme) noexcept;
 
 // Answers `status` (401, or 403 for a credential that lacks a permission) with a problem
 // document whose detail is `detail`, and WWW-Authenticate: `challenge` (RFC 9110 §11.6.1: a

@@ -17,6 +17,7 @@
 #include "waypoint/app/websocket.hpp"
 
 #include "mounted_api.hpp"
+#include "waypoint/detail/unix_address.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -50,6 +51,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -153,24 +155,40 @@ spawned spawn(const std::vector<std::string>& command) {
 
 namespace detail {
 
+// Whether the process listening on a child's socket may be sent requests: the child itself,
+// or a process of this user (a child that forks its server). Anyone else got there first, or
+// in between, and must see nothing, not even the readiness probe.
+bool is_childs_listener(const waypoint::beast::peer_credentials& peer, pid_t child) noexcept {
+  return peer.pid == child || peer.uid == ::geteuid();
+}
+
 // One process of the child and the client that reaches it.
 struct child_process {
-  child_process(std::uint64_t g, std::string path, const upstream_options& forwarding)
-      : generation(g), socket_path(std::move(path)), up(with_url(forwarding, "http://unix:" + socket_path)) {}
+  child_process(std::uint64_t g, std::string path, pid_t p, const upstream_options& forwarding)
+      : generation(g), socket_path(std::move(path)), up(for_child(forwarding, socket_path, p)), pid(p) {}
   ~child_process() {
     if (exit_fd >= 0) ::close(exit_fd);
   }
   child_process(const child_process&) = delete;
   child_process& operator=(const child_process&) = delete;
-  static upstream_options with_url(upstream_options o, std::string url) {
-    o.url = std::move(url);
+  // `o` aimed at the socket of child `pid`, trusting no other listener there.
+  static upstream_options for_child(upstream_options o, const std::string& socket, pid_t pid) {
+    o.url = "http://unix:" + socket;
+    o.trust_unix_peer = [pid](const waypoint::beast::peer_credentials& peer) { return is_childs_listener(peer, pid); };
     return o;
+  }
+  // Whether connected socket `fd` (a WebSocket's, which the upstream does not make) reaches
+  // this process's listener.
+  bool listener_trusted(int fd) const noexcept {
+    ucred peer{};
+    return waypoint::detail::read_peer_credentials(fd, peer) &&
+           is_childs_listener({peer.pid, peer.uid, peer.gid}, pid);
   }
 
   std::uint64_t generation;
   std::string socket_path;
   upstream up;
-  pid_t pid = 0;
+  pid_t pid;
   // A pidfd of its own (watch() owns the other): readable once the process has exited, so
   // that a request it failed can tell a crash from any thread (has_exited_within).
   int exit_fd = -1;
@@ -204,6 +222,7 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
   std::vector<std::shared_ptr<child_process>> live;  // spawned and not yet reaped
   bool starting = false;
   bool stopped_by_request = false;  // stop(): no restart, no lazy start
+  std::string private_directory;     // of the sockets; empty until a start makes it
   unsigned crashes_in_a_row = 0;
   std::shared_ptr<asio::steady_timer> changed;  // cancelled at each state change: waiters wake
   std::shared_ptr<asio::steady_timer> restart_timer;
@@ -232,14 +251,44 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
     co_await t->async_wait(as_tuple_awaitable);
   }
 
-  std::string next_socket_path(std::uint64_t generation) const {
-    return socket_directory() + "/waypoint-" + name + "-" + std::to_string(::getpid()) + "-" +
-           std::to_string(generation) + ".sock";
-  }
-  std::string socket_directory() const {
+  // The sockets live in a directory of the service's own, made by mkdtemp (mode 0700) under
+  // socket_directory, $XDG_RUNTIME_DIR or /tmp, and removed by stop(): no other user can
+  // create, replace or connect to a file in it. A name of /tmp's own (pid and generation:
+  // predictable) was another user's to take first, and with it the probe, the documents
+  // and clients' requests with their Authorization and Cookie (issue #44).
+  std::string directory_template() const { return base_directory() + "/waypoint-" + name + "-XXXXXX"; }
+  std::string base_directory() const {
     if (!options.socket_directory.empty()) return options.socket_directory;
     const char* runtime = std::getenv("XDG_RUNTIME_DIR");
     return runtime && *runtime ? runtime : "/tmp";
+  }
+  static std::string socket_in(const std::string& directory, std::uint64_t generation) {
+    return directory + "/" + std::to_string(generation) + ".sock";
+  }
+
+  // The private directory, made when there is none, and checked each time: a directory,
+  // ours, that neither group nor others may enter. Throws naming what is wrong.
+  const std::string& private_socket_directory() {
+    if (private_directory.empty()) {
+      std::string path = directory_template();
+      if (!::mkdtemp(path.data()))
+        throw std::system_error(errno, std::generic_category(), "mkdtemp " + path);
+      private_directory = std::move(path);
+    }
+    struct stat dir {};
+    if (::lstat(private_directory.c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode) ||
+        dir.st_uid != ::geteuid() || (dir.st_mode & 077) != 0)
+      throw std::runtime_error("the socket directory " + private_directory +
+                               " is no longer a directory of this user's with mode 0700");
+    return private_directory;
+  }
+
+  void remove_private_directory() {
+    if (private_directory.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(private_directory, ec);
+    if (ec) log("could not remove " + private_directory + ": " + ec.message());
+    private_directory.clear();
   }
 
   std::vector<std::string> command_for(const std::string& socket) const {
@@ -258,17 +307,17 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
       std::lock_guard lock(mutex);
       generation = ++status.generation;
     }
-    auto process = std::make_shared<child_process>(generation, next_socket_path(generation), options.forwarding);
-    ::unlink(process->socket_path.c_str());  // ours by name: a crashed predecessor's
-    spawned s = spawn(command_for(process->socket_path));
-    process->pid = s.pid;
+    std::string socket = socket_in(private_socket_directory(), generation);
+    ::unlink(socket.c_str());  // in our own directory: a crashed predecessor's
+    spawned s = spawn(command_for(socket));
+    auto process = std::make_shared<child_process>(generation, std::move(socket), s.pid, options.forwarding);
     process->exit_fd = ::fcntl(s.pidfd, F_DUPFD_CLOEXEC, 3);  // -1: crashes are then 502s
     process->started = clock::now();
     live.push_back(process);
     asio::co_spawn(io, watch(process, s.pidfd), asio::detached);
     log("started pid " + std::to_string(s.pid) + " on " + process->socket_path);
 
-    upstream_options probe_options = child_process::with_url(options.forwarding, "http://unix:" + process->socket_path);
+    upstream_options probe_options = child_process::for_child(options.forwarding, process->socket_path, process->pid);
     probe_options.connect_timeout = probe_options.response_timeout = std::chrono::seconds(1);
     probe_options.max_idle_connections = 0;
     upstream probe(probe_options);
@@ -516,6 +565,7 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
     notify();
     if (old) co_await retire(old);
     while (!live.empty()) co_await terminate(live.front());
+    remove_private_directory();
   }
 
   asio::awaitable<void> stop_when_idle() {
@@ -540,6 +590,8 @@ struct child_supervisor : std::enable_shared_from_this<child_supervisor> {
       notify();
       log("idle for " + std::to_string(options.idle_stop.count()) + " ms: stopping pid " + std::to_string(idle->pid));
       co_await retire(idle);
+      // Nothing left behind while idle; the next start makes a new directory.
+      if (live.empty() && !starting) remove_private_directory();
     }
   }
 
@@ -585,13 +637,13 @@ child_service::child_service(std::string name, child_service_options options) {
   check(name, options);
   supervisor_ = std::make_shared<detail::child_supervisor>(std::move(name), std::move(options));
   // The longest path this service will use must fit sun_path: say so now, not at the first start.
-  std::string longest = supervisor_->next_socket_path(~std::uint64_t{0});
+  std::string longest = detail::child_supervisor::socket_in(supervisor_->directory_template(), ~std::uint64_t{0});
   if (longest.size() >= sizeof(sockaddr_un::sun_path))
     throw std::invalid_argument("child_service " + supervisor_->name + ": socket paths such as " + longest + " are " +
                                 std::to_string(longest.size()) + " bytes, over the " +
                                 std::to_string(sizeof(sockaddr_un::sun_path) - 1) +
                                 " a unix socket allows: choose a shorter socket_directory");
-  upstream probe(detail::child_process::with_url(supervisor_->options.forwarding, "http://unix:" + longest));
+  upstream probe(detail::child_process::for_child(supervisor_->options.forwarding, longest, 0));
   supervisor_->notify();
   detail::child_supervisor& s = *supervisor_;
   s.thread = std::thread([&s] { s.io.run(); });
@@ -765,6 +817,8 @@ asio::awaitable<void> relay_websocket(context& ctx, websocket& ws, std::shared_p
   child_websocket child(co_await asio::this_coro::executor);
   auto [connect_ec] = co_await beast::get_lowest_layer(child).async_connect(
       asio::local::stream_protocol::endpoint(process->socket_path), as_tuple_awaitable);
+  if (!connect_ec && !process->listener_trusted(beast::get_lowest_layer(child).socket().native_handle()))
+    connect_ec = asio::error::access_denied;  // another user's listener: not even the handshake
   if (!connect_ec) {
     child.set_option(beast::websocket::stream_base::timeout::suggested(beast::role_type::client));
     auto [handshake_ec] = co_await child.async_handshake("localhost", forwarded_target(ctx, prefix), as_tuple_awaitable);

@@ -17,6 +17,8 @@
 #include "waypoint/app/context.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 
+#include "media_type.hpp"
+
 #include <brotli/decode.h>
 #include <brotli/encode.h>
 #include <zlib.h>
@@ -142,9 +144,11 @@ bool type_matches(std::string_view type, std::string_view pattern) noexcept {
 }  // namespace
 
 bool compressible_type(std::string_view type, std::span<const std::string> patterns) noexcept {
-  type = trim(type.substr(0, type.find(';')));
-  return !type.empty() && std::any_of(patterns.begin(), patterns.end(), [type](const auto& p) {
-    return type_matches(type, p);
+  std::optional<media_type> parsed = parse_media_type(type);
+  if (!parsed) return false;  // a type no client could read either: sent as it is
+  std::string_view essence = parsed->value;
+  return std::any_of(patterns.begin(), patterns.end(), [essence](const auto& p) {
+    return type_matches(essence, p);
   });
 }
 

@@ -7,6 +7,8 @@
 #include "waypoint/detail/escape.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 
+#include "media_type.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -71,38 +73,6 @@ bool is_boundary_char(char c) noexcept {
          std::string_view("'()+_,-./:=? ").find(c) != std::string_view::npos;
 }
 
-// Calls visit(name, value) for each ";"-separated parameter after the header value's first
-// element; a quoted value is unquoted. Stops at the first that does not parse.
-template <class Visit>
-void for_each_parameter(std::string_view value, Visit&& visit) {
-  std::size_t pos = value.find(';');
-  while (pos != std::string_view::npos && pos < value.size()) {
-    ++pos;
-    while (pos < value.size() && is_ows(value[pos])) ++pos;
-    std::size_t eq = value.find('=', pos);
-    if (eq == std::string_view::npos) return;
-    std::string_view name = trim(value.substr(pos, eq - pos));
-    pos = eq + 1;
-    while (pos < value.size() && is_ows(value[pos])) ++pos;
-    std::string text;
-    if (pos < value.size() && value[pos] == '"') {
-      ++pos;
-      while (pos < value.size() && value[pos] != '"') {
-        if (value[pos] == '\\' && pos + 1 < value.size()) ++pos;
-        text += value[pos++];
-      }
-      if (pos >= value.size()) return;  // no closing quote
-      ++pos;
-      pos = value.find(';', pos);
-    } else {
-      std::size_t end = value.find(';', pos);
-      text = std::string(trim(value.substr(pos, end == std::string_view::npos ? end : end - pos)));
-      pos = end;
-    }
-    if (visit(name, std::move(text))) return;
-  }
-}
-
 // RFC 5987's ext-value ("UTF-8''%e2%82%ac.txt"): the decoded text, when its charset is
 // UTF-8 (the only one RFC 8187 requires; ISO-8859-1 is not worth the code).
 std::optional<std::string> decode_ext_value(std::string_view ext) {
@@ -156,21 +126,25 @@ std::vector<form_field> parse_urlencoded(std::string_view body, const form_limit
 }
 
 std::optional<std::string> header_parameter(std::string_view value, std::string_view name) {
-  std::optional<std::string> found;
-  for_each_parameter(value, [&](std::string_view n, std::string text) {
-    if (!iequals(n, name)) return false;
-    found = std::move(text);
-    return true;
-  });
-  return found;
+  std::optional<detail::parameterized> read = detail::parse_parameterized(value);
+  if (!read)
+    if (std::optional<detail::media_type> type = detail::parse_media_type(value)) read = *type;
+  return read ? read->parameter(name) : std::nullopt;
 }
 
 bool is_media_type(std::string_view content_type, std::string_view media_type) noexcept {
-  return iequals(trim(content_type.substr(0, content_type.find(';'))), media_type);
+  std::optional<detail::media_type> type = detail::parse_media_type(content_type);
+  return type && type->is(media_type);
 }
 
 std::optional<std::string> multipart_boundary(std::string_view content_type, form_error& error) {
-  std::optional<std::string> boundary = header_parameter(content_type, "boundary");
+  std::string why;
+  std::optional<detail::media_type> type = detail::parse_media_type(content_type, &why);
+  if (!type) {
+    error = {400, "the Content-Type " + quoted(content_type) + " " + why};
+    return std::nullopt;
+  }
+  std::optional<std::string> boundary = type->parameter("boundary");
   if (!boundary || boundary->empty()) {
     error = {400, "multipart/form-data without a boundary parameter"};
     return std::nullopt;
@@ -367,15 +341,17 @@ multipart_event multipart_parser::end_header_line() {
   if (iequals(name, "Content-Disposition")) {
     if (has_disposition_) return fail(400, "two Content-Disposition fields" + where);
     has_disposition_ = true;
-    if (!is_media_type(value, "form-data"))
+    std::string why;
+    std::optional<detail::parameterized> disposition = detail::parse_parameterized(value, &why);
+    if (!disposition) return fail(400, "a Content-Disposition that " + why + where);
+    if (!iequals(disposition->value, "form-data"))
       return fail(400, "a Content-Disposition other than form-data" + where);
     bool extended = false;
-    for_each_parameter(value, [&](std::string_view n, std::string text) {
-      if (iequals(n, "name") && part_.name.empty()) part_.name = std::move(text);
+    disposition->for_each_parameter([&](std::string_view n, std::string text) {
+      if (iequals(n, "name")) part_.name = std::move(text);
       if (iequals(n, "filename") && !extended) part_.filename = std::move(text);
       if (iequals(n, "filename*"))
         if (auto decoded = decode_ext_value(text)) part_.filename = *decoded, extended = true;
-      return false;
     });
   } else if (iequals(name, "Content-Type")) {
     part_.content_type = std::string(value);

@@ -8,6 +8,8 @@
 #include "waypoint/app/inputs.hpp"
 #include "waypoint/app/resource_limits.hpp"
 
+#include "media_type.hpp"
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -36,11 +38,22 @@ constexpr std::string_view multipart = "multipart/form-data";
                         "multipart/form-data");
 }
 
+// The request's Content-Type; none is a type that is no form (415). One that does not parse
+// is a 400 naming why (a parameter twice: two readers could take two boundaries from it).
+detail::media_type content_type_of(const request_view& req) {
+  std::string_view text = req.header(http::field::content_type);
+  std::string why;
+  std::optional<detail::media_type> type = detail::parse_media_type(text, &why);
+  if (!type && !text.empty())
+    throw http_error(400, "the Content-Type \"" + std::string(text.substr(0, 128)) + "\" " + why);
+  return type.value_or(detail::media_type{});
+}
+
 std::string boundary_of(const request_view& req) {
-  std::string_view type = req.header(http::field::content_type);
-  if (!is_media_type(type, multipart)) throw http_error(415, "the body must be " + std::string(multipart));
+  if (!content_type_of(req).is(multipart))
+    throw http_error(415, "the body must be " + std::string(multipart));
   form_error error;
-  std::optional<std::string> boundary = multipart_boundary(type, error);
+  std::optional<std::string> boundary = multipart_boundary(req.header(http::field::content_type), error);
   if (!boundary) throw_form_error(error);
   return *boundary;
 }
@@ -191,12 +204,12 @@ constexpr std::string_view disk_name = "temporary disk for forms";
 
 awaitable<form> read_form(context& ctx, const form_options& options) {
   form out;
-  std::string_view type = ctx.header(http::field::content_type);
-  if (is_media_type(type, urlencoded)) {
+  detail::media_type type = content_type_of(ctx);
+  if (type.is(urlencoded)) {
     out.fields = co_await read_urlencoded(ctx, options.limits);
     co_return out;
   }
-  if (!is_media_type(type, multipart)) throw_not_a_form();
+  if (!type.is(multipart)) throw_not_a_form();
   multipart_reader reader(ctx, options.limits);
   if (options.disk) {
     beast::resource_budget disk = *options.disk;  // a copy shares the count
@@ -232,13 +245,13 @@ awaitable<form> read_form(context& ctx, const form_options& options) {
 
 std::vector<form_field> detail::buffered_form_fields(const context& ctx) {
   form_limits limits;
-  std::string_view type = ctx.header(http::field::content_type);
+  detail::media_type type = content_type_of(ctx);
   form_error error;
   std::vector<form_field> fields;
-  if (is_media_type(type, urlencoded)) {
+  if (type.is(urlencoded)) {
     fields = parse_urlencoded(ctx.body(), limits, error);
-  } else if (is_media_type(type, multipart)) {
-    std::optional<std::string> boundary = multipart_boundary(type, error);
+  } else if (type.is(multipart)) {
+    std::optional<std::string> boundary = multipart_boundary(ctx.header(http::field::content_type), error);
     if (!boundary) throw_form_error(error);
     multipart_parser parser(*boundary, limits);
     std::string_view input = ctx.body();

@@ -5,6 +5,7 @@
 #include "waypoint/app/json.hpp"
 
 #include "contract.hpp"
+#include "media_type.hpp"
 #include "waypoint/app/cose.hpp"
 #include "waypoint/app/static_files.hpp"
 #include "waypoint/detail/http_grammar.hpp"
@@ -22,18 +23,17 @@ using waypoint::detail::for_each_list_element;
 using waypoint::detail::iequals;
 using waypoint::detail::trim;
 
-// application/<format> or application/<anything>+<format> (RFC 6839), parameters ignored,
+// application/<format> or application/<anything>+<format> (RFC 6839), parameters aside,
 // case ignored as media types are case-insensitive.
-bool is_media_type_of(std::string_view content_type, std::string_view format) noexcept {
-  std::string_view type = trim(content_type.substr(0, content_type.find(';')));
-  constexpr std::string_view application = "application/";
-  if (type.size() <= application.size()) return false;
-  if (!iequals(type.substr(0, application.size()), application)) return false;
-  std::string_view subtype = type.substr(application.size());
-  if (iequals(subtype, format)) return true;
-  return subtype.size() > format.size() + 1 &&
-         subtype[subtype.size() - format.size() - 1] == '+' &&
-         iequals(subtype.substr(subtype.size() - format.size()), format);
+bool is_media_type_of(const media_type& type, std::string_view format) noexcept {
+  return iequals(type.type, "application") &&
+         (iequals(type.subtype, format) || iequals(type.suffix(), format));
+}
+
+// is_media_type_of for a media range of Accept: false for one that does not parse.
+bool is_media_type_of(std::string_view text, std::string_view format) noexcept {
+  std::optional<media_type> type = parse_media_type(text);
+  return type && is_media_type_of(*type, format);
 }
 
 // A qvalue as RFC 9110 §12.4.2 writes one: "0" or "1", or either with up to three decimals
@@ -117,9 +117,13 @@ body_format check_json_request(context& ctx) {
                               " bytes; this endpoint accepts at most " + std::to_string(limit));
   std::string_view content_type = ctx.header(http::field::content_type);
   if (content_type.empty()) throw http_error(415, "the body needs Content-Type: application/json");
-  if (is_media_type_of(content_type, "json")) return body_format::json;
-  if (is_media_type_of(content_type, "cbor")) return body_format::cbor;
-  if (is_media_type_of(content_type, "cose")) return body_format::cose;
+  std::string why;
+  std::optional<media_type> type = parse_media_type(content_type, &why);
+  if (!type)
+    throw http_error(400, "the Content-Type \"" + std::string(content_type.substr(0, 128)) + "\" " + why);
+  if (is_media_type_of(*type, "json")) return body_format::json;
+  if (is_media_type_of(*type, "cbor")) return body_format::cbor;
+  if (is_media_type_of(*type, "cose")) return body_format::cose;
   throw http_error(415, "Content-Type \"" + std::string(content_type) +
                             "\" is not JSON; send application/json (or application/cbor, "
                             "application/cose)");

@@ -682,7 +682,7 @@ struct bearer_policy {
   bool admit(context& ctx) const {
     // RFC 6750 §2.1: the scheme in any case, then one or more spaces.
     std::optional<std::string_view> token =
-        detail::authorization_credentials(ctx.header(http::field::authorization), "bearer");
+        authorization_credentials(ctx.header(http::field::authorization), "bearer");
     if (!token) {
       refuse(ctx, 401, "", "this resource needs a bearer token: Authorization: Bearer <token>");
       return false;

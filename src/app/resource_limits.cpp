@@ -4,6 +4,7 @@
 
 #include "waypoint/app/http_error.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace waypoint::app {
@@ -23,14 +24,30 @@ beast::resource_permit require_descriptor(context& ctx, std::string_view what) {
   return permit;
 }
 
-beast::resource_permit require_share(context& ctx, beast::resource_budget& budget,
-                                     std::uint64_t units, int status, std::string_view what) {
+namespace {
+void refuse_past_the_whole(const beast::resource_budget& budget, std::uint64_t units,
+                           std::string_view what) {
   if (units > budget.limit())
     throw http_error(413, std::string(what) + " has room for " + std::to_string(budget.limit()) +
                               " at most, less than this request needs");
+}
+}  // namespace
+
+beast::resource_permit require_share(context& ctx, beast::resource_budget& budget,
+                                     std::uint64_t units, int status, std::string_view what) {
+  refuse_past_the_whole(budget, units, what);
   beast::resource_permit permit = budget.try_acquire(units);
   if (!permit) refuse(ctx, status, what);
   return permit;
+}
+
+beast::resource_permit require_room(context& ctx, beast::resource_budget& budget,
+                                    std::uint64_t expected, int status, std::string_view what) {
+  refuse_past_the_whole(budget, expected, what);
+  // Read without taking: another request may take the room next, which the require_more of
+  // the bytes themselves then answers.
+  if (expected > budget.limit() - std::min(budget.in_use(), budget.limit())) refuse(ctx, status, what);
+  return budget.try_acquire(0);
 }
 
 void require_more(context& ctx, beast::resource_permit& permit, std::uint64_t more, int status,

@@ -2,10 +2,12 @@
 #include "waypoint/app/security_headers.hpp"
 
 #include "waypoint/app/context.hpp"
-#include "waypoint/detail/http_grammar.hpp"
+
+#include "media_type.hpp"
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -23,7 +25,7 @@ struct security_policy {
   std::vector<header_value> always;  // every response
   std::string csp_name;              // Content-Security-Policy[-Report-Only]; empty: no CSP
   std::string csp;
-  std::vector<std::string> csp_types;  // compared without regard to ASCII case
+  std::vector<std::string> csp_types;  // essences, compared without regard to case
 
   explicit security_policy(security_headers_options o) {
     add("Strict-Transport-Security", std::move(o.strict_transport_security));
@@ -62,12 +64,9 @@ struct security_policy {
 
   // Whether `content_type` (parameters and case aside) is a document type the CSP is for.
   bool is_document(std::string_view content_type) const {
-    content_type = content_type.substr(0, content_type.find(';'));
-    while (!content_type.empty() && (content_type.back() == ' ' || content_type.back() == '\t'))
-      content_type.remove_suffix(1);
-    return std::any_of(csp_types.begin(), csp_types.end(), [&](const std::string& type) {
-      return waypoint::detail::iequals(type, content_type);
-    });
+    std::optional<detail::media_type> type = detail::parse_media_type(content_type);
+    return type && std::any_of(csp_types.begin(), csp_types.end(),
+                               [&](const std::string& essence) { return type->is(essence); });
   }
 };
 

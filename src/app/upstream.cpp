@@ -453,6 +453,23 @@ error_code connect_unix(beast::basic_stream<stream_protocol>& stream, const wayp
   return ec;
 }
 
+// Closes a connection whose listener options.trust_unix_peer refuses, before anything is
+// written to it, and throws the 502 that names it.
+void refuse_untrusted_peer(beast::basic_stream<stream_protocol>& stream, const parsed_url& url,
+                           const upstream_options& options) {
+  ucred peer{};
+  bool read = waypoint::detail::read_peer_credentials(stream.socket().native_handle(), peer);
+  waypoint::beast::peer_credentials who{peer.pid, peer.uid, peer.gid};
+  if (read && options.trust_unix_peer(who)) return;
+  error_code ignored;
+  stream.socket().close(ignored);
+  throw http_error(502, "upstream " + options.url + ": the unix socket " + url.unix_socket_name +
+                            (read ? " is served by pid " + std::to_string(peer.pid) + " (uid " +
+                                        std::to_string(peer.uid) + "), which it does not trust"
+                                  : " has a peer whose credentials cannot be read") +
+                            "; nothing was sent.");
+}
+
 asio::awaitable<std::unique_ptr<connection>> connect(const parsed_url& url, const upstream_options& options,
                                                      waypoint::beast::resource_permit descriptor) {
   auto executor = co_await asio::this_coro::executor;
@@ -472,6 +489,7 @@ asio::awaitable<std::unique_ptr<connection>> connect(const parsed_url& url, cons
     if (!ec) c->stream.socket().set_option(tcp::no_delay(true), ignored);
   }
   if (ec) throw_failure(options.url, step::connect, ec, options.connect_timeout, url.unix_socket_name);
+  if (url.unix_socket && options.trust_unix_peer) refuse_untrusted_peer(c->stream, url, options);
   co_return c;
 }
 

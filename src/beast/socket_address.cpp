@@ -28,8 +28,7 @@ tcp::endpoint to_tcp(const stream_protocol::endpoint& e) {
 
 std::optional<peer_credentials> credentials_of(int fd) noexcept {
   ucred c{};
-  socklen_t size = sizeof c;
-  if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &size) != 0) return std::nullopt;
+  if (!waypoint::detail::read_peer_credentials(fd, c)) return std::nullopt;
   return peer_credentials{static_cast<std::int32_t>(c.pid), static_cast<std::uint32_t>(c.uid),
                           static_cast<std::uint32_t>(c.gid)};
 }

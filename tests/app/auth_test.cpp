@@ -7,6 +7,8 @@
 #include "app_test_support.hpp"
 #include "loopback_client.hpp"
 
+#include "account.hpp"  // examples/: the gateway's --api-token layer
+
 #include <waypoint/app/auth.hpp>
 #include <waypoint/app/context.hpp>
 #include <waypoint/app/jwt.hpp>
@@ -16,6 +18,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -462,6 +465,59 @@ TEST(CredentialLayers, DocumentSchemesSecurityAndTheirAnswers) {
   json basic_doc = basic_only.app.openapi();
   EXPECT_TRUE(basic_doc["components"]["responses"].contains("Unauthorized"));
   EXPECT_FALSE(basic_doc["components"]["responses"].contains("Forbidden"));
+}
+
+// ---- reading Authorization -------------------------------------------------------------
+
+TEST(AuthorizationCredentials, ReadTheSchemeInAnyCaseAndTheSpacesAfterIt) {
+  struct row {
+    const char* rule;
+    std::string_view field;
+    std::optional<std::string_view> credentials;
+  };
+  const std::vector<row> rows = {
+      {"as written by most clients", "Bearer abc", "abc"},
+      {"the scheme in lower case (RFC 9110 §11.1)", "bearer abc", "abc"},
+      {"the scheme in upper case", "BEARER abc", "abc"},
+      {"two spaces after the scheme (1*SP)", "Bearer  abc", "abc"},
+      {"the scheme alone", "Bearer", ""},
+      {"another scheme", "Basic abc", std::nullopt},
+      {"a scheme that starts like it", "Bearerx abc", std::nullopt},
+      {"no field", "", std::nullopt},
+  };
+  for (const row& r : rows)
+    EXPECT_EQ(authorization_credentials(r.field, "Bearer"), r.credentials) << r.rule;
+}
+
+// The gateway's --api-token layer (examples/account.hpp) reads the field with the same
+// parser as bearer_auth: a client that writes the scheme in lower case or puts two spaces
+// after it is admitted by both, or by neither.
+TEST(AuthorizationCredentials, ExampleApiTokenReadsBearerAsBearerAuthDoes) {
+  const std::string token = "t-0123456789abcdef";
+  application app;
+  waypoint::examples::add_account_route(app, token);
+  struct row {
+    const char* rule;
+    std::string authorization;
+    int status;
+  };
+  const std::vector<row> rows = {
+      {"Bearer", "Bearer " + token, 200},
+      {"bearer in lower case", "bearer " + token, 200},
+      {"BEARER in upper case", "BEARER " + token, 200},
+      {"two spaces after the scheme", "Bearer  " + token, 200},
+      {"another token", "Bearer " + token + "x", 401},
+      {"another scheme", "Basic " + token, 401},
+      {"the token alone", token, 401},
+      {"the scheme alone", "Bearer", 401},
+  };
+  for (const row& r : rows) {
+    response res = answer(app, make_request("GET", "/v1/account", {{"Authorization", r.authorization}}));
+    EXPECT_EQ(res.result_int(), r.status) << r.rule << ": " << res.body();
+    if (r.status == 401) {
+      EXPECT_EQ(field(res, "WWW-Authenticate"), "Bearer realm=\"waypoint-gateway\"") << r.rule;
+    }
+  }
 }
 
 // ---- through a real client ---------------------------------------------------------------

@@ -3,18 +3,58 @@
 behaviours the supervisor must handle (never ready, SIGTERM ignored, a failing start).
 
   child_fixture.py --unix PATH [--never-ready] [--ignore-term] [--mode-file FILE]
+  child_fixture.py --unix PATH --planted LOG
 
 --mode-file: when FILE holds "broken", exit 3 at once (a reload to a bad build).
+--planted: another local user's listener at the child's socket (issue #44). A process
+forked from this one binds PATH, becomes nobody (uid and gid 65534) and only then listens,
+so that the kernel records nobody, and another pid than the child's, as the listener
+(SO_PEERCRED); it appends every byte it receives to LOG. The child itself never listens.
 """
 import argparse
+import ctypes
 import json
 import os
 import signal
+import socket
 import socketserver
 import sys
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler
+
+
+def plant(path, log):
+    """--planted: the listener of another user at `path`; the child sleeps until killed."""
+    if os.fork() != 0:
+        while True:
+            time.sleep(60)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):  # the test's pipes are not this process's to hold open
+        os.dup2(devnull, fd)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    open(log, "wb").close()
+    os.chown(log, 65534, 65534)
+    os.setgroups([])
+    os.setgid(65534)
+    os.setuid(65534)
+    # Dies with the child (the supervisor kills that one): set after setuid, which clears it.
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    listener.listen(16)
+    while True:
+        conn, _ = listener.accept()
+        with conn, open(log, "ab") as out:
+            conn.settimeout(1)
+            try:
+                while True:
+                    data = conn.recv(65536)
+                    if not data:
+                        break
+                    out.write(data)
+                    out.flush()
+            except OSError:
+                pass
 
 
 def main():
@@ -23,7 +63,10 @@ def main():
     parser.add_argument("--never-ready", action="store_true")
     parser.add_argument("--ignore-term", action="store_true")
     parser.add_argument("--mode-file")
+    parser.add_argument("--planted")
     args = parser.parse_args()
+    if args.planted:
+        plant(args.unix, args.planted)
     if args.mode_file and open(args.mode_file).read().strip() == "broken":
         sys.exit(3)
     if args.ignore_term:

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <regex>
 #include <stdexcept>
 #include <string>
@@ -159,6 +160,53 @@ TEST(ChildService, StartFailsAndKillsAChildNeverReady) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(error, m, std::regex("pid (\\d+)"))) << error;
   EXPECT_FALSE(process_exists(std::stoi(m[1]))) << "the child that never became ready still runs";
+}
+
+// Issue #44: the socket was /tmp/waypoint-<name>-<pid>-<generation>.sock, a name another
+// local user could take first. It is in a directory of the service's own now.
+TEST(ChildService, SocketsAreInADirectoryOfTheirOwnRemovedAtStop) {
+  scratch_dir dir;
+  ::chmod(dir.path.c_str(), 01777);  // as /tmp is: anyone may create files in it
+  wa::child_service service("private", fixture_options(dir));
+  service.start().get();
+  std::vector<std::filesystem::path> entries(std::filesystem::directory_iterator(dir.path), {});
+  ASSERT_EQ(entries.size(), 1u) << "one directory of the service's in " << dir.path;
+  struct stat own {};
+  ASSERT_EQ(::lstat(entries[0].c_str(), &own), 0);
+  EXPECT_TRUE(S_ISDIR(own.st_mode)) << entries[0];
+  EXPECT_EQ(own.st_mode & 0777, 0700u) << entries[0];
+  EXPECT_EQ(own.st_uid, ::geteuid()) << entries[0];
+  EXPECT_TRUE(entries[0].filename().string().starts_with("waypoint-private-")) << entries[0];
+  EXPECT_TRUE(std::filesystem::is_socket(entries[0] / "1.sock")) << "the child's socket is in it";
+  service.stop().get();
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path)) << "the directory outlived stop()";
+}
+
+// A listener at the child's socket that is neither the child nor this user's (the fixture's
+// --planted: bound, then listening as nobody from another pid) is sent nothing, not even the
+// readiness probe: the start fails naming it. The same listener of this user's would have
+// been trusted; the directory keeps other users from binding there, this keeps one that
+// did anyway (a directory of theirs as socket_directory) from being sent a request.
+TEST(ChildService, SendsNothingToAListenerOfAnotherUser) {
+  scratch_dir dir;
+  ::chmod(dir.path.c_str(), 01777);
+  std::string log = dir.path + "/planted.log";
+  wa::child_service_options o = fixture_options(dir, {"--planted", log});
+  o.start_timeout = 800ms;
+  o.restart_delay = 10s;
+  wa::child_service service("planted", o);
+  std::string error;
+  try {
+    service.start().get();
+  } catch (const std::runtime_error& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find("(uid 65534), which it does not trust; nothing was sent"), std::string::npos)
+      << "the start should fail naming the listener; got: " << error;
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(log); })) << "the planted listener never listened";
+  std::ifstream received(log, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(received)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes, "") << "the planted listener received a request";
 }
 
 TEST(ChildService, ForwardsThePrefixWithProxyFieldsHeadBodiesAndStreams) {

@@ -130,6 +130,12 @@ const std::vector<multipart_row>& multipart_rows() {
       {"RefusesSingleDashAfterBoundary",
        "--XyZ\r\nContent-Disposition: form-data; name=a\r\n\r\nv\r\n--XyZ-\r\n",
        {{"a||=v"}, 400, "a multipart boundary is followed by a single '-'"}},
+      {"RefusesDispositionNamingAParameterTwice",
+       "--XyZ\r\nContent-Disposition: form-data; name=a; NAME=b\r\n\r\nv\r\n--XyZ--",
+       {{}, 400, "a Content-Disposition that names the parameter \"NAME\" twice in the header of part 1"}},
+      {"RefusesDispositionWithAParameterWithoutValue",
+       "--XyZ\r\nContent-Disposition: form-data; name\r\n\r\nv\r\n--XyZ--",
+       {{}, 400, "a Content-Disposition that has the parameter \"name\" without '=' and a value"}},
       {"RefusesTwoDispositions",
        "--XyZ\r\nContent-Disposition: form-data; name=a\r\nContent-Disposition: form-data; "
        "name=b\r\n\r\nv\r\n--XyZ--",
@@ -232,7 +238,12 @@ TEST(MultipartBoundary, AcceptsRfc2046BoundariesQuotedOrNot) {
       {"multipart/form-data; boundary=\"ends in space \"", std::nullopt},
       {"multipart/form-data; boundary=\"cr\r\"", std::nullopt},
       {"multipart/form-data; boundary=\"unclosed", std::nullopt},
-      {"multipart/form-data; boundary=a;b", "a"},
+      // As Go's mime.ParseMediaType: parameters that do not parse, or one given twice, leave
+      // no boundary to take (two readers could take different ones).
+      {"multipart/form-data; boundary=a;b", std::nullopt},
+      {"multipart/form-data; boundary=a; boundary=b", std::nullopt},
+      {"multipart/form-data; boundary=a; Boundary=a", std::nullopt},
+      {"multipart/form-data; boundary=a:b", std::nullopt},  // ':' needs a quoted-string
   };
   for (const row& r : rows) {
     form_error error;
@@ -240,6 +251,10 @@ TEST(MultipartBoundary, AcceptsRfc2046BoundariesQuotedOrNot) {
     EXPECT_EQ(got, r.boundary) << r.content_type;
     EXPECT_EQ(error.status, r.boundary ? 0 : 400) << r.content_type;
   }
+  form_error error;
+  waypoint::app::multipart_boundary("multipart/form-data; boundary=a; boundary=b", error);
+  EXPECT_EQ(error.detail, "the Content-Type \"multipart/form-data; boundary=a; boundary=b\" names "
+                          "the parameter \"boundary\" twice");
 }
 
 TEST(Urlencoded, ParsesAsTheWhatwgUrlStandardSays) {

@@ -152,6 +152,18 @@ TEST(ReadForm, AnswersEachRefusalWithItsStatusAndDetail) {
        "the body must be application/x-www-form-urlencoded or multipart/form-data"},
       {"RefusesMultipartWithoutBoundary", "/form", "multipart/form-data", "", 400,
        "multipart/form-data without a boundary parameter"},
+      {"RefusesBoundaryGivenTwice", "/form", m + "; boundary=other", part("a", "1") + std::string(closing),
+       400, "the Content-Type \"" + m + "; boundary=other\" names the parameter \"boundary\" twice"},
+      {"RefusesBoundaryGivenTwiceToTheReader", "/parts", m + "; Boundary=other",
+       part("a", "1") + std::string(closing), 400,
+       "the Content-Type \"" + m + "; Boundary=other\" names the parameter \"Boundary\" twice"},
+      {"RefusesCharsetGivenTwice", "/form", "application/x-www-form-urlencoded; charset=utf-8; charset=latin1",
+       "a=1", 400,
+       "the Content-Type \"application/x-www-form-urlencoded; charset=utf-8; charset=latin1\" names "
+       "the parameter \"charset\" twice"},
+      {"RefusesParameterWithoutValue", "/form", "multipart/form-data; boundary", "", 400,
+       "the Content-Type \"multipart/form-data; boundary\" has the parameter \"boundary\" without '=' "
+       "and a value"},
       {"RefusesMissingFinalBoundary", "/form", m, part("a", "1"), 400,
        "the body ends before the multipart body's final boundary"},
       {"RefusesPartWithoutName", "/form", m,

@@ -549,6 +549,45 @@ TEST(Upstream, StripsHopByHopResponseFieldsAndDechunks) {
   EXPECT_EQ((*o.res)["X-Kept"], "yes");
 }
 
+// trust_unix_peer is asked, with the listener's SO_PEERCRED, before anything is written: a
+// refused listener gets a closed connection and no byte of the request (issue #44: a
+// child service's socket taken by another local user received clients' Authorization).
+TEST(Upstream, SendsNothingToAUnixListenerItDoesNotTrust) {
+  std::atomic<int> requests = 0;
+  scripted_upstream server([&](stream_socket& s, int) {
+    boost::beast::flat_buffer buffer;
+    if (!read_request(s, buffer)) return;
+    ++requests;
+    write_text(s, ok_response);
+    wait_closed(s);
+  }, transport::unix_path);
+  std::optional<waypoint::beast::peer_credentials> asked;
+  upstream_options refusing = options_for(server.url());
+  refusing.trust_unix_peer = [&](const waypoint::beast::peer_credentials& peer) {
+    asked = peer;
+    return false;
+  };
+  asio::io_context io;
+  request secret = get("/x");
+  secret.set(http::field::authorization, "Bearer secret");
+  std::string detail;
+  EXPECT_EQ(run(io, upstream(refusing), secret).error_status(&detail), 502);
+  EXPECT_NE(detail.find(" is served by pid " + std::to_string(::getpid()) + " (uid " +
+                        std::to_string(::geteuid()) + "), which it does not trust; nothing was sent."),
+            std::string::npos)
+      << detail;
+  ASSERT_TRUE(asked);
+  EXPECT_EQ(asked->pid, ::getpid());  // the listener is this test's thread
+  EXPECT_EQ(asked->uid, ::geteuid());
+
+  upstream_options trusting = options_for(server.url());
+  trusting.trust_unix_peer = [](const waypoint::beast::peer_credentials& peer) { return peer.pid == ::getpid(); };
+  outcome o = run(io, upstream(trusting), secret);
+  ASSERT_TRUE(o.res) << o.error_status();
+  EXPECT_EQ(o.res->body(), "ok");
+  EXPECT_EQ(requests.load(), 1) << "the refused send reached the listener";
+}
+
 TEST(Upstream, ReusesOneConnectionForSequentialSends) {
   beast_upstream server([](const wb::request&, wb::response& res) { res.body() = "pong"; });
   upstream up(options_for(server.url()));

@@ -25,6 +25,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -537,11 +538,19 @@ def check_twenty_reloads_under_wrk_fail_no_request_and_leave_one_child(binary):
         left = wait_until(lambda: g.children() == [serving], CHILD_EXIT_S)
         expect(left, "after %d reloads exactly one child remains, pid %d; found %r (log %r)"
                % (RELOADS, serving, g.children(), g.log_tail()))
-        mine = re.compile(r"^waypoint-example-%d-\d+\.sock$" % g.pid)
-        files = sorted(os.listdir(g.runtime))
-        expect(len([f for f in files if mine.match(f)]) == 1 and len(files) == 1,
-               "one socket file left in %s, the serving child's; found %r" % (g.runtime, files))
-        r = curl(["curl", "-i", "--unix-socket", os.path.join(g.runtime, files[0]), "http://localhost/hello"])
+        # The sockets are in the service's own directory (mode 0700), not in the runtime
+        # directory where another user could take their names (issue #44).
+        dirs = sorted(os.listdir(g.runtime))
+        expect(len(dirs) == 1 and re.match(r"^waypoint-example-\w{6}$", dirs[0]),
+               "one directory of the service's in %s; found %r" % (g.runtime, dirs))
+        private = os.path.join(g.runtime, dirs[0])
+        mode = os.lstat(private).st_mode
+        expect(stat.S_ISDIR(mode) and stat.S_IMODE(mode) == 0o700,
+               "%s is a directory of mode 0700, got %o" % (private, mode))
+        files = sorted(os.listdir(private))
+        expect(len(files) == 1 and re.match(r"^\d+\.sock$", files[0]),
+               "one socket file left in %s, the serving child's; found %r" % (private, files))
+        r = curl(["curl", "-i", "--unix-socket", os.path.join(private, files[0]), "http://localhost/hello"])
         expect(r.body == "hello from pid %d\n" % serving, "the socket left is pid %d's, got %r" % (serving, r))
         print("  %d reloads under wrk: %d requests, 0 failed; RSS %d KiB after reload 5, %d KiB after %d"
               % (RELOADS, requests, rss[5], rss[RELOADS], RELOADS))
@@ -560,8 +569,9 @@ def check_idle_child_stops_and_the_next_request_starts_another(binary):
                % (IDLE_STOP_MS, idle_for))
         expect(any("idle for %d ms: stopping pid %d" % (IDLE_STOP_MS, first) in l for l in g.log_tail(20)),
                "the gateway logs 'idle for %d ms: stopping pid %d'; log %r" % (IDLE_STOP_MS, first, g.log_tail()))
-        expect(os.listdir(g.runtime) == [], "the idle child's socket file is removed; found %r"
-               % os.listdir(g.runtime))
+        # Removed once the supervisor has reaped the child, a moment after it is gone.
+        expect(wait_until(lambda: os.listdir(g.runtime) == [], IDLE_GONE_S),
+               "the idle child's socket file and directory are removed; found %r" % os.listdir(g.runtime))
         second = g.hello_pid()
         expect(second != first and g.children() == [second],
                "the next request starts a new child (not pid %d): pid %d, children %r"

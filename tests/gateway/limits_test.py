@@ -10,8 +10,9 @@ tiny upstream that answers when told to, raw sockets for the requests held open.
 usage: limits_test.py GATEWAY_BINARY
 
 No check depends on timing: a held request is held by the test (the upstream answers when
-told; an upload waits for its 100 Continue, sent once its disk is reserved), and what is
-given back asynchronously is polled for, a bounded number of times.
+told; an upload waits for its 100 Continue, sent once its disk is checked), and what is
+taken or given back asynchronously (an upload's disk is the bytes the gateway has read) is
+polled for, a bounded number of times.
 """
 import os
 import re
@@ -90,21 +91,32 @@ def keep_alive_get(sock, path):
     return int(head.split()[1])
 
 
-def start_held_upload(base, length):
-    """An upload whose header is in and whose disk (and file) the gateway holds: the test
-    waits for the 100 Continue that the route's first read sends, after its reservations."""
+def start_held_upload(base, length, sent=1000):
+    """An upload whose header is in and whose file the gateway holds, with `sent` bytes of
+    its body sent: the test waits for the 100 Continue that the route's first read sends,
+    after its checks. Its disk is what the gateway has read of those bytes."""
     sock = socket.create_connection(("127.0.0.1", port_of(base)))
     sock.settimeout(HOLD_WAIT_S)
     sock.sendall(b"POST /v1/upload HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
                  b"Content-Length: %d\r\n\r\n" % length)
     interim = sock.recv(4096)
     expect(interim.startswith(b"HTTP/1.1 100"), "a held upload: 100 Continue, got %r" % interim[:200])
-    sock.sendall(b"x" * 1000)
+    sock.sendall(b"x" * sent)
     return sock
 
 
-def finish_upload(sock, length):
-    sock.sendall(b"x" * (length - 1000))
+def declared_upload_status(base, length):
+    """The status a declared upload of `length` gets before its body: 100 when it may send
+    it (then it leaves, having sent nothing, so that it takes no disk from the others)."""
+    with socket.create_connection(("127.0.0.1", port_of(base))) as sock:
+        sock.settimeout(HOLD_WAIT_S)
+        sock.sendall(b"POST /v1/upload HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                     b"Content-Length: %d\r\n\r\n" % length)
+        return int(sock.recv(4096).split()[1])
+
+
+def finish_upload(sock, length, sent=1000):
+    sock.sendall(b"x" * (length - sent))
     data = b""
     while b"}" not in data:
         chunk = sock.recv(65536)
@@ -255,8 +267,12 @@ def check_uploads_past_the_disk_budget_are_507_while_the_first_completes(binary)
     g = Gateway(binary, "--upload-disk-budget", str(DISK_BUDGET))
     sample = upload_file(UPLOAD_BYTES)
     holder = None
+    held = UPLOAD_BYTES - 1000
     try:
-        holder = start_held_upload(g.base, UPLOAD_BYTES)  # 600,000 of the 1,000,000 reserved
+        holder = start_held_upload(g.base, UPLOAD_BYTES, sent=held)  # 599,000 of the 1,000,000
+        # Once the gateway has read them, what is free (401,000) no longer fits a declared 600,000.
+        poll(lambda: declared_upload_status(g.base, UPLOAD_BYTES) == 507,
+             "a declared upload is refused once the held one's bytes are in")
         r = curl_upload(g.base, sample)  # declared: refused before its body is sent
         expect_refusal(r, 507, "temporary disk for uploads", "a declared upload past the disk budget")
         # Chunked (no length): counted as it arrives, refused once past the budget. The
@@ -269,11 +285,11 @@ def check_uploads_past_the_disk_budget_are_507_while_the_first_completes(binary)
         expect(re.match(r"HTTP/1.1 507", out), "a chunked upload past the disk budget: 507, got %r (curl exit %d)"
                % (out[:300], chunked.returncode))
         expect(re.search(r"(?im)^retry-after: 1\r?$", out), "the chunked 507 has Retry-After: 1")
-        answer = finish_upload(holder, UPLOAD_BYTES)
+        answer = finish_upload(holder, UPLOAD_BYTES, sent=held)
         holder = None
         expect('"bytes":%d' % UPLOAD_BYTES in answer, "the first upload completes, got %r" % answer[-300:])
-        # A client that leaves mid-body gives its reservation back too.
-        leaver = start_held_upload(g.base, UPLOAD_BYTES)
+        # A client that leaves mid-body gives its bytes back too.
+        leaver = start_held_upload(g.base, UPLOAD_BYTES, sent=held)
         leaver.close()
         statuses = []
 
@@ -289,11 +305,35 @@ def check_uploads_past_the_disk_budget_are_507_while_the_first_completes(binary)
         g.stop()
 
 
+def check_uploads_that_declare_much_and_send_little_hold_only_what_they_sent(binary):
+    """Issue #44: two uploads that declared 1 GiB each and trickled held the whole 2 GiB
+    budget, and every other upload got 507. Disk is reserved as bytes arrive: two uploads
+    declaring half the budget each and sending 1,000 bytes leave room for a third."""
+    g = Gateway(binary, "--upload-disk-budget", str(DISK_BUDGET))
+    sample = upload_file(UPLOAD_BYTES)
+    slow = []
+    try:
+        for _ in range(2):
+            slow.append(start_held_upload(g.base, DISK_BUDGET // 2))
+        r = curl_upload(g.base, sample)
+        expect(r.status == 201 and '"bytes":%d' % UPLOAD_BYTES in r.body,
+               "an upload beside two slow ones that declared the whole budget: 201, got %r" % r)
+        for sock in slow:
+            sock.close()
+        slow = []
+    finally:
+        for sock in slow:
+            sock.close()
+        os.unlink(sample)
+        g.stop()
+
+
 CHECKS = [
     check_proxied_request_past_the_descriptor_budget_is_503_and_others_are_served,
     check_upload_past_the_descriptor_budget_is_503_and_the_budget_comes_back,
     check_static_file_past_the_descriptor_budget_is_503_and_the_budget_comes_back,
     check_uploads_past_the_disk_budget_are_507_while_the_first_completes,
+    check_uploads_that_declare_much_and_send_little_hold_only_what_they_sent,
 ]
 
 

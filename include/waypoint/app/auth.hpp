@@ -122,4 +122,16 @@ struct basic_auth_options {
 // {"type":"http","scheme":"basic"}.
 middleware basic_auth(basic_auth_options options);
 
+// --- reading Authorization --------------------------------------------------------------
+
+// The credentials of an Authorization field value `field` in `scheme`: what follows the
+// scheme and the one or more spaces after it (RFC 9110 §11.4), the scheme compared without
+// regard to case (§11.1: "Bearer", "bearer" and "BEARER" are one scheme). Empty when nothing
+// follows the scheme; nullopt when the field is empty or names another scheme. The one
+// reading of the field that bearer_auth() and basic_auth() use, for a layer of the
+// application's own (examples/account.hpp's API token):
+//   auto token = authorization_credentials(ctx.header(http::field::authorization), "Bearer");
+std::optional<std::string_view> authorization_credentials(std::string_view field,
+                                                          std::string_view scheme) noexcept;
+
 }  // namespace waypoint::app

@@ -51,8 +51,13 @@ struct child_service_options {
   // The executable (an absolute path, run as is: no PATH search) and its arguments; each
   // "{socket}" in an argument is replaced by the path of the socket the child must listen on.
   std::vector<std::string> command;
-  // Where the sockets go: $XDG_RUNTIME_DIR, else /tmp, when empty. Each process of the
-  // child gets its own file, named for the service, this process and a generation number.
+  // Where the sockets go: $XDG_RUNTIME_DIR, else /tmp, when empty. The service makes a
+  // directory of its own there (mkdtemp: waypoint-<name>-XXXXXX, mode 0700, checked at each
+  // start, removed by stop() and by an idle stop), and each process of the child gets a
+  // file in it named for its generation ("3.sock"): no other local user can put a listener
+  // where the child's socket will be. Each connection to a socket is checked before
+  // anything is written to it (its listener, SO_PEERCRED, must be the child or a process of
+  // this user): a request, its Authorization and Cookie included, goes to no one else.
   std::string socket_directory = {};
   // GET on this path, over the socket, must answer 2xx before the child gets traffic.
   std::string ready_path = "/healthz";

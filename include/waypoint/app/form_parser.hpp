@@ -67,16 +67,24 @@ struct form_error {
 std::vector<form_field> parse_urlencoded(std::string_view body, const form_limits& limits,
                                          form_error& error);
 
+// Parameters are read as RFC 9110 §5.6.6 writes them, and as strictly as Go's
+// mime.ParseMediaType: a value whose parameters do not parse (one without '=' or a value, an
+// unclosed quoted-string) or name one parameter twice (say two boundaries, which two parsers
+// could each take differently) has none to give.
+
 // The value of parameter `name` (case-insensitive) of a header value with parameters
 // ("multipart/form-data; boundary=x", "form-data; name=\"a\""), a quoted string unquoted
-// (backslash escapes taken, as RFC 9110 §5.6.4's quoted-pair); nullopt when absent.
+// (backslash escapes taken, as RFC 9110 §5.6.4's quoted-pair); nullopt when absent or when
+// the value does not parse.
 std::optional<std::string> header_parameter(std::string_view value, std::string_view name);
 
-// Whether a Content-Type value names `media_type` (case-insensitive, parameters ignored).
+// Whether a Content-Type value names `media_type` (case-insensitive, parameters aside);
+// false for one that does not parse.
 bool is_media_type(std::string_view content_type, std::string_view media_type) noexcept;
 
 // The boundary of a multipart Content-Type: 1 to 70 characters of RFC 2046's bchars, not
-// ending in a space. Missing or invalid: nullopt, with the 400 error's detail.
+// ending in a space. Missing, invalid, or in a Content-Type that does not parse (the detail
+// names why: "names the parameter \"boundary\" twice"): nullopt, with the 400 error's detail.
 std::optional<std::string> multipart_boundary(std::string_view content_type, form_error& error);
 
 // A filename from a client made safe to use as the last component of a path: what follows

@@ -24,7 +24,9 @@
 //   413  longer than application_options::json_body_limit
 //   415  Content-Type not application/json or application/<anything>+json, nor CBOR
 //        (application/cbor, application/<anything>+cbor, RFC 8949), which is read into the
-//        same document and then goes through the same steps, nor application/cose
+//        same document and then goes through the same steps, nor application/cose; 400
+//        when the Content-Type does not parse as a media type (a parameter named twice,
+//        one without a value: the detail says which)
 //   503  application/cose, and the application holds no COSE keys
 //   401  application/cose whose key id names no key, or whose protection does not verify
 //        (with WWW-Authenticate: COSE); 400 when it is not a COSE message
@@ -101,7 +103,7 @@ namespace detail {
 // The formats of typed bodies, in a request and in an answer. cose is CBOR inside a COSE
 // message.
 enum class body_format : std::uint8_t { json, cbor, cose };
-// The 413 and 415 checks of a typed request body; which format it is.
+// The 413, 415 (and 400) checks of a typed request body; which format it is.
 body_format check_json_request(context& ctx);
 // The payload of an application/cose request body, opened with the application's keys: 503
 // without keys, 400 when it is not a COSE message, 401 (with WWW-Authenticate) when its key

@@ -8,9 +8,9 @@
 //   waypoint::beast::resource_budget disk(2ull << 30);            // shared by the route
 //   app.post("/v1/upload", [disk](waypoint::app::context& ctx) mutable -> awaitable<void> {
 //     auto file_descriptor = waypoint::app::require_descriptor(ctx, "the upload's file");
-//     auto space = waypoint::app::require_share(ctx, disk, declared_length,
-//                                               507, "temporary disk for uploads");
-//     ...  space.try_grow(n) as a chunked body grows: require_more(ctx, space, n, ...)
+//     auto space = waypoint::app::require_room(ctx, disk, declared_length,
+//                                              507, "temporary disk for uploads");
+//     ...  as each piece of n bytes arrives: require_more(ctx, space, n, 507, ...)
 //   });
 //
 // Held in the handler's frame, a permit goes back however the request ends: answered, a
@@ -43,6 +43,18 @@ beast::resource_permit require_descriptor(context& ctx, std::string_view what);
 // which no wait can cure, http_error(413) without Retry-After.
 beast::resource_permit require_share(context& ctx, beast::resource_budget& budget,
                                      std::uint64_t units, int status, std::string_view what);
+
+// A share of `budget` that starts empty and grows with require_more as what it counts
+// arrives, for a body that declares it will need `expected` units (Content-Length; 0 when
+// unknown). Refused at once, as require_share refuses, when `expected` could not fit: more
+// than the whole budget (413) or more than is free now (`status` with Retry-After), so that
+// a client told to wait is told before it sends its body. Nothing is reserved for bytes not
+// yet sent: a client that declares much and sends slowly holds what it has sent, not the
+// budget (two uploads declaring 1 GiB and sending 1.5 KB/s held a 2 GiB budget that way,
+// issue #44). A body that passed this check can still be refused mid-way, by require_more,
+// when others have filled the budget meanwhile.
+beast::resource_permit require_room(context& ctx, beast::resource_budget& budget,
+                                    std::uint64_t expected, int status, std::string_view what);
 
 // `more` units added to `permit` (a share that grows as a body arrives), or the refusal
 // of require_share (the whole budget unknown here: always `status` with Retry-After).

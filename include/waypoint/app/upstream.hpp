@@ -19,8 +19,11 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "waypoint/beast/server.hpp"  // peer_credentials
+
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -50,6 +53,13 @@ struct upstream_options {
   // Idle keep-alive connections kept per executor (an io_context per server thread); one
   // more returned past this is closed.
   std::size_t max_idle_connections = 16;
+  // For a unix socket: whether the process listening on it may be sent requests, asked on
+  // each new connection before a byte is written. Refused (or its credentials unreadable):
+  // the connection is closed and the send fails with 502 naming the socket and the peer's
+  // pid and uid, and nothing of the request (its Authorization, its Cookie) has reached it.
+  // Empty: any peer, as for TCP. child_service sets it to its own child or this user, so
+  // that a socket another local user put in the child's place is never sent to.
+  std::function<bool(const waypoint::beast::peer_credentials& peer)> trust_unix_peer{};
 };
 
 // One upstream and its pool of idle connections. Copies share the pool. Thread-safe: any

@@ -1,7 +1,7 @@
 // A unix domain socket's address, "unix:/path" or "unix:@name" (Linux's abstract namespace),
 // checked and turned into the sockaddr_un that bind() and connect() take: one parser for the
-// server's unix listeners and the upstream client's unix URLs. The standard library and
-// <sys/un.h> only.
+// server's unix listeners and the upstream client's unix URLs; and a connected socket's
+// peer. The standard library and <sys/socket.h>, <sys/un.h> only.
 #pragma once
 
 #include <sys/socket.h>
@@ -56,6 +56,15 @@ inline unix_address parse_unix_address(std::string_view address) {
     throw std::invalid_argument("waypoint: the unix socket address \"" + std::string(address) +
                                 "\" " + why);
   return a;
+}
+
+// The process at the other end of connected unix socket `fd`, as the kernel recorded it
+// when that end connected or listened (SO_PEERCRED: the peer cannot forge it); false when
+// it cannot be read. The server reads its clients' with it, the upstream client its
+// upstream's.
+inline bool read_peer_credentials(int fd, ucred& out) noexcept {
+  socklen_t size = sizeof out;
+  return ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &out, &size) == 0 && size == sizeof out;
 }
 
 }  // namespace waypoint::detail
