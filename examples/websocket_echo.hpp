@@ -11,6 +11,7 @@
 #include <waypoint/app/websocket.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -33,20 +34,27 @@ inline constexpr std::string_view rooms_path = "/v1/rooms/";
 
 // A chat room per name: a text message from anyone in the room goes to everyone in it (its
 // sender too), through a topic hub whose per-connection queue drops the oldest messages of a
-// reader that falls behind rather than hold up the room. Given a broker (the gateway's
-// --redis), a room spans every gateway that shares it. Returns the hub, for its metrics.
+// reader that falls behind rather than hold up the room. The room's name is the path value,
+// literally (/v1/rooms/sec* is the room "sec*"). A member past the hub's publish rate is
+// closed with 1008 naming it. Given a broker (the gateway's --redis), a room spans every
+// gateway that shares it. Returns the hub, for its metrics.
+inline constexpr std::size_t room_queue_bytes = 256 * 1024;
+
 // A room's peer that stops reading holds one write in flight, which no close can overtake:
 // it is cut when that write has made no progress for this long, rather than the default 30 s.
+// No message is longer than a member's queue holds (a longer one could reach no member): the
+// sender of one gets 1009.
 inline app::websocket_options room_limits() {
   app::websocket_options o;
   o.write_timeout = std::chrono::seconds(5);
+  o.max_message_bytes = room_queue_bytes;
   return o;
 }
 
 inline std::shared_ptr<const app::topic_hub> add_room_route(
     app::application& app, std::shared_ptr<app::topic_broker> broker = nullptr) {
   auto hub = std::make_shared<app::topic_hub>(app::topic_hub_options{
-      .max_queued_bytes = 256 * 1024, .max_queued_messages = 256,
+      .max_queued_bytes = room_queue_bytes, .max_queued_messages = 256,
       .on_overflow = app::overflow_policy::drop_oldest, .broker = std::move(broker)});
   app.websocket(std::string(rooms_path) + "{room}",
                 [hub](app::context& ctx, app::websocket& ws) -> app::awaitable<void> {
@@ -63,7 +71,12 @@ inline std::shared_ptr<const app::topic_hub> add_room_route(
                     co_return;
                   }
                   co_await member.run([&](const app::websocket_message& m) {
-                    if (!m.binary) hub->publish(room, m.payload);
+                    if (m.binary) return;
+                    try {
+                      member.publish(room, m.payload);
+                    } catch (const app::publish_rate_exceeded& e) {
+                      member.close(app::close_code::policy_error, e.what());
+                    }
                   });
                 },
                 room_limits());
@@ -79,7 +92,7 @@ inline constexpr std::string_view phoenix_socket_path = "/v1/socket/websocket";
 // hub, for its metrics.
 inline std::shared_ptr<const app::topic_hub> add_phoenix_route(app::application& app) {
   auto hub = std::make_shared<app::topic_hub>(app::topic_hub_options{
-      .max_queued_bytes = 256 * 1024, .max_queued_messages = 256,
+      .max_queued_bytes = room_queue_bytes, .max_queued_messages = 256,
       .on_overflow = app::overflow_policy::drop_oldest});
   app.websocket(
       phoenix_socket_path,

@@ -23,12 +23,17 @@ int main() {
     app::topic_subscriber member(*hub, ws);  // leaves its topics when the handler ends
     member.subscribe(topic);
     co_await member.run([&](const app::websocket_message& m) {
-      if (!m.binary) hub->publish(topic, m.payload);  // to everyone in the room
+      if (m.binary) return;
+      try {
+        member.publish(topic, m.payload);  // to everyone in the room, within the member's rate
+      } catch (const app::publish_rate_exceeded& e) {
+        member.close(app::close_code::policy_error, e.what());
+      }
     });
   });
   a.websocket("/v1/rooms", [hub](app::websocket& ws) -> app::awaitable<void> {
     app::topic_subscriber moderator(*hub, ws);
-    moderator.subscribe("room:*");  // every room
+    moderator.subscribe_prefix("room:");  // every room: the application's choice
     co_await moderator.run();
   });
 

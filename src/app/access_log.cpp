@@ -64,8 +64,7 @@ void append_client_text(std::string& out, std::string_view text, bool null_when_
     out += "null";
     return;
   }
-  std::string clipped;  // allocates only for a field too long to log whole
-  waypoint::append_json_string(out, detail::clip_client_text(text, clipped));
+  detail::append_log_text(out, text);
 }
 
 struct line_facts {

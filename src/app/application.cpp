@@ -82,33 +82,6 @@ constexpr std::string_view automatic_method = "OPTIONS";
 constexpr std::string_view generic_500 =
     "the server could not complete the request; the error is logged with the request id";
 
-// Appends text that may be the client's (the method, the path, an exception's what()
-// quoting the body) to a plain-text log line: clipped to max_client_text_bytes, control
-// bytes escaped as in JSON (\r, \n, \u001b) so that no CR or LF starts a forged line and
-// no escape sequence reaches a terminal, invalid UTF-8 replaced by U+FFFD.
-void append_log_text(std::string& line, std::string_view text) {
-  std::string clipped;
-  text = detail::clip_client_text(text, clipped);
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t n = waypoint::detail::utf8_sequence_length(text.substr(i));
-    if (n == 0) {
-      line += waypoint::detail::replacement_character;
-      ++i;
-    } else if (n == 1) {
-      auto byte = static_cast<unsigned char>(text[i]);
-      if (byte < 0x20 || byte == 0x7F)
-        waypoint::detail::append_ascii_escaped(line, text[i]);
-      else
-        line += text[i];
-      ++i;
-    } else {
-      line.append(text.substr(i, n));
-      i += n;
-    }
-  }
-}
-
 void log_failure(context& ctx, std::string_view what) noexcept {
   detail::log_request(ctx, "500 for", what);
 }
@@ -174,15 +147,16 @@ void log_request(context& ctx, std::string_view lead, std::string_view what) noe
     std::string line = "waypoint: ";
     line.append(lead);
     line += ' ';
-    append_log_text(line, ctx.method());
-    line += ' ';
-    append_log_text(line, ctx.path());
+    std::string request_line(ctx.method());  // one field: "POST /orders"
+    request_line += ' ';
+    request_line.append(ctx.path());
+    detail::append_log_text(line, request_line);
     line += " (route \"";
     line.append(ctx.route_pattern().text());
     line += "\", request id ";
     line.append(ctx.request_id());
     line += "): ";
-    append_log_text(line, what);
+    detail::append_log_text(line, what);
     ctx.app().log(line);
   } catch (...) {
     ctx.app().log("waypoint: a request's log line, and no memory to write it");

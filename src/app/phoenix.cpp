@@ -34,6 +34,7 @@ std::string json_string(std::string_view text) {
 }
 
 constexpr std::string_view empty_object = "{}";
+constexpr std::string_view rate_limited = "rate limited";
 constexpr std::string_view null_ref = "null";
 
 // phoenix.js sends ?vsn=2.0.0; Phoenix takes a version by "~> 2.0.0" (any 2.0.x). Refused
@@ -50,7 +51,7 @@ std::optional<std::string_view> vsn_refusal(std::optional<std::string_view> vsn)
   return std::nullopt;
 }
 
-// What a handler's exception says, for the log.
+// What a handler's exception says, for the log (which escapes it: it may quote the client).
 std::string describe_exception(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
@@ -72,6 +73,9 @@ class subscriber_link final : public detail::phoenix_link {
   explicit subscriber_link(topic_subscriber& member) noexcept : member_(&member) {}
   void send(std::string_view frame) override { member_->send(frame); }
   void subscribe(std::string_view topic) override { member_->subscribe(topic); }
+  std::size_t publish(std::string_view topic, std::string_view frame) override {
+    return member_->publish(topic, frame);
+  }
   void unsubscribe(std::string_view topic) override { member_->unsubscribe(topic); }
   void close(close_code code, std::string_view reason) override { member_->close(code, reason); }
 
@@ -95,15 +99,15 @@ void phoenix_channel::push(std::string_view event, std::string_view payload) {
   session_->push(*this, event, payload);
 }
 
+// A client's broadcast: on its connection's behalf, within its publish rate.
 std::size_t phoenix_channel::broadcast(std::string_view event, std::string_view payload) {
-  return phoenix_broadcast(session_->hub(), topic_, event, payload);
+  return session_->broadcast(*this, event, payload);
 }
 
+// The application's broadcast: no connection's rate applies.
 std::size_t phoenix_broadcast(topic_hub& hub, std::string_view topic, std::string_view event,
                               std::string_view payload) {
-  detail::require_json_object(payload, "a broadcast's payload");
-  return hub.publish(topic,
-                     detail::encode_phoenix_frame(null_ref, null_ref, topic, event, payload));
+  return hub.publish(topic, detail::encode_broadcast(topic, event, payload));
 }
 
 // ---- the codec -------------------------------------------------------------------------
@@ -166,6 +170,12 @@ void require_json_object(std::string_view text, std::string_view what) {
     throw std::invalid_argument(std::string(what) + " must be a JSON object");
 }
 
+std::string encode_broadcast(std::string_view topic, std::string_view event,
+                             std::string_view payload) {
+  require_json_object(payload, "a broadcast's payload");
+  return encode_phoenix_frame(null_ref, null_ref, topic, event, payload);
+}
+
 // ---- the session -----------------------------------------------------------------------
 
 phoenix_session::phoenix_session(topic_hub& hub, const phoenix_options& options, context& ctx,
@@ -193,6 +203,11 @@ void phoenix_session::push(const phoenix_channel& channel, std::string_view even
                            std::string_view payload) {
   require_json_object(payload, "a push's payload");
   link_->send(encode_phoenix_frame(channel.join_ref_, null_ref, channel.topic_, event, payload));
+}
+
+std::size_t phoenix_session::broadcast(const phoenix_channel& channel, std::string_view event,
+                                       std::string_view payload) {
+  return link_->publish(channel.topic_, encode_broadcast(channel.topic_, event, payload));
 }
 
 // Phoenix sends both with the join's ref as join_ref and ref.
@@ -242,20 +257,20 @@ void phoenix_session::join(const phoenix_frame& frame, channel_list::iterator ex
     reply(frame.join_ref, frame.ref, frame.topic, phoenix_reply::error(reason));
   };
   if (channels_.size() >= options_->max_channels) return refuse("too many channels joined");
-  // A hub topic ending in '*' is a prefix pattern: a client naming one would hear every
-  // topic it starts.
-  if (frame.topic.empty() || frame.topic.back() == '*' ||
-      frame.topic.size() > hub_->options().max_topic_bytes)
-    return refuse("a topic is 1 to " + std::to_string(hub_->options().max_topic_bytes) +
-                  " bytes and does not end in *");
+  // The hub's rule for a name a client supplies, as the raw rooms have it; the name is
+  // literal ("room:*" is one topic, never every room).
+  if (auto refusal = topic_name_refusal(frame.topic, hub_->options())) return refuse(*refusal);
 
   phoenix_reply answer;
   try {
     answer = options_->join(*ctx_, frame.topic, frame.payload);
     check_reply(answer, "a join's response");
   } catch (...) {
-    ctx_->app().log("waypoint: Phoenix join of \"" + frame.topic +
-                    "\" threw: " + describe_exception(std::current_exception()));
+    std::string line = "waypoint: Phoenix join of ";
+    append_log_text(line, frame.topic);
+    line += " threw: ";
+    append_log_text(line, describe_exception(std::current_exception()));
+    ctx_->app().log(line);
     return refuse("join crashed");
   }
   if (answer.status != "ok") return reply(frame.join_ref, frame.ref, frame.topic, answer);
@@ -271,6 +286,8 @@ void phoenix_session::join(const phoenix_frame& frame, channel_list::iterator ex
 
 // A handler that throws crashes its channel, not the connection: phx_error, which
 // phoenix.js answers by rejoining after a backoff. The push that crashed gets no reply.
+// A broadcast past the connection's publish rate is no crash: the push is answered
+// {"reason":"rate limited"} and the channel stays, as the client did nothing but hurry.
 void phoenix_session::handle_event(phoenix_channel& channel, const phoenix_frame& frame) {
   std::optional<phoenix_reply> answer;
   try {
@@ -279,10 +296,16 @@ void phoenix_session::handle_event(phoenix_channel& channel, const phoenix_frame
     else
       answer = phoenix_reply::error("unhandled event");
     if (answer) check_reply(*answer, "a reply's response");
+  } catch (const publish_rate_exceeded&) {
+    answer = phoenix_reply::error(rate_limited);
   } catch (...) {
-    ctx_->app().log(
-        "waypoint: Phoenix event \"" + frame.event + "\" on \"" + frame.topic +
-        "\" threw; the channel crashed: " + describe_exception(std::current_exception()));
+    std::string line = "waypoint: Phoenix event ";
+    append_log_text(line, frame.event);
+    line += " on ";
+    append_log_text(line, frame.topic);
+    line += " threw; the channel crashed: ";
+    append_log_text(line, describe_exception(std::current_exception()));
+    ctx_->app().log(line);
     return end_channel(find(frame.topic), "phx_error", "{\"reason\":\"channel_crash\"}");
   }
   if (answer) reply(channel.join_ref_, frame.ref, frame.topic, *answer);

@@ -22,6 +22,9 @@ class phoenix_link {
   virtual void send(std::string_view frame) = 0;
   // Joins and leaves hub topics; subscribe throws as topic_subscriber::subscribe does.
   virtual void subscribe(std::string_view topic) = 0;
+  // Publishes a channel's broadcast on the client's behalf; throws as
+  // topic_subscriber::publish does (publish_rate_exceeded past the connection's rate).
+  virtual std::size_t publish(std::string_view topic, std::string_view frame) = 0;
   virtual void unsubscribe(std::string_view topic) = 0;
   // Closes the connection once the frames queued have gone out.
   virtual void close(close_code code, std::string_view reason) = 0;
@@ -61,6 +64,10 @@ std::string encode_phoenix_frame(std::string_view join_ref, std::string_view ref
 // payload and a reply's response).
 void require_json_object(std::string_view text, std::string_view what);
 
+// A broadcast's frame, [null, null, topic, event, payload], its payload checked an object.
+std::string encode_broadcast(std::string_view topic, std::string_view event,
+                             std::string_view payload);
+
 class phoenix_session {
  public:
   phoenix_session(topic_hub& hub, const phoenix_options& options, context& ctx, phoenix_link& link);
@@ -72,7 +79,8 @@ class phoenix_session {
 
   // phoenix_channel's.
   void push(const phoenix_channel& channel, std::string_view event, std::string_view payload);
-  topic_hub& hub() const noexcept { return *hub_; }
+  std::size_t broadcast(const phoenix_channel& channel, std::string_view event,
+                        std::string_view payload);
 
  private:
   using channel_list = std::vector<std::unique_ptr<phoenix_channel>>;

@@ -37,6 +37,11 @@ std::string_view clip_client_text(std::string_view text, std::string& scratch) {
   return scratch;
 }
 
+void append_log_text(std::string& line, std::string_view text) {
+  std::string clipped;  // allocates only for text too long to log whole
+  waypoint::append_json_string(line, clip_client_text(text, clipped));
+}
+
 }  // namespace detail
 
 response_builder& response_builder::status(int code) {

@@ -32,10 +32,6 @@ struct published {
   bool binary = false;
 };
 
-bool is_prefix_pattern(std::string_view topic) noexcept {
-  return !topic.empty() && topic.back() == '*';
-}
-
 }  // namespace
 
 namespace detail {
@@ -55,16 +51,23 @@ struct topic_mailbox {
         limits{options.max_queued_bytes, options.max_queued_messages, options.on_overflow},
         counters(std::move(counters)) {}
 
-  // Queues `message` under the policy; false when this connection will not get it.
+  // Queues `message` under the policy; false when this connection will not get it. A
+  // message larger than the whole queue (one from another instance: the hub refuses its
+  // own) is dropped for every connection alike, under either policy: it says nothing about
+  // this connection's pace, so it closes none.
   bool offer(const std::shared_ptr<const published>& message) {
     std::size_t size = message->payload.size();
+    if (size > limits.max_queued_bytes) {
+      ++counters->dropped;
+      return false;
+    }
     bool queued = false;
     {
       std::lock_guard lock(mutex);
       if (!open || closing || finish) return false;
-      bool fits = size <= limits.max_queued_bytes;
-      while (fits && (bytes + size > limits.max_queued_bytes ||
-                      queue.size() + 1 > limits.max_queued_messages)) {
+      bool fits = true;
+      while (bytes + size > limits.max_queued_bytes ||
+             queue.size() + 1 > limits.max_queued_messages) {
         if (limits.on_overflow == overflow_policy::close || queue.empty()) {
           fits = false;
           break;
@@ -75,10 +78,6 @@ struct topic_mailbox {
         ++counters->dropped;
       }
       if (!fits) {
-        if (limits.on_overflow == overflow_policy::drop_oldest) {
-          ++counters->dropped;  // larger than the whole queue may hold: this one goes
-          return false;
-        }
         closing = true;  // the drain closes the connection with 1008
         ++counters->slow_closes;
         discard_locked();
@@ -150,12 +149,22 @@ struct topic_mailbox {
 
 }  // namespace detail
 
+// ---- names -----------------------------------------------------------------------------
+
+std::optional<std::string> topic_name_refusal(std::string_view name,
+                                              const topic_hub_options& options) {
+  if (!name.empty() && name.size() <= options.max_topic_bytes) return std::nullopt;
+  return "a topic of " + std::to_string(name.size()) + " bytes: a topic is 1 to " +
+         std::to_string(options.max_topic_bytes) + " bytes";
+}
+
 // ---- the hub ---------------------------------------------------------------------------
 
 topic_hub::topic_hub(topic_hub_options options)
     : options_(options), counters_(std::make_shared<counters>()) {
   if (options_.max_queued_bytes == 0 || options_.max_queued_messages == 0 ||
-      options_.max_topics_per_subscriber == 0 || options_.max_topic_bytes == 0)
+      options_.max_topics_per_subscriber == 0 || options_.max_topic_bytes == 0 ||
+      options_.publish_rate == 0 || options_.publish_burst == 0)
     throw std::invalid_argument("topic_hub: every bound must be at least 1");
   if (options_.broker)
     options_.broker->start([this](std::string_view topic, std::string_view payload, bool binary) {
@@ -169,23 +178,21 @@ topic_hub::~topic_hub() {
   if (options_.broker) options_.broker->stop();
 }
 
-void topic_hub::join(const mailbox_ptr& mailbox, const std::string& topic) {
+void topic_hub::join(const mailbox_ptr& mailbox, const std::string& name, bool prefix) {
   std::lock_guard lock(mutex_);
-  if (!is_prefix_pattern(topic)) {
-    exact_[topic].push_back(mailbox);
+  if (!prefix) {
+    exact_[name].push_back(mailbox);
     return;
   }
-  auto [it, added] = prefixes_.try_emplace(topic.substr(0, topic.size() - 1));
+  auto [it, added] = prefixes_.try_emplace(name);
   if (added) ++prefix_lengths_[it->first.size()];
   it->second.push_back(mailbox);
 }
 
-void topic_hub::leave(const mailbox_ptr& mailbox, const std::string& topic) {
+void topic_hub::leave(const mailbox_ptr& mailbox, const std::string& name, bool prefix) {
   std::lock_guard lock(mutex_);
-  bool prefix = is_prefix_pattern(topic);
   topic_table& table = prefix ? prefixes_ : exact_;
-  auto it = table.find(prefix ? std::string_view(topic).substr(0, topic.size() - 1)
-                              : std::string_view(topic));
+  auto it = table.find(name);
   if (it == table.end()) return;
   std::erase(it->second, mailbox);
   if (!it->second.empty()) return;
@@ -197,7 +204,7 @@ void topic_hub::leave(const mailbox_ptr& mailbox, const std::string& topic) {
 }
 
 // Every mailbox a publish to `topic` reaches, once each: the name's own, then those of the
-// patterns its prefixes match, looked up only at the lengths some pattern has.
+// prefixes it starts with, looked up only at the lengths some prefix has.
 void topic_hub::collect(std::string_view topic, std::vector<mailbox_ptr>& out) const {
   std::size_t sources = 0;
   auto add = [&](const topic_table& table, std::string_view key) {
@@ -220,6 +227,10 @@ void topic_hub::collect(std::string_view topic, std::vector<mailbox_ptr>& out) c
 // Local subscribers first, then the broker: a publish reaches this instance's subscribers
 // even while the broker cannot reach the others, and at once rather than after a round trip.
 std::size_t topic_hub::publish(std::string_view topic, std::string_view payload, bool binary) {
+  if (payload.size() > options_.max_queued_bytes)
+    throw std::length_error("a message of " + std::to_string(payload.size()) +
+                            " bytes: a subscriber's queue holds at most " +
+                            std::to_string(options_.max_queued_bytes));
   ++published_;
   std::size_t queued = deliver(topic, payload, binary);
   if (options_.broker) options_.broker->publish(topic, payload, binary);
@@ -264,48 +275,93 @@ topic_hub_stats topic_hub::stats() const {
 
 // ---- a connection's membership ---------------------------------------------------------
 
-topic_subscriber::topic_subscriber(topic_hub& hub, websocket& ws) : hub_(&hub), ws_(&ws) {
+topic_subscriber::topic_subscriber(topic_hub& hub, websocket& ws)
+    : hub_(&hub), ws_(&ws),
+      publish_tokens_(static_cast<double>(hub.options_.publish_burst)),
+      tokens_at_(std::chrono::steady_clock::now()) {
   mailbox_ = std::make_shared<detail::topic_mailbox>(ws.channel().host().executor(),
                                                      hub.options_, hub.counters_);
   mailbox_->self = mailbox_;
 }
 
 topic_subscriber::~topic_subscriber() {
-  for (const std::string& topic : topics_) hub_->leave(mailbox_, topic);
-  if (!topics_.empty()) {
+  for (const std::string& name : topics_) hub_->leave(mailbox_, name, false);
+  for (const std::string& prefix : prefixes_) hub_->leave(mailbox_, prefix, true);
+  if (!topics_.empty() || !prefixes_.empty()) {
     std::lock_guard lock(hub_->mutex_);
     --hub_->members_;
   }
   mailbox_->shut();
 }
 
-void topic_subscriber::subscribe(std::string_view topic) {
-  const topic_hub_options& o = hub_->options_;
-  if (topic.empty() || topic.size() > o.max_topic_bytes)
-    throw std::invalid_argument("topic of " + std::to_string(topic.size()) +
-                                " bytes: a topic is 1 to " + std::to_string(o.max_topic_bytes) +
-                                " bytes");
-  if (std::find(topics_.begin(), topics_.end(), topic) != topics_.end()) return;
-  if (topics_.size() >= o.max_topics_per_subscriber)
-    throw std::length_error("a connection is in at most " +
-                            std::to_string(o.max_topics_per_subscriber) + " topics");
-  topics_.emplace_back(topic);
-  hub_->join(mailbox_, topics_.back());
-  if (topics_.size() == 1) {
+void topic_subscriber::subscribe(std::string_view name) {
+  if (auto refusal = topic_name_refusal(name, hub_->options_))
+    throw std::invalid_argument(*refusal);
+  join(name, false);
+}
+
+void topic_subscriber::subscribe_prefix(std::string_view prefix) {
+  if (prefix.size() > hub_->options_.max_topic_bytes)
+    throw std::invalid_argument("a prefix of " + std::to_string(prefix.size()) +
+                                " bytes: a topic is at most " +
+                                std::to_string(hub_->options_.max_topic_bytes) + " bytes");
+  join(prefix, true);
+}
+
+// Joins a topic or a prefix checked by the caller, once, within max_topics_per_subscriber.
+void topic_subscriber::join(std::string_view name, bool prefix) {
+  std::vector<std::string>& mine = prefix ? prefixes_ : topics_;
+  if (std::find(mine.begin(), mine.end(), name) != mine.end()) return;
+  std::size_t limit = hub_->options_.max_topics_per_subscriber;
+  if (topics_.size() + prefixes_.size() >= limit)
+    throw std::length_error("a connection is in at most " + std::to_string(limit) + " topics");
+  bool first = topics_.empty() && prefixes_.empty();
+  mine.emplace_back(name);
+  hub_->join(mailbox_, mine.back(), prefix);
+  if (first) {
     std::lock_guard lock(hub_->mutex_);
     ++hub_->members_;
   }
 }
 
-bool topic_subscriber::unsubscribe(std::string_view topic) {
-  auto it = std::find(topics_.begin(), topics_.end(), topic);
-  if (it == topics_.end()) return false;
-  hub_->leave(mailbox_, *it);
-  topics_.erase(it);
-  if (topics_.empty()) {
+bool topic_subscriber::unsubscribe(std::string_view name) { return leave(name, false); }
+
+bool topic_subscriber::unsubscribe_prefix(std::string_view prefix) { return leave(prefix, true); }
+
+bool topic_subscriber::leave(std::string_view name, bool prefix) {
+  std::vector<std::string>& mine = prefix ? prefixes_ : topics_;
+  auto it = std::find(mine.begin(), mine.end(), name);
+  if (it == mine.end()) return false;
+  hub_->leave(mailbox_, *it, prefix);
+  mine.erase(it);
+  if (topics_.empty() && prefixes_.empty()) {
     std::lock_guard lock(hub_->mutex_);
     --hub_->members_;
   }
+  return true;
+}
+
+std::size_t topic_subscriber::publish(std::string_view topic, std::string_view payload,
+                                      bool binary) {
+  if (!take_publish_token()) {
+    const topic_hub_options& o = hub_->options_;
+    throw publish_rate_exceeded("publishing faster than " + std::to_string(o.publish_rate) +
+                                " messages a second (bursts of " + std::to_string(o.publish_burst) +
+                                ")");
+  }
+  return hub_->publish(topic, payload, binary);
+}
+
+// A token bucket: refilled at publish_rate a second up to publish_burst, one token a publish.
+bool topic_subscriber::take_publish_token() {
+  const topic_hub_options& o = hub_->options_;
+  auto now = std::chrono::steady_clock::now();
+  std::chrono::duration<double> elapsed = now - tokens_at_;
+  tokens_at_ = now;
+  publish_tokens_ = std::min(static_cast<double>(o.publish_burst),
+                             publish_tokens_ + elapsed.count() * static_cast<double>(o.publish_rate));
+  if (publish_tokens_ < 1.0) return false;
+  publish_tokens_ -= 1.0;
   return true;
 }
 

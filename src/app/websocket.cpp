@@ -219,7 +219,7 @@ awaitable<void> application::run_websocket(std::shared_ptr<detail::websocket_own
     try {
       std::rethrow_exception(error);
     } catch (const std::exception& e) {
-      line += e.what();
+      detail::append_log_text(line, e.what());  // it may quote the client
     } catch (...) {
       line += "an exception not derived from std::exception";
     }

@@ -390,7 +390,7 @@ INSTANTIATE_TEST_SUITE_P(
                                     "draining", nullptr},
                       exception_row{"std::exception is a logged 500",
                                     [] { throw std::runtime_error("secret database password"); },
-                                    500, "", "GET /x (route \"GET /x\", request id "},
+                                    500, "", "\"GET /x\" (route \"GET /x\", request id "},
                       exception_row{"a non-std exception is a logged 500", [] { throw 42; }, 500,
                                     "", "not derived from std::exception"},
                       exception_row{"http_error with a non-error status is a logged 500",

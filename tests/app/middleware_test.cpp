@@ -212,7 +212,7 @@ TEST(Errors, LoggedExceptionTextIsClippedAndCannotForgeLines) {
   EXPECT_EQ(line.find_first_of("\r\n"), std::string::npos) << line.substr(0, 200);
   EXPECT_NE(line.find("bad token\\r\\nwaypoint: 500 for GET /forged"), std::string::npos);
   EXPECT_LT(line.size(), 1024u) << "a 100 KiB token is logged whole";
-  EXPECT_TRUE(line.ends_with(" bytes)")) << line.substr(line.size() - 40);
+  EXPECT_TRUE(line.ends_with(" bytes)\"")) << line.substr(line.size() - 40);
 }
 
 TEST(Errors, NextIsCopyableAndCallableLater) {

@@ -3,7 +3,7 @@
 // input closes. Topics "room:*" join (the join's response names the topic), "secret:*" are
 // refused by the join hook ("unauthorized"); on a room, "ping" is answered with its payload,
 // "shout" is broadcast to the room and answered ok, "crash" crashes the channel, "bye" closes
-// it from the server.
+// it from the server. Each connection may broadcast 5 a second, in bursts of 10.
 #include <waypoint/app/phoenix.hpp>
 #include <waypoint/app/serve.hpp>
 
@@ -17,7 +17,8 @@
 namespace app = waypoint::app;
 
 int main() {
-  auto hub = std::make_shared<app::topic_hub>();
+  auto hub = std::make_shared<app::topic_hub>(
+      app::topic_hub_options{.publish_rate = 5, .publish_burst = 10});
   app::application a{{.logger = [](std::string_view line) { std::cerr << line << '\n'; }}};
   a.websocket(
       "/socket/websocket",

@@ -22,13 +22,22 @@ namespace {
 using namespace waypoint::app;
 using detail::phoenix_session;
 
-// The connection, as the session drives it: frames sent, topics joined, the close.
+// The connection, as the session drives it: frames sent, topics joined, broadcasts
+// published (refused past `publish_budget`, as a connection past its rate), the close.
 class recording_link final : public detail::phoenix_link {
  public:
   std::vector<std::string> frames;
   std::set<std::string> topics;
+  std::vector<std::string> published;
+  std::size_t publish_budget = 100;
   std::optional<std::pair<close_code, std::string>> closed;
 
+  std::size_t publish(std::string_view topic, std::string_view frame) override {
+    if (published.size() == publish_budget)
+      throw publish_rate_exceeded("publishing faster than 1 messages a second (bursts of 1)");
+    published.push_back(std::string(topic) + " " + std::string(frame));
+    return 1;
+  }
   void send(std::string_view frame) override {
     if (!closed) frames.emplace_back(frame);
   }
@@ -57,6 +66,7 @@ phoenix_options test_options() {
         if (event == "quiet") return std::nullopt;
         if (event == "refuse") return phoenix_reply::error("no \"quotes\" here");
         if (event == "push") channel.push("pushed", payload);
+        if (event == "shout") channel.broadcast("shout", payload);
         if (event == "bye") channel.close();
         return phoenix_reply::ok();
       },
@@ -65,7 +75,8 @@ phoenix_options test_options() {
 }
 
 struct session_fixture {
-  application app{{.logger = [](std::string_view) {}}};
+  std::vector<std::string> log;  // the application's log lines
+  application app{{.logger = [this](std::string_view line) { log.emplace_back(line); }}};
   waypoint::testing::exchange_harness host;
   request req{http::verb::get, "/socket/websocket?vsn=2.0.0", 11};
   response res;
@@ -114,14 +125,23 @@ const protocol_row protocol_rows[] = {
      {R"(["1","1","boom:a","phx_join",{}])"},
      {R"(["1","1","boom:a","phx_reply",{"status":"error","response":{"reason":"join crashed"}}])"},
      {}},
-    {"JoinOfAPatternIsRefused",
+    {"JoinOfATopicEndingInAStarJoinsThatTopicLiterally",
      {R"(["1","1","room:*","phx_join",{}])"},
-     {R"(["1","1","room:*","phx_reply",{"status":"error","response":{"reason":"a topic is 1 to 256 bytes and does not end in *"}}])"},
-     {}},
-    {"JoinOfAnEmptyTopicIsRefused",
+     {R"(["1","1","room:*","phx_reply",{"status":"ok","response":{}}])"},
+     {"room:*"}},
+    {"JoinOfAnEmptyTopicIsRefusedByTheHubsRule",
      {R"(["1","1","","phx_join",{}])"},
-     {R"(["1","1","","phx_reply",{"status":"error","response":{"reason":"a topic is 1 to 256 bytes and does not end in *"}}])"},
+     {R"(["1","1","","phx_reply",{"status":"error","response":{"reason":"a topic of 0 bytes: a topic is 1 to 256 bytes"}}])"},
      {}},
+    {"JoinOfATopicPastTheHubsBoundIsRefusedByTheHubsRule",
+     {R"(["1","1",")" + std::string(257, 't') + R"(","phx_join",{}])"},
+     {R"(["1","1",")" + std::string(257, 't') +
+      R"(","phx_reply",{"status":"error","response":{"reason":"a topic of 257 bytes: a topic is 1 to 256 bytes"}}])"},
+     {}},
+    {"ShoutIsPublishedAsABroadcastOnTheClientsBehalf",
+     {join_a, R"(["1","2","room:a","shout",{"body":"hi"}])"},
+     {joined_a, R"(["1","2","room:a","phx_reply",{"status":"ok","response":{}}])"},
+     {"room:a"}},
     {"JoinPastMaxChannelsIsRefused",
      {R"(["1","1","room:a","phx_join",{}])", R"(["2","2","room:b","phx_join",{}])",
       R"(["3","3","room:c","phx_join",{}])", R"(["4","4","room:d","phx_join",{}])"},
@@ -261,6 +281,50 @@ TEST_P(PhoenixMalformed, ClosesTheConnectionNamingTheFault) {
 
 INSTANTIATE_TEST_SUITE_P(Frames, PhoenixMalformed, testing::ValuesIn(malformed_rows),
                          [](const auto& info) { return std::string(info.param.rule); });
+
+// Past the connection's publish rate a broadcast is refused, and the push that made it is
+// answered "rate limited": no crash, no log line, the channel stays joined.
+TEST(PhoenixRate, ABroadcastPastTheConnectionsRateAnswersThePushRateLimited) {
+  session_fixture s;
+  s.link.publish_budget = 1;
+  s.text(join_a);
+  s.text(R"(["1","2","room:a","shout",{"n":1}])");
+  s.text(R"(["1","3","room:a","shout",{"n":2}])");
+  s.text(R"(["1","4","room:a","ping",{}])");
+  EXPECT_EQ(s.link.published,
+            std::vector<std::string>{R"(room:a [null,null,"room:a","shout",{"n":1}])"});
+  EXPECT_EQ(s.link.frames,
+            (std::vector<std::string>{
+                joined_a, R"(["1","2","room:a","phx_reply",{"status":"ok","response":{}}])",
+                R"(["1","3","room:a","phx_reply",{"status":"error","response":{"reason":"rate limited"}}])",
+                R"(["1","4","room:a","phx_reply",{"status":"ok","response":{"echo":{}}}])"}));
+  EXPECT_EQ(s.link.topics, std::set<std::string>{"room:a"});
+  EXPECT_TRUE(s.log.empty()) << s.log.front();
+}
+
+// Issue 44: a topic holding a newline and a JSON line was written raw to the log (stderr,
+// where the access log goes), a forged line of its own. Each failure's line is one line,
+// the client's text in it escaped as the access log escapes it.
+TEST(PhoenixLog, AClientsTopicAndEventCannotForgeALogLine) {
+  session_fixture s;
+  const std::vector<std::string>& lines = s.log;
+  const std::string forged = R"(\n{\"level\":\"error\",\"msg\":\"forged\"})";
+  auto frame = [](const std::string& topic, const char* event) {
+    return R"(["1","1",")" + topic + R"(",")" + event + R"(",{}])";
+  };
+  s.text(frame("boom:" + forged, "phx_join"));
+  s.text(frame("room:" + forged, "phx_join"));
+  s.text(frame("room:" + forged, "crash"));
+  ASSERT_EQ(lines.size(), 2u);
+  for (const std::string& line : lines) {
+    EXPECT_EQ(line.find_first_of("\r\n"), std::string::npos) << line;
+    EXPECT_NE(line.find(R"(:\n{\"level\":\"error\",\"msg\":\"forged\"}")"), std::string::npos)
+        << "the topic, escaped as a JSON string: " << line;
+  }
+  EXPECT_EQ(lines[0],
+            R"(waypoint: Phoenix join of "boom:\n{\"level\":\"error\",\"msg\":\"forged\"}" threw: )"
+            R"("the join hook failed")");
+}
 
 TEST(PhoenixFrame, EncodesTopicAndEventAsJsonStrings) {
   EXPECT_EQ(detail::encode_phoenix_frame("null", "null", "room:\"q\"", "shout\n", R"({"a":1})"),

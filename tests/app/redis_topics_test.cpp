@@ -380,7 +380,7 @@ class ws_client {
 TEST(RedisTopics, APublishOnOneServerReachesSubscribersOnBothInOrder) {
   redis_server redis;
   served a(redis.port()), b(redis.port());
-  ws_client on_a(a.port, "/topics/room:x"), on_b(b.port, "/topics/room:*");
+  ws_client on_a(a.port, "/topics/room:x"), on_b(b.port, "/watch/room:*");
   ASSERT_TRUE(a.await_subscribers("room:x", 1) && b.await_subscribers("room:x", 1));
   constexpr int messages = 200;
   for (int i = 0; i < messages; ++i) a.hub->publish("room:x", "m" + std::to_string(i));

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """The client side of tests/app/topics_test.cpp, with Debian's python3-websockets. The test's
-server joins each connection to the topics its path names (/topics/a,b) and publishes what a
-client sends ("TOPIC PAYLOAD") to TOPIC; the test itself publishes from a thread of its own.
+server joins each connection to the topics its path names (/topics/a,b, names taken
+literally; /watch/a,b* where a name ending in '*' is a prefix) and publishes what a client
+sends ("TOPIC PAYLOAD") to TOPIC, within the connection's publish rate; the test itself
+publishes from a thread of its own.
 
     topics_client.py PORT CASE
 
@@ -13,8 +15,15 @@ slow         one client in "slow" that never reads after joining, beside one in 
              while the other is closed by the hub (its close code printed).
 slow_drop    as slow, on a hub that drops the oldest: the stalled client stays connected and
              then reads a later part of the stream in order, to "end".
-prefix       one client in "room:*" and "room:a": a publish to room:a arrives once, one to
-             room:b arrives, one to other:x does not.
+prefix       one client watching "room:*" and "room:a": a publish to room:a arrives once,
+             one to room:b arrives, one to other:x does not.
+literal      a client in "sec*" (a client's name, literal) hears nothing said in
+             "secret-7f3a9c", and hears what is said in "sec*".
+rate RATE BURST  a client sends BURST messages to its own topic at once and hears them all;
+             then sends 3 * BURST more at once and is closed with 1008 naming RATE.
+too_big N    two clients in "big" on a hub of N-byte queues (close policy): one sends a
+             message of N + 1 bytes and is closed with 1009; the other is not closed, hears
+             nothing of it, and hears the next message of N bytes.
 bounds       65 topics, or a topic of 257 bytes, closed with 1008 naming the bound (the
              hub's defaults); 64 topics joined.
 Exit 0 when the case holds; 77 without the websockets module.
@@ -116,7 +125,8 @@ async def slow_drop():
 
 
 async def prefix():
-    ws = await websockets.connect(BASE + "room:*,room:a", max_queue=None)
+    ws = await websockets.connect(BASE.replace("/topics/", "/watch/") + "room:*,room:a",
+                                  max_queue=None)
     await ws.send("room:a once")
     expect(await asyncio.wait_for(ws.recv(), 10) == "once", "room:a's message")
     await ws.send("other:x never")
@@ -125,6 +135,68 @@ async def prefix():
            "room:b's message, through the prefix (and no copy of room:a's, nor other:x's)")
     await ws.close()
     print("ok: one copy to a connection in both, prefixes match, others do not")
+
+
+async def nothing_within(ws, seconds):
+    try:
+        return await asyncio.wait_for(ws.recv(), seconds)
+    except asyncio.TimeoutError:
+        return None
+
+
+async def literal():
+    star = await websockets.connect(BASE + "sec*", max_queue=None)
+    secret = await websockets.connect(BASE + "secret-7f3a9c", max_queue=None)
+    await secret.send("secret-7f3a9c hush")
+    expect(await asyncio.wait_for(secret.recv(), 10) == "hush", "secret hears itself")
+    got = await nothing_within(star, 0.5)
+    expect(got is None, f"a client that named 'sec*' heard {got!r} said in secret-7f3a9c")
+    await star.send("sec* mine")
+    expect(await asyncio.wait_for(star.recv(), 10) == "mine", "'sec*' is a topic of its own")
+    got = await nothing_within(secret, 0.3)
+    expect(got is None, f"secret-7f3a9c heard {got!r} said in 'sec*'")
+    await star.close()
+    await secret.close()
+    print("ok: a client's 'sec*' is the topic of that name, not every topic it starts")
+
+
+async def rate(per_second, burst):
+    ws = await websockets.connect(BASE + "mine", max_queue=None)
+    for i in range(burst):
+        await ws.send(f"mine {i}")
+    for i in range(burst):
+        got = await asyncio.wait_for(ws.recv(), 10)
+        expect(got == str(i), f"within the burst, message {i} came back, got {got!r}")
+    try:
+        for i in range(3 * burst):
+            await ws.send(f"mine more {i}")
+        while True:
+            await asyncio.wait_for(ws.recv(), 10)
+    except websockets.exceptions.ConnectionClosed:
+        pass
+    except asyncio.TimeoutError:
+        raise Failure("a client publishing past its rate was never closed")
+    expect(ws.close_code == 1008 and f"faster than {per_second} messages a second" in ws.close_reason,
+           f"1008 naming the rate, got {ws.close_code} {ws.close_reason!r}")
+    print(f"ok: a burst of {burst} published; past the rate closed with 1008: {ws.close_reason}")
+
+
+async def too_big(queue_bytes):
+    sender = await websockets.connect(BASE + "big", max_queue=None, max_size=None)
+    other = await websockets.connect(BASE + "big", max_queue=None, max_size=None)
+    await sender.send("big " + "x" * (queue_bytes + 1))
+    await asyncio.wait_for(sender.wait_closed(), 10)
+    expect(sender.close_code == 1009 and "queue holds at most" in sender.close_reason,
+           f"the sender of a message no queue holds gets 1009, got {sender.close_code} "
+           f"{sender.close_reason!r}")
+    fits = await websockets.connect(BASE + "big", max_queue=None, max_size=None)
+    await fits.send("big " + "y" * queue_bytes)
+    got = await asyncio.wait_for(other.recv(), 10)
+    expect(got == "y" * queue_bytes, "the other client stays, and hears the next message whole "
+                                     f"(got {len(got)} bytes starting {got[:10]!r})")
+    await other.close()
+    await fits.close()
+    print("ok: a message larger than a queue: its sender closed with 1009, nobody else touched")
 
 
 async def refused(path, reason):
@@ -157,6 +229,12 @@ async def main():
             await slow_drop()
         elif CASE == "bounds":
             await bounds()
+        elif CASE == "literal":
+            await literal()
+        elif CASE == "rate":
+            await rate(int(sys.argv[3]), int(sys.argv[4]))
+        elif CASE == "too_big":
+            await too_big(int(sys.argv[3]))
         else:
             raise Failure(f"unknown case {CASE}")
     except (Failure, websockets.exceptions.WebSocketException, OSError,

@@ -1,8 +1,9 @@
 // Topics (waypoint/app/topics.hpp) over waypoint::beast::server, with Debian's
 // python3-websockets as the clients (topics_client.py): fan-out to a thousand clients on
 // every server thread, published from a thread that is not the server's; a client that stops
-// reading closed by the policy while the others carry on and its count returns to 0; prefix
-// patterns; and the hub's bounds, refused by name.
+// reading closed by the policy while the others carry on and its count returns to 0; prefixes
+// the application chose, and a client's names taken literally; the hub's bounds, refused by
+// name; a connection's publish rate; a message larger than any queue refused, not lost.
 #include <waypoint/app/serve.hpp>
 #include <waypoint/app/topics.hpp>
 
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -126,11 +128,69 @@ TEST(Topics, DropOldestKeepsAStalledClientConnectedWithTheLatestMessages) {
   EXPECT_TRUE(s.await_subscribers("slow", 0));
 }
 
-TEST(Topics, PrefixPatternsReachEveryTopicTheyStartAndAConnectionGetsOneCopy) {
+TEST(Topics, APrefixTheApplicationChoseReachesEveryTopicItStartsAndAConnectionGetsOneCopy) {
   served s({});
   command_result r = run_client(s.port, "prefix", [] {});
   if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
   EXPECT_EQ(r.status, 0) << r.output;
+}
+
+// Issue 44: a room named "sec*" heard "secret-7f3a9c".
+TEST(Topics, AClientsTopicNameIsLiteralEvenEndingInAStar) {
+  served s({});
+  command_result r = run_client(s.port, "literal", [] {});
+  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+TEST(Topics, AConnectionPublishingPastItsRateIsClosedWith1008NamingIt) {
+  served s({.publish_rate = 5, .publish_burst = 10});
+  command_result r = run_client(s.port, "rate 5 10", [] {});
+  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+// Issue 44: a message past the queue vanished for every member; under the close policy it
+// closed every member as a slow consumer.
+TEST(Topics, AMessageLargerThanAQueueIsRefusedToItsSenderAndReachesNobody) {
+  constexpr std::size_t queue = 64 * 1024;
+  served s({.max_queued_bytes = queue, .on_overflow = overflow_policy::close});
+  command_result r = run_client(s.port, "too_big " + std::to_string(queue), [] {});
+  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(s.hub->stats().slow_closes, 0u) << "nobody was closed as a slow consumer for it";
+}
+
+TEST(Topics, APublishLargerThanAQueueThrowsAndCountsNothing) {
+  topic_hub hub({.max_queued_bytes = 1024});
+  EXPECT_THROW(hub.publish("t", std::string(1025, 'x')), std::length_error);
+  EXPECT_EQ(hub.publish("t", std::string(1024, 'x')), 0u) << "a queue's worth is taken";
+  EXPECT_EQ(hub.stats().published, 1u);
+}
+
+struct name_row {
+  const char* rule;
+  std::string name;
+  bool taken;
+};
+
+TEST(Topics, TopicNameRefusalIsTheRuleForNamesAClientSupplies) {
+  const topic_hub_options options{.max_topic_bytes = 8};
+  const name_row rows[] = {
+      {"EmptyIsRefused", "", false},
+      {"OneByteIsTaken", "a", true},
+      {"TheBoundIsTaken", "12345678", true},
+      {"PastTheBoundIsRefused", "123456789", false},
+      {"AStarIsACharacter", "sec*", true},
+      {"AnyBytes", std::string("a\0\n\xff", 4), true},
+  };
+  for (const name_row& r : rows) {
+    std::optional<std::string> refusal = topic_name_refusal(r.name, options);
+    EXPECT_EQ(!refusal, r.taken) << r.rule;
+    if (refusal) {
+      EXPECT_NE(refusal->find("1 to 8 bytes"), std::string::npos) << *refusal;
+    }
+  }
 }
 
 TEST(Topics, TopicsPastTheHubsBoundsAreRefusedNamingTheBound) {
@@ -151,6 +211,8 @@ TEST(Topics, BoundsOfZeroAreRefused) {
       {"max_queued_messages 0", {.max_queued_messages = 0}},
       {"max_topics_per_subscriber 0", {.max_topics_per_subscriber = 0}},
       {"max_topic_bytes 0", {.max_topic_bytes = 0}},
+      {"publish_rate 0", {.publish_rate = 0}},
+      {"publish_burst 0", {.publish_burst = 0}},
   };
   for (const row& r : rows) EXPECT_THROW(topic_hub{r.options}, std::invalid_argument) << r.rule;
 }

@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -104,7 +105,8 @@ void add_routes(application& app) {
     co_await ws.read();
   });
   app.websocket("/throws", [](websocket&) -> awaitable<void> {
-    throw std::runtime_error("the handler failed");
+    // As a handler's exception may, it quotes the client: here a line of its own.
+    throw std::runtime_error("the handler failed\n{\"level\":\"forged\"}");
     co_return;
   });
   app.websocket("/once", [](websocket& ws) -> awaitable<void> { co_await ws.write_text("bye"); });
@@ -136,7 +138,12 @@ void add_routes(application& app) {
 
 // A server of one thread with the routes, started on a free port.
 struct served {
-  application app{{.logger = [](std::string_view) {}}};
+  std::mutex log_mutex;
+  std::vector<std::string> log;  // guarded by log_mutex: the application's log lines
+  application app{{.logger = [this](std::string_view line) {
+    std::lock_guard lock(log_mutex);
+    log.emplace_back(line);
+  }}};
   std::unique_ptr<waypoint::beast::server> server;
   std::uint16_t port = 0;
 
@@ -197,6 +204,15 @@ TEST_P(WebSocketClient, CaseHolds) {
   command_result r = run_client(s.port, GetParam(), [&] { s.server->stop(); });
   if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
   EXPECT_EQ(r.status, 0) << r.output;
+  if (std::string_view(GetParam()) != "handler_throws") return;
+  // The exception's text is logged by the log's one rule for client text: one line.
+  std::lock_guard lock(s.log_mutex);
+  auto threw = std::find_if(s.log.begin(), s.log.end(), [](const std::string& line) {
+    return line.find("threw; closing with 1011") != std::string::npos;
+  });
+  ASSERT_NE(threw, s.log.end());
+  EXPECT_EQ(threw->find('\n'), std::string::npos) << *threw;
+  EXPECT_TRUE(threw->ends_with(R"(: "the handler failed\n{\"level\":\"forged\"}")")) << *threw;
 }
 
 // Rows: echo of text and binary; fragments reassembled; 16 MiB refused with 1009 (the

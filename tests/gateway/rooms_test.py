@@ -5,7 +5,10 @@ stopped by its PID), Debian's python3-websockets as the clients. What a client s
 room on one gateway reaches the clients of that room on the other, in the order said, and
 no other room; the same through HAProxy in front of both (the clients connect to HAProxy,
 which says which gateway it chose); and with redis-server stopped, a room goes on within
-each gateway, then spans both again once redis-server is back on its port.
+each gateway, then spans both again once redis-server is back on its port. Then, on one
+gateway, issue 44's findings: a room's name is literal (/v1/rooms/sec* hears nothing of
+secret-7f3a9c), a message no member's queue could hold is refused to its sender with 1009
+rather than lost for everyone, and a member publishing past its rate is closed with 1008.
 
 usage: rooms_test.py GATEWAY_BINARY      (run by ctest with Debian's /usr/bin/python3)
 """
@@ -238,10 +241,98 @@ def check_rooms_go_on_within_a_gateway_while_redis_is_down_and_span_both_again_a
             redis.stop()
 
 
+async def a_star_room_is_that_room_alone(base):
+    star = await joined(room_url(base, "sec*"))
+    secret = await joined(room_url(base, "secret-7f3a9c"))
+    try:
+        await secret.send("the secret")
+        await skip_until(secret, "the secret")
+        got = await nothing_within(star, 0.5)
+        expect(got is None, "/v1/rooms/sec* heard %r, said in /v1/rooms/secret-7f3a9c" % got)
+        await star.send("in sec*")
+        await skip_until(star, "in sec*")
+        got = await nothing_within(secret, 0.3)
+        expect(got is None, "secret-7f3a9c heard %r, said in sec*" % got)
+    finally:
+        await star.close()
+        await secret.close()
+
+
+def check_a_room_named_with_a_star_hears_no_other_room(binary):
+    require_websockets()
+    gateway = Gateway(binary)
+    try:
+        asyncio.run(a_star_room_is_that_room_alone(gateway.base))
+    finally:
+        gateway.stop()
+
+
+QUEUE_BYTES = 256 * 1024  # examples/websocket_echo.hpp, room_queue_bytes
+
+
+async def too_big_refused_to_its_sender(base):
+    sender = await websockets.connect(room_url(base, "big"), max_queue=None, max_size=None)
+    other = await joined(room_url(base, "big"))
+    try:
+        await sender.send("x" * (QUEUE_BYTES + 1))
+        await asyncio.wait_for(sender.wait_closed(), RECEIVE_S)
+        expect(sender.close_code == 1009,
+               "the sender of a message past a member's queue gets 1009, got %r %r"
+               % (sender.close_code, sender.close_reason))
+        fits = await websockets.connect(room_url(base, "big"), max_queue=None, max_size=None)
+        await fits.send("y" * QUEUE_BYTES)
+        got = await asyncio.wait_for(other.recv(), RECEIVE_S)
+        expect(got == "y" * QUEUE_BYTES, "a member hears a message of a queue's size whole, "
+                                         "and nothing of the larger one (got %d bytes)" % len(got))
+        await fits.close()
+    finally:
+        await sender.close()
+        await other.close()
+
+
+def check_a_message_larger_than_a_members_queue_is_refused_with_1009(binary):
+    require_websockets()
+    gateway = Gateway(binary)
+    try:
+        asyncio.run(too_big_refused_to_its_sender(gateway.base))
+    finally:
+        gateway.stop()
+
+
+async def past_the_rate_closed(base):
+    ws = await websockets.connect(room_url(base, "flood"), max_queue=None)
+    try:
+        for i in range(300):  # the rooms' default rate: 20 a second, bursts of 100
+            await ws.send("flood %d" % i)
+        try:
+            while True:
+                await asyncio.wait_for(ws.recv(), RECEIVE_S)
+        except websockets.exceptions.ConnectionClosed:
+            pass
+        except asyncio.TimeoutError:
+            raise CheckFailed("a member publishing 300 messages at once was never closed")
+        expect(ws.close_code == 1008 and "faster than 20 messages a second" in ws.close_reason,
+               "1008 naming the rate, got %r %r" % (ws.close_code, ws.close_reason))
+    finally:
+        await ws.close()
+
+
+def check_a_member_publishing_past_its_rate_is_closed_with_1008(binary):
+    require_websockets()
+    gateway = Gateway(binary)
+    try:
+        asyncio.run(past_the_rate_closed(gateway.base))
+    finally:
+        gateway.stop()
+
+
 CHECKS = [
     check_a_room_spans_two_gateways_sharing_redis,
     check_a_room_spans_two_gateways_behind_haproxy,
     check_rooms_go_on_within_a_gateway_while_redis_is_down_and_span_both_again_after,
+    check_a_room_named_with_a_star_hears_no_other_room,
+    check_a_message_larger_than_a_members_queue_is_refused_with_1009,
+    check_a_member_publishing_past_its_rate_is_closed_with_1008,
 ]
 
 

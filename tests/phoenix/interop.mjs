@@ -1,9 +1,11 @@
 // waypoint's phoenix_socket (through tests/app/phoenix_server) against the maintained Phoenix
 // Channels client, npm's phoenix, with ws as its WebSocket (Node has none built in): it
-// joins, pushes and gets replies, hears another client's broadcasts, is refused by the join
-// hook, keeps its heartbeat answered, leaves, rejoins a channel that crashed, sees a channel
-// the server closes, and is refused a protocol version other than 2.0.x; then, with ws
-// alone, frames phoenix.js never sends (not JSON, binary) close the socket.
+// joins, pushes and gets replies, hears another client's broadcasts, joins a topic ending
+// in '*' as that topic alone, is answered "rate limited" past its connection's rate, is
+// refused by the join hook, keeps its heartbeat answered, leaves, rejoins a channel that
+// crashed, sees a channel the server closes, and is refused a protocol version other than
+// 2.0.x; then, with ws alone, frames phoenix.js never sends (not JSON, binary) close the
+// socket.
 //
 // Run by tests/phoenix/check, with WAYPOINT_PHOENIX_SERVER and WAYPOINT_PHOENIX_NODE_DIR
 // (build/node-phoenix).
@@ -123,6 +125,42 @@ test('BroadcastReachesEveryClientJoined', async () => {
   assert.deepEqual(await within(3000, heard, 'broadcast'), { body: 'hello' });
   assert.deepEqual(await within(3000, echoed, 'broadcast to its sender'), { body: 'hello' });
   assert.equal(strays, 0, 'a client of another topic heard the broadcast');
+});
+
+// Issue 44: a raw room named "sec*" heard every room it starts; a Phoenix topic is literal.
+test('ATopicEndingInAStarIsThatTopicAlone', async () => {
+  const starSocket = connect();
+  const star = starSocket.channel('room:*');
+  const speaker = connect().channel('room:literal');
+  assert.deepEqual(await outcome(star.join()), { status: 'ok', response: { topic: 'room:*' } });
+  assert.equal((await outcome(speaker.join())).status, 'ok');
+  // Every frame the socket gets: phoenix.js hands a channel only its own topic's.
+  let strays = 0;
+  starSocket.onMessage((message) => { if (message.topic === 'room:literal') strays += 1; });
+  const echoed = next(speaker, 'shout');
+  assert.equal((await outcome(speaker.push('shout', { body: 'to room:literal' }))).status, 'ok');
+  await within(3000, echoed, 'broadcast to its sender');
+  const own = next(star, 'shout');
+  assert.equal((await outcome(star.push('shout', { body: 'to room:*' }))).status, 'ok');
+  assert.deepEqual(await within(3000, own, "room:*'s own broadcast"), { body: 'to room:*' });
+  assert.equal(strays, 0, 'room:* heard a broadcast to room:literal');
+});
+
+// phoenix_server's hub: 5 broadcasts a second per connection, in bursts of 10.
+test('ShoutsPastTheConnectionsRateAreAnsweredRateLimitedAndTheChannelStays', async () => {
+  const channel = connect().channel('room:rate');
+  assert.equal((await outcome(channel.join())).status, 'ok');
+  const pushes = [];
+  for (let i = 0; i < 20; i += 1) pushes.push(outcome(channel.push('shout', { n: i })));
+  const outcomes = await Promise.all(pushes);
+  const ok = outcomes.filter((o) => o.status === 'ok').length;
+  const limited = outcomes.filter((o) => o.status === 'error');
+  assert.ok(ok >= 10 && ok <= 12, `the burst of 10 went through, and little more: ${ok} ok`);
+  assert.equal(ok + limited.length, 20, 'every push was answered');
+  for (const o of limited) assert.deepEqual(o.response, { reason: 'rate limited' });
+  assert.equal(channel.state, 'joined');
+  await new Promise((resolve) => setTimeout(resolve, 400));  // two tokens back
+  assert.equal((await outcome(channel.push('shout', { n: 'later' }))).status, 'ok');
 });
 
 test('JoinRefusedByTheHookIsAnError', async () => {

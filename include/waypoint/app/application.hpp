@@ -496,8 +496,8 @@ struct application_access {
 }  // namespace detail
 
 namespace detail {
-// One line to the application's log about a request: "waypoint: <lead> METHOD path (route
-// "...", request id ...): <what>", the client's text clipped and escaped (src/app).
+// One line to the application's log about a request: 'waypoint: <lead> "METHOD path" (route
+// "...", request id ...): "<what>"', the client's text through append_log_text (src/app).
 void log_request(context& ctx, std::string_view lead, std::string_view what) noexcept;
 }  // namespace detail
 

@@ -15,6 +15,8 @@
 //     }}));
 //   // new Socket("/socket", {params: {}}).channel("room:lobby").join()   (in a browser)
 //
+// A topic the client names is literal ("room:*" is one topic, not every room) and obeys the
+// hub's one rule for client-named topics (topic_name_refusal), as a raw room's does.
 // Every frame is a JSON array [join_ref, ref, topic, event, payload]. The client joins a
 // topic (phx_join, answered by a phx_reply whose payload is {"status":"ok"|"error",
 // "response":{...}}), pushes events on it (each answered by the handler's phx_reply, if any),
@@ -70,7 +72,10 @@ class phoenix_channel {
   // payload]), in order with its replies and the broadcasts it receives.
   void push(std::string_view event, std::string_view payload);
   // Sends `event` to every client joined to this topic, this one included, on every server
-  // thread; returns how many it was queued for. Encoded once, whatever their number.
+  // thread; returns how many it was queued for. Encoded once, whatever their number. It is
+  // this client's publish, within its connection's rate (topic_hub_options::publish_rate):
+  // past it, throws publish_rate_exceeded, which, uncaught, answers the push
+  // {"status":"error","response":{"reason":"rate limited"}} and leaves the channel joined.
   std::size_t broadcast(std::string_view event, std::string_view payload);
   // Ends the channel from the server once the handler returns (after its reply): the client
   // gets phx_close, and the connection leaves the topic.
@@ -119,7 +124,8 @@ websocket_handler phoenix_socket(std::shared_ptr<topic_hub> hub, phoenix_options
 
 // Broadcasts `event` with `payload` (JSON text, an object) to every client joined to
 // `topic` through `hub`, from any thread; returns how many it was queued for. The frame,
-// [null, null, topic, event, payload], is encoded once.
+// [null, null, topic, event, payload], is encoded once. The application's own broadcast:
+// no connection's publish rate applies.
 std::size_t phoenix_broadcast(topic_hub& hub, std::string_view topic, std::string_view event,
                               std::string_view payload);
 

@@ -11,8 +11,8 @@
 // How: every publish travels on one Redis channel (`channel`), framed with the topic, the
 // publishing instance's id and whether it is binary; every instance subscribes to that
 // channel and hands each message to its hub, which delivers it to the subscribers of the
-// topic and of every prefix pattern that matches, exactly as a local publish. One channel
-// rather than one per topic: prefix patterns need no mapping onto Redis's glob patterns, and
+// topic and of every prefix it starts with, exactly as a local publish. One channel
+// rather than one per topic: prefixes need no mapping onto Redis's glob patterns, and
 // no message is lost between a connection joining a topic and a SUBSCRIBE reaching Redis;
 // the price is that every instance reads every message, whether or not it has a subscriber
 // for it. The hub delivers its own publishes locally at once, and the broker skips them

@@ -88,8 +88,16 @@ namespace detail {
 // that limit, cut before any UTF-8 sequence the limit would split, followed by
 // "… (+N bytes)" naming what was cut, written into `scratch` (the only allocation, and
 // only when cutting). Used wherever the framework writes text a client may have supplied:
-// problem details, the access log, the 500 log line.
+// problem details and, through append_log_text, every log line.
 std::string_view clip_client_text(std::string_view text, std::string& scratch);
+
+// Appends text a client may have supplied (a path, a topic, an exception's what() quoting a
+// body) to a log line: clipped (clip_client_text), then written as a JSON string literal,
+// quotes included (append_json_string), so that no CR or LF in it starts a forged line, no
+// escape sequence reaches a terminal, and a quote in it cannot end the field early. The
+// one rule for client text in every log line: the access log's fields, the 500 line, the
+// WebSocket and Phoenix lines.
+void append_log_text(std::string& line, std::string_view text);
 
 }  // namespace detail
 

@@ -6,7 +6,7 @@
 //     std::string topic = "room:" + std::string(ctx.path_value("room"));
 //     waypoint::app::topic_subscriber member(*hub, ws);
 //     member.subscribe(topic);
-//     co_await member.run([&](const websocket_message& m) { hub->publish(topic, m.payload); });
+//     co_await member.run([&](const websocket_message& m) { member.publish(topic, m.payload); });
 //   });
 //   hub->publish("room:lobby", "{\"system\":\"restarting\"}");   // from any thread
 //
@@ -17,6 +17,12 @@
 // 1008 ("slow consumer"), or drop its oldest queued messages. Either way the publisher and
 // the other subscribers carry on. docs/server.md, "Topics", says what a subscriber costs.
 //
+// Names are literal: subscribe(name) joins the one topic spelled so, whatever its characters,
+// so a name taken from a client (a path value, a Phoenix join) reaches that topic alone.
+// Hearing every topic that starts a certain way is the application's explicit choice,
+// subscribe_prefix(prefix). A connection's own publishes (member.publish) are held to a rate;
+// the application's (hub->publish) are not.
+//
 // Across instances: a hub given a topic_broker (topic_hub_options::broker) also hands each
 // publish to the broker, which carries it to the hubs of the other instances (through Redis:
 // redis_topic_broker.hpp); what they publish comes back through it to this hub's subscribers.
@@ -25,12 +31,15 @@
 #include "waypoint/app/websocket.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -73,10 +82,33 @@ struct topic_hub_options {
   // that names its topics cannot make the hub hold unbounded text).
   std::size_t max_topics_per_subscriber = 64;
   std::size_t max_topic_bytes = 256;
+  // Per subscriber: what its own publishes (topic_subscriber::publish, what its peer says)
+  // may come to: `publish_rate` a second on average, in bursts of up to `publish_burst`.
+  // Past it, publish throws publish_rate_exceeded and publishes nothing. One member of a
+  // room of 2,001 publishing 91 a second pushed the others' median delivery to 5.2 s; 20 a
+  // second leaves a person typing, or a client's presence events, far below it, and a
+  // burst of 100 lets a pasted block of lines through at once.
+  std::size_t publish_rate = 20;
+  std::size_t publish_burst = 100;
   // Empty: this process's subscribers only, at no cost. Given: every publish also goes to
   // the broker, and what other instances publish comes from it (one hub per broker).
   std::shared_ptr<topic_broker> broker = nullptr;
 };
+
+// Thrown by topic_subscriber::publish when its connection has published past its rate
+// (topic_hub_options::publish_rate): nothing was published. what() names the rate.
+class publish_rate_exceeded : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The one rule for a topic name a client supplies (a room's path value, a Phoenix join):
+// why `name` cannot be a topic of a hub with `options`, or nullopt when it can. A name is 1
+// to max_topic_bytes bytes, any bytes, and literal (a '*' in it is a character like any
+// other). subscribe() applies it and throws its reason; a protocol that answers a refusal
+// in its own words (a Phoenix join's error reply) asks it first.
+std::optional<std::string> topic_name_refusal(std::string_view name,
+                                              const topic_hub_options& options);
 
 // What the hub has done since it was made, for metrics.
 struct topic_hub_stats {
@@ -86,7 +118,7 @@ struct topic_hub_stats {
   std::uint64_t published = 0;   // publish() calls
   std::uint64_t received = 0;    // messages from other instances, through the broker
   std::uint64_t delivered = 0;   // messages queued to a subscriber
-  std::uint64_t dropped = 0;     // messages dropped by drop_oldest
+  std::uint64_t dropped = 0;     // messages dropped by drop_oldest, or larger than a queue
   std::uint64_t slow_closes = 0; // connections closed by the close policy
 };
 
@@ -106,9 +138,12 @@ class topic_hub {
   topic_hub& operator=(const topic_hub&) = delete;
 
   // Queues `payload` (a text message, or binary) for every subscriber of `topic`: those of
-  // the name itself and of every prefix pattern it starts with. A connection in both gets
+  // the name itself and those of every prefix it starts with. A connection in both gets
   // it once. Returns how many subscribers it was queued for (those a policy refused it
-  // excluded). With a broker, hands it the message too, for the other instances.
+  // excluded). With a broker, hands it the message too, for the other instances. Throws
+  // std::length_error, queuing it for nobody, for a payload larger than max_queued_bytes,
+  // which no queue could ever hold: the publisher learns it, rather than every subscriber
+  // losing it (drop_oldest) or being closed for it (close).
   std::size_t publish(std::string_view topic, std::string_view payload, bool binary = false);
   // How many connections a publish to `topic` would reach now (presence).
   std::size_t subscribers(std::string_view topic) const;
@@ -119,8 +154,9 @@ class topic_hub {
   friend class topic_subscriber;
   using mailbox_ptr = std::shared_ptr<detail::topic_mailbox>;
 
-  void join(const mailbox_ptr& mailbox, const std::string& topic);
-  void leave(const mailbox_ptr& mailbox, const std::string& topic);
+  // `prefix`: `name` is a prefix (subscribe_prefix), else a topic's name.
+  void join(const mailbox_ptr& mailbox, const std::string& name, bool prefix);
+  void leave(const mailbox_ptr& mailbox, const std::string& name, bool prefix);
   void collect(std::string_view topic, std::vector<mailbox_ptr>& out) const;
   std::size_t deliver(std::string_view topic, std::string_view payload, bool binary);
 
@@ -137,8 +173,8 @@ class topic_hub {
   topic_hub_options options_;
   mutable std::mutex mutex_;
   topic_table exact_;     // guarded by mutex_
-  topic_table prefixes_;  // guarded by mutex_: "room:" for the pattern "room:*"
-  // The lengths the patterns have, and how many of each: a publish looks up its topic's
+  topic_table prefixes_;  // guarded by mutex_: "room:" hears every "room:..."
+  // The lengths the prefixes have, and how many of each: a publish looks up its topic's
   // prefixes of these lengths only.
   std::map<std::size_t, std::size_t> prefix_lengths_;  // guarded by mutex_
   std::size_t members_ = 0;                            // guarded by mutex_
@@ -165,14 +201,27 @@ class topic_subscriber {
   topic_subscriber(const topic_subscriber&) = delete;
   topic_subscriber& operator=(const topic_subscriber&) = delete;
 
-  // Joins `topic`: a name, or a prefix pattern ending in '*' ("room:*" receives every
-  // publish to a topic starting "room:"). Joining twice is joining once. Throws
-  // std::invalid_argument for an empty name or one longer than max_topic_bytes, and
-  // std::length_error past max_topics_per_subscriber.
-  void subscribe(std::string_view topic);
-  // Leaves `topic`; false when the connection was not in it.
-  bool unsubscribe(std::string_view topic);
+  // Joins the topic named `name`, literally: "room:*" is the topic of that name, not a
+  // pattern, so a name a client supplies reaches one topic. Joining twice is joining once.
+  // Throws std::invalid_argument with topic_name_refusal's reason, and std::length_error
+  // past max_topics_per_subscriber (topics and prefixes together).
+  void subscribe(std::string_view name);
+  // Joins every topic whose name starts with `prefix` ("room:" hears every room; "" every
+  // topic): the application's decision, so never a client's text passed on. Throws as
+  // subscribe() does, though an empty prefix is taken.
+  void subscribe_prefix(std::string_view prefix);
+  // Leaves the topic, or the prefix; false when the connection was not in it.
+  bool unsubscribe(std::string_view name);
+  bool unsubscribe_prefix(std::string_view prefix);
   const std::vector<std::string>& topics() const noexcept { return topics_; }
+  const std::vector<std::string>& prefixes() const noexcept { return prefixes_; }
+
+  // Publishes what this connection's peer said: hub.publish(topic, payload, binary), within
+  // the connection's publish rate (topic_hub_options::publish_rate). Throws
+  // publish_rate_exceeded past it, and std::length_error as hub.publish does; nothing is
+  // published then. The route decides what a client past its rate gets (a room closes it
+  // with 1008; a Phoenix push is answered an error).
+  std::size_t publish(std::string_view topic, std::string_view payload, bool binary = false);
 
   // Queues `payload` for this connection alone, behind what is queued for it: a reply goes
   // out in order with the publishes before it, under the same bounds and overflow policy.
@@ -190,10 +239,18 @@ class topic_subscriber {
   awaitable<void> run(std::function<void(const websocket_message&)> on_message = {});
 
  private:
+  void join(std::string_view name, bool prefix);
+  bool leave(std::string_view name, bool prefix);
+  bool take_publish_token();
+
   topic_hub* hub_;
   websocket* ws_;
   std::shared_ptr<detail::topic_mailbox> mailbox_;
   std::vector<std::string> topics_;
+  std::vector<std::string> prefixes_;
+  // The publish rate's token bucket: tokens as of `tokens_at`, at most publish_burst.
+  double publish_tokens_;
+  std::chrono::steady_clock::time_point tokens_at_;
 };
 
 }  // namespace waypoint::app
