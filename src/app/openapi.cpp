@@ -231,6 +231,12 @@ bool scoped(const std::vector<const security_requirement*>& required) noexcept {
                      [](const security_requirement* s) { return !s->scopes.empty(); });
 }
 
+// Whether a value of the parameter that converts may still be a 422: it declares
+// constraints, or it is an integer whose type's range the schema states (?cursor=-1).
+bool refusable(const parameter_doc& p) {
+  return !p.constraints.empty() || json::parse(p.schema).contains("minimum");
+}
+
 // The requestBody of a typed route that binds form fields (from::form): an object of its
 // fields, in either media type a form is read in; null when it binds none.
 json form_request_body(const route_doc& doc) {
@@ -327,8 +333,7 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
     json form = form_request_body(doc);
     bool reads_body = !body.empty() || !form.is_null();
     if (!form.is_null()) op["requestBody"] = std::move(form);
-    bool constrained = std::any_of(doc.parameters.begin(), doc.parameters.end(),
-                                   [](const parameter_doc& p) { return !p.constraints.empty(); });
+    bool constrained = std::any_of(doc.parameters.begin(), doc.parameters.end(), refusable);
     if (reads_body || !doc.parameters.empty()) responses["400"] = problem_ref(400);
     if (cose && !body.empty()) responses["401"] = problem_ref(401);
     if (!answer.empty()) responses["406"] = problem_ref(406);
