@@ -13,6 +13,11 @@
 //   $ curl -i "$org?limit=2" -H 'If-None-Match: "<the ETag>"'           # 304 until an order lands
 //   $ curl -i "$org?limit=500"                   # 422: limit's maximum is 100
 //   $ curl -i "$org?limit=two"                   # 400: limit must be an integer
+//   $ curl -i "$org?cursor=-1"                   # 422: cursor's minimum is 0 (a uint32)
+//
+// The book is bounded in bytes (org_order_book below): an organisation past its share (1 MiB)
+// is answered 507; past the whole (64 MiB), the organisations written least recently are
+// forgotten to make room, so a new organisation's first order is always taken.
 //
 // Request {"sku": string, "quantity": integer >= 1}; answer 201 with
 // {"id": string, "sku": ..., "quantity": ...} and Location. Every error of a typed route can
@@ -36,9 +41,11 @@
 
 #include <waypoint/app/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -138,52 +145,165 @@ struct list_org_orders {
           .describe("the ETag of a page already held: 304 while it is current"));
 };
 
-// The orders of every organisation, in memory and bounded: past max_orgs organisations, or
-// max_orders orders in one, a write is refused (507) rather than grow without limit.
+// --- what the order book holds, in bytes ----------------------------------------------
+
+// The heap bytes glibc's malloc takes for a request of `n` bytes: the request and its 8-byte
+// header rounded up to 16, and never less than 32 (the smallest chunk).
+constexpr std::size_t heap_chunk(std::size_t n) noexcept {
+  return std::max<std::size_t>(32, (n + 8 + 15) & ~std::size_t{15});
+}
+
+// What a string holds on the heap: nothing while its text fits in the object itself (the
+// short-string buffer), else a chunk of its capacity and terminator.
+inline std::size_t heap_bytes(const std::string& s) noexcept {
+  const char* object = reinterpret_cast<const char*>(&s);
+  std::less<const char*> before;
+  bool inside = !before(s.data(), object) && before(s.data(), object + sizeof s);
+  return inside ? 0 : heap_chunk(s.capacity() + 1);
+}
+
+inline std::size_t heap_bytes(const std::optional<std::string>& s) noexcept {
+  return s ? heap_bytes(*s) : 0;
+}
+
+// The limits of an org_order_book, in the bytes book_footprint counts.
+struct order_book_limits {
+  // Every organisation's orders together: the most the book makes the process hold.
+  std::size_t max_bytes = 64u << 20;
+  // One organisation's share: what one tenant can fill, so that a full one leaves room for
+  // the others (at least max_bytes / max_org_bytes = 64 tenants at their share).
+  std::size_t max_org_bytes = 1u << 20;
+};
+
+// The orders of every organisation, in memory and bounded in bytes, counted as the heap
+// counts them (order_footprint, organisation_footprint): the total never passes
+// max_bytes, and one organisation's never passes max_org_bytes. An order past its
+// organisation's share is refused (507 naming it); an order that would pass the total, from
+// any organisation, makes room by forgetting the organisations written least recently, whole
+// (the way rate_limit's max_keys forgets buckets), so that no organisation, and no client
+// making organisations at will, can lock another out until a restart. An organisation exists
+// only while it holds an order.
+//
+// What it costs at most, with the defaults: 64 MiB of heap for orders and their bookkeeping,
+// of which one organisation holds at most 1 MiB. The largest order the contract allows is
+// 1,800 bytes counted (a 1,120-byte note, a 254-byte email, 32-character names), so 37,000
+// of them in all, 580 in one organisation; the smallest is 248 bytes (270,000; 4,200).
+// OrderBook.HoldsNoMoreHeapThanItsCapAndCountsWhatItHolds measures the heap: the count is
+// within 1% of it, and never below. The organisation's name in the path is no credential: a
+// client can make organisations at will, so what the book keeps under a flood of them is the
+// most recent 64 MiB, never more.
 class org_order_book {
  public:
-  static constexpr std::size_t max_orgs = 1000;
-  static constexpr std::size_t max_orders = 10000;
+  explicit org_order_book(order_book_limits limits = {}) : limits_(limits) {
+    if (limits_.max_org_bytes > limits_.max_bytes)
+      throw std::invalid_argument("org_order_book: max_org_bytes above max_bytes");
+  }
 
   // The order placed, and its place in the organisation's book (a cursor that starts there).
   std::pair<org_order, std::size_t> place(const std::string& org, org_order_request in) {
+    auto placed = std::make_unique<org_order>(org_order{
+        {}, org, std::move(in.sku), in.quantity, std::move(in.email), std::move(in.deliver_by),
+        std::move(in.note)});
     std::lock_guard lock(mutex_);
+    placed->id = org + "-" + std::to_string(++last_id_);
+    std::size_t cost = order_footprint(*placed);
     auto it = books_.find(org);
-    if (it == books_.end()) {
-      if (books_.size() >= max_orgs)
-        throw http_error(507, "this example keeps at most " + std::to_string(max_orgs) +
-                                  " organisations");
-      it = books_.emplace(org, std::vector<org_order>()).first;
-    }
-    if (it->second.size() >= max_orders)
-      throw http_error(507, "organisation " + org + " holds the most orders this example keeps (" +
-                                std::to_string(max_orders) + ")");
-    it->second.push_back({org + "-" + std::to_string(it->second.size() + 1), org,
-                          std::move(in.sku), in.quantity, std::move(in.email),
-                          std::move(in.deliver_by), std::move(in.note)});
-    return {it->second.back(), it->second.size() - 1};
+    std::size_t opening = it == books_.end() ? organisation_footprint(org) : 0;
+    std::size_t held = it == books_.end() ? 0 : it->second.bytes;
+    if (held + opening + cost > limits_.max_org_bytes)
+      throw http_error(507, "organisation " + org + " holds the most this example keeps for one (" +
+                                std::to_string(limits_.max_org_bytes) + " bytes of orders)");
+    // Made the most recent first, so that the room is made from the others: within its
+    // share, it fits once they are all forgotten (max_org_bytes <= max_bytes).
+    if (it != books_.end()) recency_.splice(recency_.end(), recency_, it->second.recency);
+    while (bytes_ + opening + cost > limits_.max_bytes) forget_least_recent();
+    if (it == books_.end()) it = open(org, opening);
+    org_book& book = it->second;
+    book.orders.push_back(std::move(placed));
+    book.bytes += cost;
+    bytes_ += cost;
+    return {*book.orders.back(), book.orders.size() - 1};
   }
 
-  // The page from `start`, and its ETag: the organisation's order count and the page's place,
-  // which change exactly when the page's content does (orders are only ever appended).
+  // The page from `start`, and its ETag: the organisation's generation (a new one each time
+  // it is opened, after being forgotten too), its order count and the page's place, which
+  // change exactly when the page's content does (orders are only ever appended).
   order_page page(const std::string& org, std::size_t start, std::size_t limit,
                   std::string& etag) const {
     std::lock_guard lock(mutex_);
     order_page out;
     auto it = books_.find(org);
-    std::size_t count = it == books_.end() ? 0 : it->second.size();
+    std::size_t count = it == books_.end() ? 0 : it->second.orders.size();
     for (std::size_t i = start; i < count && out.orders.size() < limit; ++i)
-      out.orders.push_back(it->second[i]);
+      out.orders.push_back(*it->second.orders[i]);
     if (start + out.orders.size() < count)
       out.next_cursor = static_cast<std::uint32_t>(start + out.orders.size());
-    etag = "\"" + std::to_string(count) + "." + std::to_string(start) + "." +
-           std::to_string(limit) + "\"";
+    std::uint64_t generation = it == books_.end() ? 0 : it->second.generation;
+    etag = "\"" + std::to_string(generation) + "." + std::to_string(count) + "." +
+           std::to_string(start) + "." + std::to_string(limit) + "\"";
     return out;
   }
 
+  // The bytes held, as counted: never above limits().max_bytes.
+  std::size_t bytes() const {
+    std::lock_guard lock(mutex_);
+    return bytes_;
+  }
+  const order_book_limits& limits() const noexcept { return limits_; }
+
+  // What an order costs the book: the order itself (a heap object, so that the book's vector
+  // moves pointers as it grows), the heap its strings hold, and three pointers: its slot in
+  // the vector, the free slot a doubling vector may keep per used one, and the old buffer's
+  // slot while the vector grows.
+  static std::size_t order_footprint(const org_order& o) noexcept {
+    return heap_chunk(sizeof(org_order)) + 3 * sizeof(void*) + heap_bytes(o.id) +
+           heap_bytes(o.org) + heap_bytes(o.sku) + heap_bytes(o.email) +
+           heap_bytes(o.deliver_by) + heap_bytes(o.note);
+  }
+
  private:
-  mutable std::mutex mutex_;
-  std::map<std::string, std::vector<org_order>> books_;
+  // Organisations' names (the map's keys, which stay put), least recently written first.
+  using recency_list = std::list<const std::string*>;
+
+  struct org_book {
+    std::vector<std::unique_ptr<org_order>> orders;  // oldest first
+    std::size_t bytes = 0;                           // counted: this and every order
+    std::uint64_t generation = 0;
+    recency_list::iterator recency;                  // its place in recency_
+  };
+  using book_map = std::map<std::string, org_book, std::less<>>;
+
+  // What an organisation costs before its orders: its map node (the tree's four words and
+  // the entry), its name's heap, its node in recency_ and the vector's buffer header.
+  static std::size_t organisation_footprint(const std::string& name) noexcept {
+    return heap_chunk(4 * sizeof(void*) + sizeof(book_map::value_type)) + heap_bytes(name) +
+           heap_chunk(3 * sizeof(void*)) + heap_chunk(0);
+  }
+
+  book_map::iterator open(const std::string& org, std::size_t opening) {
+    auto it = books_.emplace(org, org_book{}).first;
+    it->second.bytes = opening;
+    it->second.generation = ++last_generation_;
+    it->second.recency = recency_.insert(recency_.end(), &it->first);
+    bytes_ += opening;
+    return it;
+  }
+
+  // Forgets the organisation written least recently, and every order it held.
+  void forget_least_recent() {
+    auto oldest = books_.find(*recency_.front());
+    bytes_ -= oldest->second.bytes;
+    recency_.pop_front();
+    books_.erase(oldest);
+  }
+
+  order_book_limits limits_;
+  mutable std::mutex mutex_;  // guards everything below
+  book_map books_;
+  recency_list recency_;  // every organisation of books_, least recently written first
+  std::size_t bytes_ = 0;                  // invariant: the sum of every org_book::bytes
+  std::uint64_t last_id_ = 0;
+  std::uint64_t last_generation_ = 0;
 };
 
 // Registers POST /v1/commerce/orders on `scope` (an application or a group). Order ids

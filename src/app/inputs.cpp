@@ -61,6 +61,26 @@ void throw_missing_input(input_source source, std::string_view name) {
   throw http_error(400, "missing " + input_named(input_source_name(source), name));
 }
 
+void check_integer_range(input_source source, std::string_view name, std::string_view text,
+                         std::string_view minimum, std::string_view maximum,
+                         bool& negative_zero) {
+  bool negative = text.starts_with('-');
+  std::string_view digits = text.substr(negative ? 1 : 0);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) return;
+  if (digits.find_first_not_of('0') == std::string_view::npos) {
+    negative_zero = true;  // the only integer text in range that from_chars refuses
+    return;
+  }
+  // The client's text, clipped as a 400 clips it: a 10,000-digit number is echoed short.
+  constexpr std::size_t shown = 64;
+  std::string detail = input_named(input_source_name(source), name) + " is ";
+  detail.append(text.substr(0, shown));
+  if (text.size() > shown) detail += "...";
+  detail += negative ? "; the minimum is " : "; the maximum is ";
+  detail.append(negative ? minimum : maximum);
+  throw validation_error(std::move(detail), std::nullopt, negative ? "minimum" : "maximum");
+}
+
 namespace {
 
 // `"a", "b"`: each name as a JSON string (escaped and clipped: they are the client's), as

@@ -284,37 +284,45 @@ void throw_conversion_error(int id, std::string_view message, std::optional<std:
   if (id == missing_key && text.starts_with("key '") && text.ends_with("' not found")) {
     std::string_view key = text.substr(5, text.size() - 5 - 11);
     if (!pointer && diagnosed) pointer = *diagnosed + pointer_token(key);
-    throw validation_error("missing member \"" + std::string(key) + "\"", std::move(pointer));
+    throw validation_error("missing member \"" + std::string(key) + "\"", std::move(pointer),
+                           "required");
   }
   if (!pointer) pointer = std::move(diagnosed);
-  throw validation_error(std::string(text), std::move(pointer));
+  // out_of_range.401 is an index past an array's end: the array is shorter than the reader
+  // needs. Every other failure of a conversion (type_error.302 "type must be number" above
+  // all, or whatever a hand-written from_json raises) says the value is not of the type.
+  constexpr int index_past_end = 401;
+  throw validation_error(std::string(text), std::move(pointer),
+                         id == index_past_end ? "minItems" : "type");
 }
 
 void throw_wrong_type(std::string_view type_name, std::string_view expected) {
   throw validation_error("must be " + std::string(expected) + ", not " + with_article(type_name),
-                         std::string());
+                         std::string(), "type");
 }
 
-void throw_out_of_range(std::string_view value, std::string_view range) {
+void throw_out_of_range(std::string_view value, std::string_view range, bool below) {
   throw validation_error(std::string(value) + " is out of range (" + std::string(range) + ")",
-                         std::string());
+                         std::string(), below ? "minimum" : "maximum");
 }
 
 void throw_missing_member(std::string_view name) {
-  throw validation_error("missing member \"" + std::string(name) + "\"", pointer_token(name));
+  throw validation_error("missing member \"" + std::string(name) + "\"", pointer_token(name),
+                         "required");
 }
 
 void throw_wrong_length(std::size_t expected, std::size_t given) {
   std::string detail = given < expected ? "missing element: " : "unexpected element: ";
   detail += "the array must have exactly " + std::to_string(expected) + " elements, not " +
             std::to_string(given);
-  throw validation_error(std::move(detail), std::string());
+  throw validation_error(std::move(detail), std::string(),
+                         given < expected ? "minItems" : "maxItems");
 }
 
 void throw_duplicate_element(std::size_t index, std::size_t first) {
   std::string detail = "element " + std::to_string(index) + " repeats ";
   detail += first < index ? "element " + std::to_string(first) : std::string("an earlier one");
-  throw validation_error(detail + "; the elements must be unique", std::string());
+  throw validation_error(detail + "; the elements must be unique", std::string(), "uniqueItems");
 }
 
 void throw_not_enumerated(std::string_view value, std::span<const std::string> allowed) {
@@ -325,7 +333,7 @@ void throw_not_enumerated(std::string_view value, std::span<const std::string> a
   }
   detail += ", not ";
   detail.append(value);
-  throw validation_error(std::move(detail), std::string());
+  throw validation_error(std::move(detail), std::string(), "enum");
 }
 
 void throw_unknown_members(std::span<const std::string_view> unknown,
@@ -340,7 +348,7 @@ void throw_unknown_members(std::span<const std::string_view> unknown,
     if (i != 0) detail += ", ";
     waypoint::append_json_string(detail, known[i]);
   }
-  throw validation_error(std::move(detail), pointer_token(unknown.front()));
+  throw validation_error(std::move(detail), pointer_token(unknown.front()), "additionalProperties");
 }
 
 namespace {

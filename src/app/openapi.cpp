@@ -6,7 +6,9 @@
 
 #include "contract.hpp"
 #include "mounted_api.hpp"
+#include "sha256.hpp"
 #include "waypoint/app/cose.hpp"
+#include "waypoint/app/static_files.hpp"
 #include "waypoint/app/websocket.hpp"
 
 #include "waypoint/app/schema.hpp"
@@ -23,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -119,8 +122,18 @@ constexpr problem_response problem_responses[] = {
     {422, "UnprocessableContent",
      "The body is JSON of the wrong shape, breaks the route's schema, or the validation hook "
      "refused it; \"pointer\" names the value, \"keyword\" the schema keyword it broke."},
+    {429, "TooManyRequests",
+     "A rate limit's bucket for the request is empty (RFC 6585 §4): Retry-After says when to "
+     "try again, RateLimit and RateLimit-Policy what is left and the policy."},
     {500, "InternalServerError", "The handler failed; the cause is logged, not sent."},
+    {503, "ServiceUnavailable",
+     "A layer cannot decide the request now (a rate limit whose store does not answer, failing "
+     "closed): Retry-After says when to try again."},
 };
+
+// The statuses only some operations are answered with: their components are written only
+// when an operation refers to them (an unused component is a validator's warning).
+constexpr int optional_statuses[] = {401, 403, 429, 503};
 
 // A typed body's content: the same schema in JSON and in CBOR (RFC 8949), which typed
 // routes read and, when Accept ranks it first, answer in; and, for an application with COSE
@@ -138,11 +151,14 @@ json typed_content(const json& schema, bool cose) {
   return content;
 }
 
+// A reference to the status's component; a status a layer declares that has none (a user's
+// layer answering 418) is described inline by its reason phrase.
 json problem_ref(int status) {
   for (const auto& p : problem_responses)
     if (p.status == status)
       return {{"$ref", std::string("#/components/responses/") + p.component}};
-  return json::object();
+  std::string_view reason = beast::reason_phrase(static_cast<unsigned>(status));
+  return {{"description", reason.empty() ? std::string("Answered by a layer") : std::string(reason)}};
 }
 
 // RFC 9457's members, and the "pointer" and "keyword" extensions waypoint adds to a 422.
@@ -165,19 +181,34 @@ json problem_schema() {
   })");
 }
 
-// Which of the answers only some applications give their operations: an unused component is
-// a validator's warning.
-struct optional_problems {
-  bool unauthorized = false;  // COSE bodies, or a security layer
-  bool forbidden = false;     // a security requirement with scopes
-};
+// A "Retry-After" header object, as the statuses that say when to try again carry it.
+json retry_after_header() {
+  return {{"description", "The seconds to wait before trying again (RFC 9110 §10.2.3)."},
+          {"schema", {{"type", "integer"}, {"minimum", 0}}}};
+}
 
-// components/responses, keyed by name as references use them.
-json problem_components(optional_problems used) {
+// The fields a rate limit sends (draft-ietf-httpapi-ratelimit-headers), on its 429.
+json rate_limit_headers() {
+  return {{"Retry-After", retry_after_header()},
+          {"RateLimit",
+           {{"description", "The tokens left and the seconds until the next one: "
+                            "\"default\";r=0;t=3."},
+            {"schema", {{"type", "string"}}}}},
+          {"RateLimit-Policy",
+           {{"description", "The bucket's size and the seconds an empty one takes to fill: "
+                            "\"default\";q=20;w=4."},
+            {"schema", {{"type", "string"}}}}}};
+}
+
+// components/responses, keyed by name as references use them; of optional_statuses, those
+// in `used` only.
+json problem_components(const std::set<int>& used) {
   json responses = json::object();
   for (const auto& p : problem_responses) {
-    if (p.status == 401 && !used.unauthorized) continue;
-    if (p.status == 403 && !used.forbidden) continue;
+    if (std::find(std::begin(optional_statuses), std::end(optional_statuses), p.status) !=
+            std::end(optional_statuses) &&
+        !used.contains(p.status))
+      continue;
     json response = {
         {"description", p.when},
         {"content",
@@ -192,6 +223,8 @@ json problem_components(optional_problems used) {
           {"WWW-Authenticate",
            {{"description", "The challenge of the scheme that refused (RFC 9110 §11.6.1)."},
             {"schema", {{"type", "string"}}}}}};
+    if (p.status == 429) response["headers"] = rate_limit_headers();
+    if (p.status == 503) response["headers"] = {{"Retry-After", retry_after_header()}};
     responses[p.component] = std::move(response);
   }
   return responses;
@@ -219,10 +252,26 @@ std::vector<const security_requirement*> security_of(const detail::group_node* n
   return out;
 }
 
+// The statuses the layers around `node`'s routes answer in their place (middleware::
+// answers(): a rate limit's 429), each once, in order.
+std::set<int> layer_answers_of(const detail::group_node* node) {
+  std::set<int> out;
+  for (; node; node = node->parent)
+    for (const middleware& layer : node->layers)
+      for (int status : layer.answers()) out.insert(status);
+  return out;
+}
+
 // Whether one of `required` names scopes: a token without them is answered 403.
 bool scoped(const std::vector<const security_requirement*>& required) noexcept {
   return std::any_of(required.begin(), required.end(),
                      [](const security_requirement* s) { return !s->scopes.empty(); });
+}
+
+// Whether a value of the parameter that converts may still be a 422: it declares
+// constraints, or it is an integer whose type's range the schema states (?cursor=-1).
+bool refusable(const parameter_doc& p) {
+  return !p.constraints.empty() || json::parse(p.schema).contains("minimum");
 }
 
 // The requestBody of a typed route that binds form fields (from::form): an object of its
@@ -321,8 +370,7 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
     json form = form_request_body(doc);
     bool reads_body = !body.empty() || !form.is_null();
     if (!form.is_null()) op["requestBody"] = std::move(form);
-    bool constrained = std::any_of(doc.parameters.begin(), doc.parameters.end(),
-                                   [](const parameter_doc& p) { return !p.constraints.empty(); });
+    bool constrained = std::any_of(doc.parameters.begin(), doc.parameters.end(), refusable);
     if (reads_body || !doc.parameters.empty()) responses["400"] = problem_ref(400);
     if (cose && !body.empty()) responses["401"] = problem_ref(401);
     if (!answer.empty()) responses["406"] = problem_ref(406);
@@ -332,9 +380,11 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
     }
     if (!body.empty() || constrained) responses["422"] = problem_ref(422);
   }
-  // A security layer answers before the handler runs, typed or not.
+  // A security layer answers before the handler runs, typed or not, as do the layers that
+  // declare their answers (a rate limit's 429).
   if (!required.empty()) responses["401"] = problem_ref(401);
   if (scoped(required)) responses["403"] = problem_ref(403);
+  for (int status : layer_answers_of(ep.group)) responses[std::to_string(status)] = problem_ref(status);
   responses["500"] = problem_ref(500);
   // A WebSocket route is the GET that upgrades (OpenAPI has no WebSocket operations).
   if (ep.websocket) {
@@ -435,7 +485,8 @@ std::string application::openapi_text(const openapi_info& info) const {
   openapi_path_writer paths;
   std::vector<std::string> all_tags;
   json security_schemes = json::object();
-  optional_problems used{.unauthorized = cose};
+  std::set<int> used;  // of optional_statuses
+  if (cose) used.insert(401);
   for (const detail::endpoint& ep : endpoints_) {
     if (ep.doc.hidden) continue;
     const pattern& p = ep.route->pattern;
@@ -452,8 +503,9 @@ std::string application::openapi_text(const openapi_info& info) const {
     for (const security_requirement* s : required)
       if (!security_schemes.contains(s->name))
         security_schemes[s->name] = json::parse(s->scheme);
-    used.unauthorized = used.unauthorized || !required.empty();
-    used.forbidden = used.forbidden || scoped(required);
+    if (!required.empty()) used.insert(401);
+    if (scoped(required)) used.insert(403);
+    used.merge(layer_answers_of(ep.group));
   }
   for (const std::string& text : info.other_routes) {
     pattern p = parse_pattern(text);
@@ -565,13 +617,42 @@ std::optional<std::string> read_whole(const std::string& path) {
 struct openapi_site {
   openapi_info info;
   openapi_page_options options;
-  std::mutex mutex;  // guards the two below
+  std::mutex mutex;  // guards the three below
   std::string document;
+  std::string etag;           // strong: of the document's bytes, so it changes when they do
   std::uint64_t version = 0;  // of the mounted services' surfaces it was written with
   std::string page;
   // Each of page_files' bytes, in its order; empty: the page loads them from the CDN.
   std::vector<std::string> files;
 };
+
+// A strong entity tag of the document: the first 128 bits of its SHA-256, in hex. Strong,
+// since equal tags mean equal bytes; a compression layer weakens it on a coded answer.
+std::string document_etag(std::string_view document) {
+  detail::sha256_digest digest = detail::sha256(document);
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string tag = "\"";
+  for (std::size_t i = 0; i < 16; ++i) {
+    tag += hex[digest[i] >> 4];
+    tag += hex[digest[i] & 0xf];
+  }
+  return tag + '"';
+}
+
+// The document with its ETag, or 304 without content when If-None-Match names the tag (RFC
+// 9110 §13.1.2; GET and HEAD, the only methods the route serves). no-cache: a cache keeps
+// it, but asks again each time, since a mounted service's reload changes it.
+void answer_document(context& ctx, const std::string& document, const std::string& etag) {
+  response_builder& res = ctx.response();
+  res.header(http::field::etag, etag);
+  res.header(http::field::cache_control, "no-cache");
+  std::string_view none_match = ctx.header(http::field::if_none_match);
+  if (!none_match.empty() && detail::etag_listed(none_match, etag)) {
+    res.status(304);
+    return;
+  }
+  res.body(document, "application/json");
+}
 
 // page_files' bytes, from `embedded` when it holds them all, else from `directory`; empty
 // unless every one of them was found.
@@ -608,9 +689,10 @@ void serve_openapi(application& app, openapi_info info, openapi_page_options opt
     std::lock_guard lock(site->mutex);
     if (site->version != version) {
       site->document = detail::application_access::openapi_text(*documented, site->info);
+      site->etag = document_etag(site->document);
       site->version = version;
     }
-    ctx.response().body(site->document, "application/json");
+    answer_document(ctx, site->document, site->etag);
   });
   app.describe({.undocumented = true});
   std::string page = site->options.page_path;

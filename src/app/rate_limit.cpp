@@ -313,8 +313,13 @@ std::size_t rate_limiter::size() const { return state_->size(); }
 
 const rate_limit_options& rate_limiter::options() const noexcept { return state_->options; }
 
+// The document lists what the layer answers in the handler's place: 429, and the 503 of a
+// store that fails closed.
 middleware rate_limiter::layer() {
-  return layer_hooks{[state = state_](context& ctx) { return state->admit(ctx); }, {}};
+  middleware layer = layer_hooks{[state = state_](context& ctx) { return state->admit(ctx); }, {}};
+  layer.may_answer(429);
+  if (state_->options.store && !state_->options.fail_open) layer.may_answer(503);
+  return layer;
 }
 
 middleware rate_limit(rate_limit_options options) {

@@ -112,9 +112,12 @@ INSTANTIATE_TEST_SUITE_P(
                     "/referrer", "format"},
         request_row{"an optional member may be absent",
                     R"({"name":"a","email":"a@b.org","age":20,"tags":[]})", 201, "", ""},
-        // Conversion runs first: its 422s keep their own words, without a keyword.
+        // Conversion runs first: its 422s keep their own words, and name the keyword of the
+        // same schema that the value broke (issue 44: a missing or unknown member named none).
         request_row{"a wrong type is the conversion's 422",
-                    R"({"name":1,"email":"a@b.org","age":20,"tags":[]})", 422, "/name", ""}));
+                    R"({"name":1,"email":"a@b.org","age":20,"tags":[]})", 422, "/name", "type"},
+        request_row{"a missing member is the conversion's 422, keyword required",
+                    R"({"email":"a@b.org","age":20,"tags":[]})", 422, "/name", "required"}));
 
 TEST(RequestContract, CborBodiesAreCheckedAlike) {
   application app;

@@ -204,6 +204,91 @@ TEST(TypedInputs, LogLetsABrokenConstraintThroughAndOffChecksNothing) {
   EXPECT_EQ(off.respond(with_headers("/orgs/7/orders?limit=x", tenant)).result_int(), 400u);
 }
 
+// --- integers beyond their type's range (issue 44) ------------------------------------
+
+struct window_query {
+  std::optional<std::uint32_t> cursor;
+  std::vector<std::uint8_t> shard;
+  std::int64_t org = 0;
+  static constexpr auto inputs = waypoint::app::inputs(
+      waypoint::app::from::path("org", &window_query::org),
+      waypoint::app::from::query("cursor", &window_query::cursor),
+      waypoint::app::from::query("shard", &window_query::shard));
+};
+
+struct window {
+  std::int64_t org = 0;
+  std::int64_t cursor = -1;  // -1: none given
+};
+WAYPOINT_JSON_OBJECT(window, org, cursor)
+
+void add_window(application& app) {
+  app.get<window>("/orgs/{org}/window", [](const window_query& in) {
+    return window{in.org, in.cursor ? static_cast<std::int64_t>(*in.cursor) : -1};
+  });
+}
+
+class IntegerRange : public ::testing::TestWithParam<input_row> {};
+
+// The document states an integer's range as its schema's minimum and maximum: a value the
+// type cannot hold is a 422 naming that keyword, as a declared constraint's is; text that is
+// no integer stays the 400 of a value that does not convert.
+TEST_P(IntegerRange, BeyondTheTypeIs422NamingTheBoundAndNotANumberIs400) {
+  const input_row& row = GetParam();
+  application app;
+  add_window(app);
+  response res = app.respond(with_headers(row.target, row.headers));
+  EXPECT_EQ(res.result_int(), row.status) << row.rule << ": " << res.body();
+  EXPECT_NE(res.body().find(row.detail), std::string::npos) << row.rule << ": " << res.body();
+  if (res.result_int() >= 400) {
+    EXPECT_EQ(body_json(res).value("keyword", ""), row.keyword) << row.rule << ": " << res.body();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, IntegerRange,
+    ::testing::Values(
+        input_row{"the issue's cursor=-1: below an unsigned type's minimum",
+                  "/orgs/7/window?cursor=-1", {}, 422,
+                  R"(query parameter \"cursor\" is -1; the minimum is 0)", "minimum"},
+        input_row{"above an unsigned type's maximum", "/orgs/7/window?cursor=4294967296", {}, 422,
+                  R"(query parameter \"cursor\" is 4294967296; the maximum is 4294967295)",
+                  "maximum"},
+        input_row{"the largest value is taken", "/orgs/7/window?cursor=4294967295", {}, 200,
+                  R"("cursor":4294967295)", ""},
+        input_row{"-0 is zero, as JSON reads it", "/orgs/7/window?cursor=-0", {}, 200,
+                  R"("cursor":0)", ""},
+        input_row{"each value of a repeated key", "/orgs/7/window?shard=1&shard=256", {}, 422,
+                  R"(query parameter \"shard\" is 256; the maximum is 255)", "maximum"},
+        input_row{"a path value beyond int64", "/orgs/-99999999999999999999/window", {}, 422,
+                  R"(path value \"org\" is -99999999999999999999; the minimum is -9223372036854775808)",
+                  "minimum"},
+        input_row{"a long number is clipped where the detail echoes it",
+                  "/orgs/7/window?cursor=" + std::string(100, '9'), {}, 422,
+                  R"(is )" + std::string(64, '9') + R"(...; the maximum)", "maximum"},
+        input_row{"a fraction is no integer: 400", "/orgs/7/window?cursor=1.5", {}, 400,
+                  R"(query parameter \"cursor\" must be an integer in range, not \"1.5\")", ""},
+        input_row{"a plus sign is no integer: 400", "/orgs/7/window?cursor=%2B1", {}, 400,
+                  R"(not \"+1\")", ""},
+        input_row{"a minus sign alone is no integer: 400", "/orgs/7/window?cursor=-", {}, 400,
+                  R"(not \"-\")", ""},
+        input_row{"text is no integer: 400", "/orgs/7/window?cursor=-x1", {}, 400,
+                  R"(not \"-x1\")", ""}));
+
+TEST(IntegerRange, IsRefusedWhateverTheContractOptionSays) {
+  application off({.request_contract = contract_check::off});
+  add_window(off);
+  EXPECT_EQ(off.respond(make_request("GET", "/orgs/7/window?cursor=-1")).result_int(), 422u);
+}
+
+TEST(IntegerRange, TheDocumentListsThe422OfAnUnconstrainedInteger) {
+  application app;
+  add_window(app);
+  nlohmann::json op = app.openapi()["paths"]["/orgs/{org}/window"]["get"];
+  EXPECT_TRUE(op["responses"].contains("422")) << op["responses"].dump();
+  EXPECT_EQ(op["parameters"][1]["schema"]["minimum"], 0) << op["parameters"].dump();
+}
+
 // --- If-None-Match ------------------------------------------------------------------------
 
 struct conditional_row {

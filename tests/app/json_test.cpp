@@ -227,6 +227,7 @@ struct error_row {
   int status;
   std::optional<std::string> pointer;  // nullopt: the document has no "pointer"
   const char* detail;                  // a substring of "detail"
+  const char* keyword = "";            // "keyword": the schema keyword broken; "" none
 };
 
 class TypedErrors : public Typed, public ::testing::WithParamInterface<error_row> {};
@@ -248,6 +249,9 @@ TEST_P(TypedErrors, AnswerProblemDocuments) {
   } else {
     EXPECT_FALSE(doc.contains("pointer")) << row.rule << ": " << doc.dump();
   }
+  // Every 422 of the decoding rules names the keyword of the type's schema it broke, as the
+  // contract's do (issue 44: a missing or unknown member named none).
+  EXPECT_EQ(doc.value("keyword", ""), row.keyword) << row.rule << ": " << doc.dump();
 }
 
 const std::string good_items = R"("items":[{"sku":"a","quantity":1}])";
@@ -276,42 +280,42 @@ INSTANTIATE_TEST_SUITE_P(
         error_row{"lone surrogate escape is malformed", "/orders", R"({"customer":"\ud800"})",
                   "application/json", 400, std::nullopt, "surrogate"},
         error_row{"missing member", "/orders", "{" + good_items + "}", "application/json", 422,
-                  "/customer", "missing member \"customer\""},
+                  "/customer", "missing member \"customer\"", "required"},
         error_row{"wrong type", "/orders", R"({"customer":7,)" + good_items + "}",
-                  "application/json", 422, "/customer", "must be a string, not a number"},
+                  "application/json", 422, "/customer", "must be a string, not a number", "type"},
         error_row{
             "nested wrong type in an array", "/orders",
             R"({"customer":"a","items":[{"sku":"a","quantity":1},{"sku":"b","quantity":"2"}]})",
-            "application/json", 422, "/items/1/quantity", "must be an integer, not a string"},
+            "application/json", 422, "/items/1/quantity", "must be an integer, not a string", "type"},
         error_row{"nested missing member", "/orders",
                   R"({"customer":"a","items":[{"quantity":1}]})", "application/json", 422,
-                  "/items/0/sku", "missing member \"sku\""},
+                  "/items/0/sku", "missing member \"sku\"", "required"},
         error_row{"a whole number beyond the integer's range", "/orders",
                   R"({"customer":"a","items":[{"sku":"a","quantity":3e9}]})", "application/json",
-                  422, "/items/0/quantity", "out of range"},
+                  422, "/items/0/quantity", "out of range", "maximum"},
         error_row{"fraction for an integer", "/orders",
                   R"({"customer":"a","items":[{"sku":"a","quantity":1.5}]})", "application/json",
-                  422, "/items/0/quantity", "must be an integer"},
+                  422, "/items/0/quantity", "must be an integer", "type"},
         error_row{"integer out of the member type's range", "/orders",
                   R"({"customer":"a","priority":300,)" + good_items + "}", "application/json", 422,
-                  "/priority", "300 is out of range (0 to 255)"},
+                  "/priority", "300 is out of range (0 to 255)", "maximum"},
         error_row{"negative for unsigned", "/orders",
                   R"({"customer":"a","priority":-1,)" + good_items + "}", "application/json", 422,
-                  "/priority", "out of range"},
+                  "/priority", "out of range", "minimum"},
         error_row{"bool refuses a number", "/orders",
                   R"({"customer":"a","gift":1,)" + good_items + "}", "application/json", 422,
-                  "/gift", "must be a boolean"},
+                  "/gift", "must be a boolean", "type"},
         error_row{"array refuses an object", "/orders", R"({"customer":"a","items":{}})",
-                  "application/json", 422, "/items", "must be an array, not an object"},
+                  "application/json", 422, "/items", "must be an array, not an object", "type"},
         error_row{"null for a required string", "/orders",
                   R"({"customer":null,)" + good_items + "}", "application/json", 422, "/customer",
-                  "not null"},
+                  "not null", "type"},
         error_row{"root not an object", "/orders", "[1,2]", "application/json", 422, "",
-                  "must be an object, not an array"},
+                  "must be an object, not an array", "type"},
         error_row{"validate() returning a message", "/orders", R"({"customer":"a","items":[]})",
                   "application/json", 422, std::nullopt, "an order needs at least one item"},
         error_row{"pointer escapes ~ and /", "/odd", R"({})", "application/json", 422, "/a~1b~0c",
-                  "missing member"},
+                  "missing member", "required"},
         error_row{"text/plain is 415", "/orders", "{}", "text/plain", 415, std::nullopt,
                   "text/plain"},
         error_row{"form encoding (curl -d) is 415", "/orders", "a=1",
@@ -425,10 +429,12 @@ TEST_F(Typed, PlainFromJsonErrorsAre422WithoutPointerUnlessDiagnostics) {
   response missing = post("/plain", R"({"a":"x"})", "application/json", "PATCH");
   EXPECT_EQ(missing.result_int(), 422u);
   EXPECT_EQ(body_json(missing)["detail"], "missing member \"b\"");
+  EXPECT_EQ(body_json(missing).value("keyword", ""), "required");
   response wrong = post("/plain", R"({"a":"x","b":"y"})", "application/json", "PATCH");
   EXPECT_EQ(wrong.result_int(), 422u);
   EXPECT_NE(body_json(wrong)["detail"].get<std::string>().find("type must be number"),
             std::string::npos);
+  EXPECT_EQ(body_json(wrong).value("keyword", ""), "type");
 #if !defined(JSON_DIAGNOSTICS) || JSON_DIAGNOSTICS == 0
   EXPECT_FALSE(body_json(wrong).contains("pointer"));
 #endif
@@ -491,7 +497,8 @@ struct strict_row {
   std::string body;
   int status;
   std::optional<std::string> pointer;
-  const char* detail;  // a substring of "detail"
+  const char* detail;        // a substring of "detail"
+  const char* keyword = "";  // "keyword", when refused
 };
 
 const std::string good_containers =
@@ -517,6 +524,7 @@ TEST_P(StrictReading, RefusesWhatDoesNotFitWithAPointer) {
   EXPECT_EQ(doc.value("pointer", "<none>"), row.pointer.value_or("<none>")) << row.rule;
   EXPECT_NE(doc.value("detail", "").find(row.detail), std::string::npos)
       << row.rule << ": " << doc.dump();
+  EXPECT_EQ(doc.value("keyword", ""), row.keyword) << row.rule << ": " << doc.dump();
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -526,65 +534,65 @@ INSTANTIATE_TEST_SUITE_P(
         strict_row{"map value 1.5 for an int32 is refused, not stored as 1",
                    R"({"counts":{"a":1,"b":1.5},"tags":[],"pair":[1,2],"status":"pending",)"
                    R"("history":[],"levels":{}})",
-                   422, "/counts/b", "must be an integer, not a number"},
+                   422, "/counts/b", "must be an integer, not a number", "type"},
         strict_row{"map value out of the int32 range",
                    R"({"counts":{"a":2147483648},"tags":[],"pair":[1,2],"status":"pending",)"
                    R"("history":[],"levels":{}})",
-                   422, "/counts/a", "out of range (-2147483648 to 2147483647)"},
+                   422, "/counts/a", "out of range (-2147483648 to 2147483647)", "maximum"},
         strict_row{"map key with / is escaped in the pointer",
                    R"({"counts":{"a/b":"1"},"tags":[],"pair":[1,2],"status":"pending",)"
                    R"("history":[],"levels":{}})",
-                   422, "/counts/a~1b", "must be an integer"},
+                   422, "/counts/a~1b", "must be an integer", "type"},
         strict_row{"map refuses an array",
                    R"({"counts":[1],"tags":[],"pair":[1,2],"status":"pending","history":[],)"
                    R"("levels":{}})",
-                   422, "/counts", "must be an object, not an array"},
+                   422, "/counts", "must be an object, not an array", "type"},
         strict_row{"optional map value: null passes, 256 does not",
                    R"({"counts":{},"tags":[],"pair":[1,2],"status":"pending","history":[],)"
                    R"("levels":{"ok":null,"bad":256}})",
-                   422, "/levels/bad", "256 is out of range (0 to 255)"},
+                   422, "/levels/bad", "256 is out of range (0 to 255)", "maximum"},
         strict_row{"set element of the wrong type",
                    R"({"counts":{},"tags":["a",2],"pair":[1,2],"status":"pending",)"
                    R"("history":[],"levels":{}})",
-                   422, "/tags/1", "must be a string, not a number"},
+                   422, "/tags/1", "must be a string, not a number", "type"},
         strict_row{"set refuses a duplicate",
                    R"({"counts":{},"tags":["a","b","a"],"pair":[1,2],"status":"pending",)"
                    R"("history":[],"levels":{}})",
-                   422, "/tags/2", "element 2 repeats element 0"},
+                   422, "/tags/2", "element 2 repeats element 0", "uniqueItems"},
         strict_row{"std::array<int, 2> given [1] points at the missing element",
                    R"({"counts":{},"tags":[],"pair":[1],"status":"pending","history":[],)"
                    R"("levels":{}})",
-                   422, "/pair/1", "missing element: the array must have exactly 2 elements, not 1"},
+                   422, "/pair/1", "missing element: the array must have exactly 2 elements, not 1", "minItems"},
         strict_row{"std::array<int, 2> given three points at the extra element",
                    R"({"counts":{},"tags":[],"pair":[1,2,3],"status":"pending","history":[],)"
                    R"("levels":{}})",
-                   422, "/pair/2", "unexpected element"},
+                   422, "/pair/2", "unexpected element", "maxItems"},
         strict_row{"std::array element of the wrong type",
                    R"({"counts":{},"tags":[],"pair":[1,"2"],"status":"pending","history":[],)"
                    R"("levels":{}})",
-                   422, "/pair/1", "must be an integer"},
+                   422, "/pair/1", "must be an integer", "type"},
         strict_row{"unknown enum string lists the allowed values",
                    R"({"counts":{},"tags":[],"pair":[1,2],"status":"lost","history":[],)"
                    R"("levels":{}})",
                    422, "/status",
-                   R"(must be one of "pending", "shipped" or "cancelled", not "lost")"},
+                   R"(must be one of "pending", "shipped" or "cancelled", not "lost")", "enum"},
         strict_row{"enum given a number is refused, not the first enumerator",
                    R"({"counts":{},"tags":[],"pair":[1,2],"status":1,"history":[],)"
                    R"("levels":{}})",
-                   422, "/status", "not 1"},
+                   422, "/status", "not 1", "enum"},
         strict_row{"enum inside a vector",
                    R"({"counts":{},"tags":[],"pair":[1,2],"status":"pending",)"
                    R"("history":["shipped","Shipped"],"levels":{}})",
-                   422, "/history/1", R"(not "Shipped")"},
+                   422, "/history/1", R"(not "Shipped")", "enum"},
         strict_row{"unknown members are ignored by default", "{" + good_containers + R"(,"x":1})",
                    201, std::nullopt, ""},
         strict_row{"a strict type refuses an unknown member, naming it",
                    R"({"label":"l","items":[{"sku":"a","quantity":1,"quantiy":2}]})", 422,
                    "/items/0/quantiy",
-                   R"(unknown member "quantiy"; the object has "sku", "quantity")"},
+                   R"(unknown member "quantiy"; the object has "sku", "quantity")", "additionalProperties"},
         strict_row{"a strict type names every unknown member",
                    R"({"label":"l","items":[{"sku":"a","quantity":1,"b":0,"a":0}]})", 422,
-                   "/items/0/a", R"(unknown members "a", "b")"},
+                   "/items/0/a", R"(unknown members "a", "b")", "additionalProperties"},
         strict_row{"a lenient type around a strict one still ignores its own extras",
                    R"({"label":"l","extra":true,"items":[{"sku":"a","quantity":1}]})", 201,
                    std::nullopt, ""}));

@@ -6,6 +6,7 @@
 
 #include <waypoint/app/json.hpp>
 #include <waypoint/app/openapi.hpp>
+#include <waypoint/app/rate_limit.hpp>
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -219,6 +221,60 @@ TEST(OtherRoutes, AreDocumentedAsUntyped) {
   EXPECT_EQ(get["parameters"][0]["name"], "userId");
 }
 
+// --- what layers answer: a rate limit's 429 (issue 44) -------------------------------
+
+// A store that cannot answer, as Redis down would be.
+struct failing_store : rate_limit_store {
+  rate_limit_decision take(const rate_limit_policy&, std::string_view) override {
+    throw std::runtime_error("the store is down");
+  }
+};
+
+TEST(LayerAnswers, ARateLimitedOperationDocumentsIts429AndItsFields) {
+  application app;
+  auto limited = app.group("/v1/limited", rate_limit({.rate = 1, .burst = 1}));
+  limited.get<catalog::part>("/parts", [] { return catalog::part{"a", {}}; });
+  app.get<catalog::part>("/free", [] { return catalog::part{"b", {}}; });
+  json doc = app.openapi<json>({});
+  json responses = doc["paths"]["/v1/limited/parts"]["get"]["responses"];  // a copy: [] adds
+  EXPECT_EQ(responses["429"]["$ref"], "#/components/responses/TooManyRequests") << responses.dump();
+  EXPECT_FALSE(responses.contains("503")) << "fail_open: a failing store lets requests through";
+  EXPECT_FALSE(doc["paths"]["/free"]["get"]["responses"].contains("429"));
+  json component = doc["components"]["responses"]["TooManyRequests"];
+  for (const char* header : {"Retry-After", "RateLimit", "RateLimit-Policy"})
+    EXPECT_TRUE(component["headers"].contains(header)) << header << ": " << component.dump();
+  EXPECT_EQ(component["headers"]["Retry-After"]["schema"]["type"], "integer");
+  EXPECT_FALSE(doc["components"]["responses"].contains("ServiceUnavailable"));
+  // What the document says is what the layer answers.
+  EXPECT_EQ(answer(app, "GET", "/v1/limited/parts").result_int(), 200u);
+  response refused = answer(app, "GET", "/v1/limited/parts");
+  EXPECT_EQ(refused.result_int(), 429u);
+  EXPECT_FALSE(field(refused, "Retry-After").empty());
+}
+
+TEST(LayerAnswers, AnApplicationWideLimitFailingClosedDocuments429And503Everywhere) {
+  application app;
+  app.use(rate_limit({.store = std::make_shared<failing_store>(), .fail_open = false}));
+  app.get<catalog::part>("/free", [] { return catalog::part{"b", {}}; });
+  app.get("/untyped", [](context&) {});
+  json doc = app.openapi<json>({});
+  for (const char* path : {"/free", "/untyped"}) {
+    json responses = doc["paths"][path]["get"]["responses"];
+    EXPECT_EQ(responses["429"]["$ref"], "#/components/responses/TooManyRequests") << path;
+    EXPECT_EQ(responses["503"]["$ref"], "#/components/responses/ServiceUnavailable") << path;
+  }
+  EXPECT_TRUE(doc["components"]["responses"]["ServiceUnavailable"]["headers"].contains("Retry-After"));
+  EXPECT_EQ(answer(app, "GET", "/free").result_int(), 503u);
+}
+
+TEST(LayerAnswers, ADocumentWithoutALimitHasNo429Component) {
+  application app;
+  waypoint::examples::add_order_routes(app);
+  json doc = app.openapi<json>({});
+  EXPECT_FALSE(doc["components"]["responses"].contains("TooManyRequests"));
+  EXPECT_FALSE(doc["paths"]["/v1/commerce/orders"]["post"]["responses"].contains("429"));
+}
+
 // --- serving ------------------------------------------------------------------------
 
 TEST(Serving, DocumentPageAndFiles) {
@@ -244,6 +300,38 @@ TEST(Serving, DocumentPageAndFiles) {
   EXPECT_EQ(answer(app, "GET", "/docs/secret.txt").result_int(), 404u);
   EXPECT_EQ(answer(app, "GET", "/docs/..%2Fetc").result_int(), 400u);
   std::filesystem::remove_all(dir);
+}
+
+// The document is revalidated, not fetched again (issue 44: it had no ETag): a strong tag of
+// its bytes, and 304 without content to a GET or HEAD whose If-None-Match names it.
+TEST(Serving, TheDocumentHasAStrongETagAndAnswers304ToIt) {
+  application app;
+  waypoint::examples::add_order_routes(app);
+  serve_openapi(app, {.title = "Orders"});
+  response first = answer(app, "GET", "/openapi.json");
+  ASSERT_EQ(first.result_int(), 200u);
+  std::string etag = field(first, "ETag");
+  EXPECT_TRUE(std::regex_match(etag, std::regex("\"[0-9a-f]{32}\""))) << etag;
+  EXPECT_EQ(field(first, "Cache-Control"), "no-cache");
+  EXPECT_EQ(field(answer(app, "GET", "/openapi.json"), "ETag"), etag) << "the same bytes, the same tag";
+  struct row {
+    const char* method;
+    std::string if_none_match;
+    unsigned status;
+  };
+  for (const row& r : {row{"GET", etag, 304}, row{"HEAD", etag, 304}, row{"GET", "W/" + etag, 304},
+                       row{"GET", "\"x\", " + etag, 304}, row{"GET", "*", 304},
+                       row{"GET", "\"x\"", 200}, row{"HEAD", "\"x\"", 200}}) {
+    response res = app.respond(make_request(r.method, "/openapi.json", {{"If-None-Match", r.if_none_match}}));
+    EXPECT_EQ(res.result_int(), r.status) << r.method << " " << r.if_none_match;
+    EXPECT_EQ(field(res, "ETag"), etag) << r.method << " " << r.if_none_match;
+    EXPECT_EQ(res.body().empty(), r.status == 304 || std::string_view(r.method) == "HEAD")
+        << r.method << " " << r.if_none_match;
+  }
+  // Another application's document is other bytes, and another tag.
+  application other;
+  serve_openapi(other, {.title = "Other"});
+  EXPECT_NE(field(answer(other, "GET", "/openapi.json"), "ETag"), etag);
 }
 
 TEST(Serving, MissingFilesLoadPinnedSwaggerUiFromTheCdnWithIntegrity) {

@@ -516,6 +516,26 @@ TEST(RateLimit, AStoreThatThrowsIsWhatFailOpenSays) {
   }
 }
 
+// What the layer says it answers in the handler's place, for the OpenAPI document (issue 44:
+// the 429 was in no operation's responses): 429, and 503 only when a store fails closed.
+TEST(RateLimit, TheLayerDeclaresTheStatusesItAnswers) {
+  struct row {
+    const char* rule;
+    rate_limit_options options;
+    std::vector<int> answers;
+  };
+  const std::vector<row> rows{
+      {"in process", {}, {429}},
+      {"a store failing open lets requests through", {.store = std::make_shared<scripted_store>()}, {429}},
+      {"a store failing closed answers 503 too",
+       {.store = std::make_shared<scripted_store>(), .fail_open = false}, {429, 503}},
+  };
+  for (const row& r : rows) {
+    middleware layer = rate_limit(r.options);
+    EXPECT_EQ(std::vector<int>(layer.answers().begin(), layer.answers().end()), r.answers) << r.rule;
+  }
+}
+
 struct refused_options_row {
   const char* rule;
   rate_limit_options options;

@@ -597,7 +597,7 @@ def check_order_book_reads_its_inputs_pages_and_answers_304(binary):
                "after an order lands, the same If-None-Match gets 200 and a new ETag, got %r" % changed)
         for query, status, says in [("limit=500", 422, "maximum"), ("limit=0", 422, "minimum"),
                                     ("limit=two", 400, 'query parameter \\"limit\\" must be an integer'),
-                                    ("cursor=-1", 400, 'query parameter \\"cursor\\"')]:
+                                    ("cursor=-1", 422, 'query parameter \\"cursor\\" is -1; the minimum is 0')]:
             r = get(book + "?" + query)
             expect(r.status == status and says in r.body,
                    "?%s: %d saying %r, got %r" % (query, status, says, r))

@@ -10,8 +10,10 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <span>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace waypoint::app {
 
@@ -121,11 +123,20 @@ class middleware {
     return *this;
   }
 
+  // The statuses the layer answers itself, in place of the inner layers and the handler
+  // (a rate limit's 429), as the OpenAPI document lists them on every operation behind it.
+  std::span<const int> answers() const noexcept { return answers_; }
+  middleware& may_answer(int status) {
+    answers_.push_back(status);
+    return *this;
+  }
+
  private:
   kind kind_ = kind::none;
   function coroutine_;
   layer_hooks hooks_;
   std::shared_ptr<const security_requirement> security_;
+  std::vector<int> answers_;
 };
 
 }  // namespace waypoint::app

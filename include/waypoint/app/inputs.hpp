@@ -27,7 +27,8 @@
 //   std::vector<T>    query and form: every value of a repeated key (?tag=a&tag=b), in order
 // T is a string, a number, bool ("true"/"false") or an enum serialized with
 // NLOHMANN_JSON_SERIALIZE_ENUM (its listed strings); a value that is not one is a 400 naming the
-// parameter and what was expected. `.constraints(schema)` is a JSON merge patch onto the
+// parameter and what was expected. An integer beyond T's range (?cursor=-1 for a std::uint32_t)
+// is a 422 with keyword "minimum" or "maximum": the document states T's range as those. `.constraints(schema)` is a JSON merge patch onto the
 // parameter's JSON Schema, shown in the document and enforced: a value that breaks it is a 422
 // naming the parameter and the keyword (as application_options::request_contract says). A
 // header is the first field of its name; a cookie is read from the Cookie fields by cookies()
@@ -55,6 +56,7 @@
 
 #include <array>
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -85,6 +87,15 @@ std::string input_named(std::string_view in, std::string_view name);
 std::optional<std::string_view> input_text(context& ctx, input_source source,
                                            std::string_view name);
 [[noreturn]] void throw_missing_input(input_source source, std::string_view name);
+// For an integer input whose text did not convert: returns when the text is no integer
+// (then the 400 of a value that does not convert), sets `negative_zero` for "-0" (zero,
+// which an unsigned type's from_chars refuses), else throws the 422 of an integer beyond
+// its type's range, which the document states as the schema's "minimum" and "maximum":
+// `query parameter "cursor" is -1; the minimum is 0`, keyword "minimum" (`maximum` for one
+// above).
+void check_integer_range(input_source source, std::string_view name, std::string_view text,
+                         std::string_view minimum, std::string_view maximum,
+                         bool& negative_zero);
 // The fields of the request's form, from its whole body (file parts skipped): 415 when the
 // body is not a form, 400 malformed, 413 past form_limits' defaults (src/app/forms.cpp).
 std::vector<form_field> buffered_form_fields(const context& ctx);
@@ -151,8 +162,17 @@ void parse_input(input_source source, std::string_view name, std::string_view te
     for (const auto& v : values) expected += (&v == &values.front() ? " " : ", ") + v.dump();
     throw_bad_value(input_where(input_source_name(source)), name, text, expected);
   } else {
-    if (!parse_text(text, out))
-      throw_bad_value(input_where(input_source_name(source)), name, text, expected_name<V>());
+    if (parse_text(text, out)) return;
+    if constexpr (std::is_integral_v<V> && !std::is_same_v<V, bool>) {
+      bool negative_zero = false;
+      check_integer_range(source, name, text, std::to_string(std::numeric_limits<V>::min()),
+                          std::to_string(std::numeric_limits<V>::max()), negative_zero);
+      if (negative_zero) {
+        out = 0;
+        return;
+      }
+    }
+    throw_bad_value(input_where(input_source_name(source)), name, text, expected_name<V>());
   }
 }
 

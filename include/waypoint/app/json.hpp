@@ -37,9 +37,11 @@
 //        the item at fault counting from 0 (as a hex dump shows it), the rule in words
 //        ("duplicate map key \"a\"", "integer not in its shortest form", "tag 1 (no JSON
 //        value is tagged)"); docs/framework.md, "Deterministic CBOR", lists them
-//   422  a member missing or of the wrong type; "pointer" names it (RFC 6901)
-//   422  the validate() hook refused the value: its message, and a pointer if it threw
-//        validation_error with one
+//   422  a member missing or of the wrong type; "pointer" names it (RFC 6901), and
+//        "keyword" the keyword of the type's schema it broke ("required", "type",
+//        "additionalProperties", "enum", "minimum"...), as for the contract's 422s
+//   422  the validate() hook refused the value: its message, and a pointer (and keyword)
+//        if it threw validation_error with one
 // json_field() (used by WAYPOINT_JSON_OBJECT) reports exact pointers for nested members,
 // and is strict where nlohmann/json is lenient, at every depth (vectors, std::array, sets,
 // maps, optionals): an integer refuses 1.5 and values out of its type's range (and takes 2.0,
@@ -144,13 +146,17 @@ void check_json_depth(std::string_view text);
 // message is used when present.
 [[noreturn]] void throw_conversion_error(int id, std::string_view message,
                                          std::optional<std::string> pointer = std::nullopt);
-// 422s naming the value itself (pointer ""); json_field() prefixes the member.
+// 422s naming the value itself (pointer ""); json_field() prefixes the member. Each names
+// the keyword of the type's schema (schema.hpp) that the value broke, as the contract's
+// 422s do: "type", "minimum" or "maximum" (an integer beyond its type's range; `below`
+// says which side), "required".
 [[noreturn]] void throw_wrong_type(std::string_view type_name, std::string_view expected);
-[[noreturn]] void throw_out_of_range(std::string_view value, std::string_view range);
+[[noreturn]] void throw_out_of_range(std::string_view value, std::string_view range, bool below);
 [[noreturn]] void throw_missing_member(std::string_view name);
 // The 422s of the stricter containers: a std::array of the wrong length (pointer: the first
-// missing or extra index), a set's repeated element, an enum value the type does not list
-// (each value as JSON text), and members the type does not declare (pointer: the first).
+// missing or extra index; keyword "minItems" or "maxItems"), a set's repeated element
+// ("uniqueItems"), an enum value the type does not list (each value as JSON text; "enum"),
+// and members the type does not declare (pointer: the first; "additionalProperties").
 [[noreturn]] void throw_wrong_length(std::size_t expected, std::size_t given);
 [[noreturn]] void throw_duplicate_element(std::size_t index, std::size_t first);
 [[noreturn]] void throw_not_enumerated(std::string_view value,
@@ -295,8 +301,12 @@ inline std::string index_token(std::size_t i) {
 
 template <class T>
 [[noreturn]] void throw_integer_out_of_range(const nlohmann::json& value) {
-  throw_out_of_range(value.dump(), std::to_string(std::numeric_limits<T>::min()) + " to " +
-                                       std::to_string(std::numeric_limits<T>::max()));
+  bool below = value.is_number_float() ? value.get<double>() < 0
+                                       : !value.is_number_unsigned() && value.get<std::int64_t>() < 0;
+  throw_out_of_range(value.dump(),
+                     std::to_string(std::numeric_limits<T>::min()) + " to " +
+                         std::to_string(std::numeric_limits<T>::max()),
+                     below);
 }
 
 // An integer member takes what JSON Schema's "integer" (the document's type) takes: a number
