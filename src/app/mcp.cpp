@@ -484,7 +484,8 @@ std::string failure_text(int status, const response& res) {
     if (!res.body().empty()) text += ": " + res.body().substr(0, 512);
     return text;
   }
-  text += ' ' + problem.value("title", reason);
+  auto title = problem.find("title");
+  text += ' ' + (title != problem.end() && title->is_string() ? title->get<std::string>() : reason);
   if (auto detail = problem.find("detail"); detail != problem.end() && detail->is_string())
     text += ": " + detail->get<std::string>();
   if (auto pointer = problem.find("pointer"); pointer != problem.end() && pointer->is_string())
@@ -687,7 +688,10 @@ bool read_request(context& ctx, const nlohmann::json& message, rpc_request& out)
     rpc_error(ctx, 400, nullptr, -32600, "a batch is not accepted (protocol 2025-06-18 and later)");
     return false;
   }
-  if (!message.is_object() || message.value("jsonrpc", "") != "2.0") {
+  // find (end() for a value that is not an object), not value(), which throws for a member
+  // of another type ({"jsonrpc":{}}): a 500 the fuzzer found.
+  auto version = message.find("jsonrpc");
+  if (version == message.end() || *version != "2.0") {
     rpc_error(ctx, 400, nullptr, -32600, "not a JSON-RPC 2.0 message");
     return false;
   }

@@ -308,6 +308,8 @@ INSTANTIATE_TEST_SUITE_P(
         error_row{"not JSON", "{", 400, -32700},
         error_row{"a batch", R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])", 400, -32600},
         error_row{"not JSON-RPC 2.0", R"({"id":1,"method":"ping"})", 400, -32600},
+        error_row{"a jsonrpc that is not a string", R"({"jsonrpc":{},"id":1,"method":"ping"})", 400, -32600},
+        error_row{"a jsonrpc that is a number", R"({"jsonrpc":2.0,"id":1,"method":"ping"})", 400, -32600},
         error_row{"an id that is an object", R"({"jsonrpc":"2.0","id":{},"method":"ping"})", 400, -32600},
         error_row{"an unknown method", R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})", 200, -32601},
         error_row{"params that are not an object", R"({"jsonrpc":"2.0","id":1,"method":"ping","params":[]})", 200, -32602},
