@@ -11,6 +11,8 @@
 // against RFC 8949 Appendix A and python3-cbor2.
 #pragma once
 
+#include "waypoint/app/json_depth.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -31,8 +33,9 @@ enum class major : std::uint8_t {
   simple = 7,  // false, true, null, undefined, floats
 };
 
-// The deepest nesting of arrays and maps the reader follows (as json.hpp's max_json_depth).
-inline constexpr std::size_t max_depth = 256;
+// The deepest nesting of arrays and maps the reader follows: the one bound on a client's
+// value (json_depth.hpp), as for JSON.
+inline constexpr std::size_t max_depth = max_json_depth;
 
 // Appends items to a string in the deterministic encoding. Floats are written in the shortest
 // of half, single and double precision that holds the value exactly (§4.2.1, preferred

@@ -5,6 +5,7 @@
 #include "waypoint/app/context.hpp"
 #include "waypoint/app/form_parser.hpp"
 #include "waypoint/detail/http_grammar.hpp"
+#include "waypoint/detail/url.hpp"
 
 #include "detail/base64url.hpp"
 
@@ -37,19 +38,9 @@ bool is_token(std::string_view t) noexcept {
 
 std::string new_token() { return detail::random_base64url(token_bytes); }
 
-// An origin split as browsers serialise it: scheme "://" host [":" port], nothing after.
-struct origin_parts {
-  std::string_view scheme;
-  std::string_view authority;
-};
-
-bool split_origin(std::string_view origin, origin_parts& out) noexcept {
-  std::size_t sep = origin.find("://");
-  if (sep == std::string_view::npos || sep == 0) return false;
-  out.scheme = origin.substr(0, sep);
-  out.authority = origin.substr(sep + 3);
-  return !out.authority.empty() && out.authority.find_first_of("/?#@ ") == std::string_view::npos;
-}
+// Origin and trusted_origins are read by the one origin parser (waypoint/detail/url.hpp).
+using waypoint::detail::origin_parts;
+using waypoint::detail::split_origin;
 
 // `authority` without the scheme's default port, which browsers leave out of Origin and
 // clients may write in Host.

@@ -4,6 +4,7 @@
 // JSON_DIAGNOSTICS.
 #include "waypoint/app/json.hpp"
 
+#include "client_json.hpp"
 #include "contract.hpp"
 #include "media_type.hpp"
 #include "waypoint/app/cose.hpp"
@@ -240,9 +241,11 @@ void write_typed_body(context& ctx, std::string body, body_format format) {
   res.header(http::field::vary, "Accept");
 }
 
-void check_json_depth(std::string_view text) {
-  // Brackets inside strings do not nest; an escaped quote does not end a string. Unbalanced
-  // or otherwise malformed text is left to the parser, which reports it precisely.
+namespace {
+
+// The byte (1-based) that opens an array or object past `max_depth` levels; 0 when none does.
+// An escaped quote does not end a string; unbalanced closers are left to the parser.
+std::size_t first_byte_too_deep(std::string_view text, std::size_t max_depth) noexcept {
   std::size_t depth = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -255,14 +258,28 @@ void check_json_depth(std::string_view text) {
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
-      if (++depth > max_json_depth)
-        throw http_error(400, "malformed JSON at byte " + std::to_string(i + 1) +
-                                  ": nested deeper than " + std::to_string(max_json_depth) +
-                                  " levels");
+      if (++depth > max_depth) return i + 1;
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }
   }
+  return 0;
+}
+
+}  // namespace
+
+void check_json_bounds(std::string_view text, const json_bounds& bounds) {
+  if (text.size() > bounds.max_bytes)
+    throw client_json_error(json_fault::too_large, 0,
+                            "the value is " + std::to_string(text.size()) +
+                                " bytes; at most " + std::to_string(bounds.max_bytes) + " are read");
+  if (std::size_t byte = first_byte_too_deep(text, bounds.max_depth))
+    throw client_json_error(json_fault::too_deep, byte,
+                            "nested deeper than " + std::to_string(bounds.max_depth) + " levels");
+}
+
+void throw_malformed_client_json(std::size_t byte, std::string_view what) {
+  throw client_json_error(json_fault::malformed, byte, std::string(without_id(what)));
 }
 
 void throw_malformed_json(std::size_t byte, std::string_view message) {

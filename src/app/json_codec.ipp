@@ -3,6 +3,7 @@
 // without JSON_DIAGNOSTICS and by json_codec_diagnostics.cpp for those built with it.
 // Included by those two files only.
 #include "cbor_json.ipp"
+#include "client_json.hpp"
 #include "contract.hpp"
 #include "waypoint/app/json.hpp"
 
@@ -12,42 +13,6 @@
 
 namespace waypoint::app::detail {
 namespace {
-
-// Where nlohmann/json's parser gives up on JSON text, for the errors that carry no position
-// (out_of_range.406, a number overflowing a double): read as events, keeping nothing.
-template <class Json>
-struct failure_scan final : nlohmann::json_sax<Json> {
-  std::size_t byte = 0;  // 1-based, as nlohmann/json counts
-
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(typename Json::number_integer_t) override { return true; }
-  bool number_unsigned(typename Json::number_unsigned_t) override { return true; }
-  bool number_float(typename Json::number_float_t, const typename Json::string_t&) override {
-    return true;
-  }
-  bool string(typename Json::string_t&) override { return true; }
-  bool binary(typename Json::binary_t&) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(typename Json::string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string&,
-                   const typename Json::exception&) override {
-    byte = position;
-    return false;
-  }
-};
-
-// The byte (1-based) at which nlohmann/json's parser gives up on `text`. The cold path of a
-// refused body only: it parses `text` again.
-template <class Json>
-std::size_t failing_byte(std::string_view text) {
-  failure_scan<Json> scan;
-  (void)Json::sax_parse(text, &scan);
-  return scan.byte;
-}
 
 // A CBOR body as a document, read strictly (cbor_json.ipp): every refusal is a 400 naming
 // the byte offset (0-based) of the item at fault and the rule it broke.
@@ -60,16 +25,6 @@ void parse_cbor(std::string_view bytes, Json& out) {
   }
 }
 
-// The request body as a JSON document, after the 413, 415 and 400 checks.
-//
-// Every nlohmann/json exception out of parse() is a 400, whatever its class: parsing looks
-// at no type, so whatever stops it means the bytes cannot be read as a JSON value, which is
-// the client's malformed request (RFC 9110 15.5.1), never the server's fault and never a
-// question of shape (that is convert_body's 422). In nlohmann/json 3.11 parse() throws
-// parse_error.101 (syntax, invalid UTF-8, a lone surrogate, a truncated document) and
-// out_of_range.406 (a number beyond any double: 1e400, a 10,000-digit integer); the other
-// classes (type_error, invalid_iterator, other_error) are caught alike should a later
-// version raise them here.
 // "/quantity is 0; the minimum is 1": the violation as a problem's detail or a log line.
 std::string described(const schema_violation& broken) {
   return (broken.pointer.empty() ? std::string("the value") : broken.pointer) + ' ' +
@@ -93,19 +48,26 @@ bool keeps_contract(context& ctx, const nlohmann::ordered_json& value) {
 
 }  // namespace
 
+// The request body as a JSON document, after the 413, 415 and 400 checks.
+//
+// Every nlohmann/json exception out of parse() is a 400, whatever its class: parsing looks
+// at no type, so whatever stops it means the bytes cannot be read as a JSON value, which is
+// the client's malformed request (RFC 9110 15.5.1), never the server's fault and never a
+// question of shape (that is convert_body's 422). In nlohmann/json 3.11 parse() throws
+// parse_error.101 (syntax, invalid UTF-8, a lone surrogate, a truncated document) and
+// out_of_range.406 (a number beyond any double: 1e400, a 10,000-digit integer); the other
+// classes (type_error, invalid_iterator, other_error) are caught alike should a later
+// version raise them here.
 void parse_json_body(context& ctx, nlohmann::json& out) {
   switch (check_json_request(ctx)) {
     case body_format::cbor: return parse_cbor(ctx.body(), out);
     case body_format::cose: return parse_cbor(open_cose_body(ctx), out);
     case body_format::json: break;
   }
-  check_json_depth(ctx.body());
   try {
-    out = nlohmann::json::parse(ctx.body());
-  } catch (const nlohmann::json::parse_error& e) {
-    throw_malformed_json(e.byte, e.what());
-  } catch (const nlohmann::json::exception& e) {
-    throw_malformed_json(failing_byte<nlohmann::json>(ctx.body()), e.what());
+    parse_client_json(ctx.body(), out);
+  } catch (const client_json_error& e) {
+    throw_malformed_json(e.byte(), e.what());
   }
 }
 

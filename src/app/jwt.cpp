@@ -15,6 +15,7 @@
 #include "waypoint/app/route_doc.hpp"
 
 #include "authorization.hpp"
+#include "client_json.hpp"
 #include "detail/base64url.hpp"
 #include "detail/crypto.hpp"
 #include "detail/openssl_handles.hpp"
@@ -52,7 +53,7 @@ using json = nlohmann::json;
 // A token's header and claims are a few members deep at most (an `address` claim, a
 // `realm_access` object with a roles array); 32 levels leaves room and keeps nlohmann/json's
 // recursive copies and dumps shallow. A JWK Set is flatter still.
-constexpr int max_json_nesting = 32;
+constexpr std::size_t max_json_nesting = 32;
 constexpr std::size_t min_rsa_bits = 2048;  // RFC 7518 §3.3
 constexpr std::size_t min_hmac_secret = 32;  // RFC 7518 §3.2: at least the hash's size
 constexpr std::size_t p256_coordinate = detail::p256_scalar_size;
@@ -90,9 +91,9 @@ struct json_refusal {
 // JSON", "repeats the member alg"), free of quotes so that it can go in a quoted-string.
 std::optional<json> parse_strict(std::string_view text, std::string& error) {
   std::vector<std::vector<std::string>> members;  // the keys seen, per open object
-  auto check = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (depth > max_json_nesting)
-      throw json_refusal{"is nested deeper than " + std::to_string(max_json_nesting) + " levels"};
+  // The depth is parse_client_json's to bound (json_depth.hpp's rule, with this tighter
+  // limit); the callback sees each key for repeats.
+  auto check = [&](int, json::parse_event_t event, json& parsed) {
     switch (event) {
       case json::parse_event_t::object_start:
         members.emplace_back();
@@ -114,11 +115,14 @@ std::optional<json> parse_strict(std::string_view text, std::string& error) {
     return true;
   };
   try {
-    return json::parse(text.begin(), text.end(), check);
+    json doc;
+    detail::parse_client_json(text, doc, {.max_depth = max_json_nesting}, check);
+    return doc;
   } catch (const json_refusal& refusal) {
     error = refusal.what;
-  } catch (const json::exception&) {
-    error = "is not JSON";
+  } catch (const detail::client_json_error& e) {
+    error = e.fault() == detail::json_fault::too_deep ? "is " + std::string(e.what())
+                                                      : "is not JSON";
   }
   return std::nullopt;
 }

@@ -4,12 +4,16 @@
 
 #include "mounted_api.hpp"
 
+#include "client_json.hpp"
+
 #include "contract.hpp"
 #include "waypoint/app/async.hpp"
 #include "waypoint/app/schema.hpp"
 #include "waypoint/beast/adapter.hpp"
 #include "waypoint/detail/escape.hpp"
 #include "waypoint/detail/http_grammar.hpp"
+#include "waypoint/detail/url.hpp"
+#include "waypoint/json_string.hpp"
 #include "waypoint/url_for.hpp"
 
 #include <nlohmann/json.hpp>
@@ -237,17 +241,38 @@ void render_tools(const application& app, mcp_site& site) {
 
 // --- answering -----------------------------------------------------------------------------
 
+// A JSON-RPC answer's text. Written with U+FFFD for bytes that are not UTF-8: a message may
+// quote what the client sent (a protocol version, nlohmann/json's "last read: ..."), and a
+// client's bad bytes must not make dump() throw, which would turn its 400 into a 500.
+std::string rpc_text(const json& body) {
+  return body.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 // A JSON-RPC error as HTTP `status`.
 void rpc_error(context& ctx, int status, const json& id, int code, std::string message) {
   json body = {{"jsonrpc", "2.0"},
                {"id", id},
                {"error", {{"code", code}, {"message", std::move(message)}}}};
-  ctx.response().status(status).body(body.dump(), "application/json");
+  ctx.response().status(status).body(rpc_text(body), "application/json");
 }
 
 void rpc_result(context& ctx, const json& id, json result) {
   json body = {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
-  ctx.response().status(200).body(body.dump(), "application/json");
+  ctx.response().status(200).body(rpc_text(body), "application/json");
+}
+
+// Whether `origin` is http(s) on a loopback host, read by the one origin parser: no
+// userinfo ("http://localhost:80@evil.example") and nothing after the host
+// ("http://[::1]evil") can pass for one.
+bool is_loopback_origin(std::string_view origin) {
+  waypoint::detail::origin_parts parts;
+  if (!waypoint::detail::split_origin(origin, parts)) return false;
+  if (!waypoint::detail::iequals(parts.scheme, "http") &&
+      !waypoint::detail::iequals(parts.scheme, "https"))
+    return false;
+  std::string_view host = parts.host.host;
+  if (parts.host.bracketed) return host == "::1";
+  return waypoint::detail::iequals(host, "localhost") || host == "127.0.0.1";
 }
 
 // Whether a request's Origin may use the endpoint: none (not a browser), a loopback origin
@@ -259,15 +284,7 @@ bool origin_allowed(const context& ctx, const mcp_options& options) {
   if (origin.empty()) return true;
   for (const std::string& allowed : options.allowed_origins)
     if (allowed == "*" || waypoint::detail::iequals(allowed, origin)) return true;
-  std::size_t scheme = origin.find("://");
-  if (scheme == std::string_view::npos) return false;
-  std::string_view host = origin.substr(scheme + 3);
-  if (host.starts_with('[')) {
-    host = host.substr(0, host.find(']') + 1);  // npos + 1: all of it
-  } else {
-    host = host.substr(0, host.find(':'));
-  }
-  return waypoint::detail::iequals(host, "localhost") || host == "127.0.0.1" || host == "[::1]";
+  return is_loopback_origin(origin);
 }
 
 // An argument as the text of a path, query, header or cookie value; false for what has none.
@@ -288,6 +305,27 @@ struct call_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The longest header or cookie argument: the server's default header section limit
+// (beast::server_options::max_header_bytes), so a call carries no value the REST request
+// could not; far below the 64 KiB past which Beast's fields throw.
+constexpr std::size_t max_field_argument_bytes = 16 * 1024;
+
+// A header or cookie argument as a field value (RFC 9110 §5.5): no control bytes, which
+// would end or split the field should the route forward it, and within the limit above.
+void check_field_argument(const tool_input& input, std::string_view value) {
+  if (value.size() > max_field_argument_bytes)
+    throw call_error("argument \"" + input.name + "\" (a " + input.in + " value) is " +
+                     std::to_string(value.size()) + " bytes; at most " +
+                     std::to_string(max_field_argument_bytes) + " are sent");
+  bool control = std::any_of(value.begin(), value.end(), [](char c) {
+    auto byte = static_cast<unsigned char>(c);
+    return (byte < 0x20 && byte != '\t') || byte == 0x7f;
+  });
+  if (control)
+    throw call_error("argument \"" + input.name + "\" (a " + input.in +
+                     " value) holds a control character");
+}
+
 // Appends name=value to an application/x-www-form-urlencoded body: every byte but the URL
 // standard's unreserved ones escaped (so '+', '&' and '=' in a value survive).
 void append_form_pair(std::string& body, std::string_view name, std::string_view value) {
@@ -298,65 +336,100 @@ void append_form_pair(std::string& body, std::string_view name, std::string_view
   append_percent_encoded(body, value, is_unreserved);
 }
 
-// The REST request a tools/call stands for.
-request build_request(const context& ctx, const tool& t, const nlohmann::json& args) {
+// The arguments a tool's inputs name, sorted by where the request carries them.
+struct call_inputs {
   std::deque<std::string> texts;  // url_param holds views: a deque never moves its strings
   std::vector<url_param> path, query;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string cookies;
   std::string form;  // the fields of a route that binds from::form
   bool binds_form = false;
+};
+
+// The values of one argument: each element of an array for a query or form input (a
+// repeated key), else the value itself.
+std::vector<const nlohmann::json*> argument_values(const tool_input& input,
+                                                   const nlohmann::json& value) {
+  std::vector<const nlohmann::json*> values;
+  if (value.is_array() && (input.in == "query" || input.in == "form")) {
+    for (const auto& v : value) values.push_back(&v);
+  } else {
+    values.push_back(&value);
+  }
+  return values;
+}
+
+void place_value(call_inputs& in, const tool_input& input, std::string text) {
+  if (input.in == "header" || input.in == "cookie") check_field_argument(input, text);
+  in.texts.push_back(std::move(text));
+  std::string_view value = in.texts.back();
+  if (input.in == "path") {
+    in.path.push_back({input.name, value});
+  } else if (input.in == "query") {
+    in.query.push_back({input.name, value});
+  } else if (input.in == "header") {
+    in.headers.emplace_back(input.name, value);
+  } else if (input.in == "form") {
+    append_form_pair(in.form, input.name, value);
+  } else {
+    in.cookies += (in.cookies.empty() ? "" : "; ") + input.name + "=" + std::string(value);
+    if (in.cookies.size() > max_field_argument_bytes)
+      throw call_error("the cookie arguments together are longer than " +
+                       std::to_string(max_field_argument_bytes) + " bytes");
+  }
+}
+
+call_inputs read_inputs(const tool& t, const nlohmann::json& args) {
+  call_inputs in;
   for (const tool_input& input : t.inputs) {
-    binds_form = binds_form || input.in == "form";
+    in.binds_form = in.binds_form || input.in == "form";
     auto it = args.find(input.name);
     if (it == args.end() || it->is_null()) {
       if (input.in == "path")
         throw call_error("missing argument \"" + input.name + "\" (a path value)");
       continue;
     }
-    std::vector<const nlohmann::json*> values;
-    if (it->is_array() && (input.in == "query" || input.in == "form")) {
-      for (const auto& v : *it) values.push_back(&v);
-    } else {
-      values.push_back(&*it);
-    }
-    for (const nlohmann::json* v : values) {
+    for (const nlohmann::json* v : argument_values(input, *it)) {
       std::string text;
       if (!argument_text(*v, text))
         throw call_error("argument \"" + input.name + "\" must be a string, a number or a boolean");
-      texts.push_back(std::move(text));
-      std::string_view value = texts.back();
-      if (input.in == "path") {
-        path.push_back({input.name, value});
-      } else if (input.in == "query") {
-        query.push_back({input.name, value});
-      } else if (input.in == "header") {
-        headers.emplace_back(input.name, value);
-      } else if (input.in == "form") {
-        append_form_pair(form, input.name, value);
-      } else {
-        cookies += (cookies.empty() ? "" : "; ") + input.name + "=" + std::string(value);
-      }
+      place_value(in, input, std::move(text));
     }
   }
-  std::string body;
-  if (t.body == body_kind::flattened) {
-    nlohmann::json object = nlohmann::json::object();
-    for (auto it = args.begin(); it != args.end(); ++it)
-      if (std::none_of(t.inputs.begin(), t.inputs.end(),
-                       [&](const tool_input& i) { return i.name == it.key(); }))
-        object[it.key()] = it.value();
-    body = object.dump();
-  } else if (t.body == body_kind::nested) {
+  return in;
+}
+
+// The JSON body a tools/call stands for: the arguments no input names (flattened), or the
+// argument "body" (nested). Dumped straight from the bounded message (parse_client_json),
+// never copied into another document first.
+std::string request_body(const tool& t, const nlohmann::json& args) {
+  if (t.body == body_kind::nested) {
     auto it = args.find("body");
     if (it == args.end()) throw call_error("missing argument \"body\"");
-    body = it->dump();
+    return it->dump();
   }
+  std::string body = "{";
+  for (auto it = args.begin(); it != args.end(); ++it) {
+    if (std::any_of(t.inputs.begin(), t.inputs.end(),
+                    [&](const tool_input& i) { return i.name == it.key(); }))
+      continue;
+    if (body.size() > 1) body += ',';
+    waypoint::append_json_string(body, it.key());
+    body += ':';
+    body += it.value().dump();
+  }
+  return body + "}";
+}
+
+// The REST request a tools/call stands for.
+request build_request(const context& ctx, const tool& t, const nlohmann::json& args) {
+  call_inputs in = read_inputs(t, args);
   request req;
   req.version(11);
+  std::string body = t.body == body_kind::none ? std::string() : request_body(t, args);
   req.method_string(t.method.empty() ? (body.empty() ? "GET" : "POST") : t.method);
   try {
-    req.target(build_path(*t.route, path, query));
+    req.target(build_path(*t.route, in.path, in.query));
   } catch (const url_error& e) {
     throw call_error(e.what());
   }
@@ -367,50 +440,74 @@ request build_request(const context& ctx, const tool& t, const nlohmann::json& a
     std::string_view value = ctx.header(carried);
     if (!value.empty()) req.set(carried, value);
   }
-  for (auto& [name, value] : headers) req.set(name, value);
-  if (!cookies.empty()) req.set(http::field::cookie, cookies);
-  if (t.body != body_kind::none) {
-    req.set(http::field::content_type, "application/json");
-    req.body() = std::move(body);
-    req.prepare_payload();
-  } else if (binds_form) {
-    req.set(http::field::content_type, "application/x-www-form-urlencoded");
-    req.body() = std::move(form);
+  for (auto& [name, value] : in.headers) req.set(name, value);
+  if (!in.cookies.empty()) req.set(http::field::cookie, in.cookies);
+  if (t.body != body_kind::none || in.binds_form) {
+    req.set(http::field::content_type, t.body != body_kind::none
+                                           ? "application/json"
+                                           : "application/x-www-form-urlencoded");
+    req.body() = t.body != body_kind::none ? std::move(body) : std::move(in.form);
     req.prepare_payload();
   }
   return req;
 }
 
-// The tool's answer: the REST answer as a CallToolResult.
+// A route's answer read as JSON, bounded as a client's value is: a route may echo what its
+// client sent. False when it is not JSON.
+bool parse_answer(std::string_view body, json& out) {
+  try {
+    detail::parse_client_json(body, out);
+  } catch (const detail::client_json_error&) {
+    return false;
+  }
+  return true;
+}
+
+// A REST answer that is not content, as the text of an error result: its status, and the
+// problem document's title, detail, pointer and keyword when it is one.
+std::string failure_text(int status, const response& res) {
+  std::string text = std::to_string(status);
+  std::string reason(beast::reason_phrase(static_cast<unsigned>(status)));
+  json problem;
+  if (!parse_answer(res.body(), problem) || !problem.is_object()) {
+    text += ' ' + reason;
+    if (!res.body().empty()) text += ": " + res.body().substr(0, 512);
+    return text;
+  }
+  auto title = problem.find("title");
+  text += ' ' + (title != problem.end() && title->is_string() ? title->get<std::string>() : reason);
+  if (auto detail = problem.find("detail"); detail != problem.end() && detail->is_string())
+    text += ": " + detail->get<std::string>();
+  if (auto pointer = problem.find("pointer"); pointer != problem.end() && pointer->is_string())
+    text += " (pointer \"" + pointer->get<std::string>() + "\")";
+  if (auto keyword = problem.find("keyword"); keyword != problem.end() && keyword->is_string())
+    text += " (keyword \"" + keyword->get<std::string>() + "\")";
+  return text;
+}
+
+json text_content(std::string text) {
+  return json::array({{{"type", "text"}, {"text", std::move(text)}}});
+}
+
+// The tool's answer: the REST answer as a CallToolResult. A 304 (a conditional route's
+// "what you hold is current", for an If-None-Match argument) is a result, not an error.
 json call_result(const tool& t, const response& res) {
   int status = res.result_int();
   json result = json::object();
-  if (status >= 200 && status < 300) {
-    json content = json::array();
-    if (!res.body().empty()) content.push_back({{"type", "text"}, {"text", res.body()}});
-    result["content"] = std::move(content);
-    if (t.structured) {
-      json value = json::parse(res.body(), nullptr, false);
-      if (value.is_object()) result["structuredContent"] = std::move(value);
-    }
-    return result;
-  }
-  std::string text = std::to_string(status);
-  json problem = json::parse(res.body(), nullptr, false);
-  if (problem.is_object()) {
-    text += ' ' + problem.value("title", std::string(beast::reason_phrase(static_cast<unsigned>(status))));
-    if (auto detail = problem.find("detail"); detail != problem.end() && detail->is_string())
-      text += ": " + detail->get<std::string>();
-    if (auto pointer = problem.find("pointer"); pointer != problem.end() && pointer->is_string())
-      text += " (pointer \"" + pointer->get<std::string>() + "\")";
-    if (auto keyword = problem.find("keyword"); keyword != problem.end() && keyword->is_string())
-      text += " (keyword \"" + keyword->get<std::string>() + "\")";
+  if (status == 304) {
+    std::string text = "304 Not Modified";
+    if (auto etag = res.find(http::field::etag); etag != res.end())
+      text += ": ETag " + std::string(etag->value()) + " is current";
+    result["content"] = text_content(std::move(text));
+  } else if (status < 200 || status >= 300) {
+    result["content"] = text_content(failure_text(status, res));
+    result["isError"] = true;
   } else {
-    text += ' ' + std::string(beast::reason_phrase(static_cast<unsigned>(status)));
-    if (!res.body().empty()) text += ": " + res.body().substr(0, 512);
+    result["content"] = res.body().empty() ? json::array() : text_content(res.body());
+    json value;
+    if (t.structured && parse_answer(res.body(), value) && value.is_object())
+      result["structuredContent"] = std::move(value);
   }
-  result["content"] = json::array({{{"type", "text"}, {"text", std::move(text)}}});
-  result["isError"] = true;
   return result;
 }
 
@@ -459,7 +556,7 @@ awaitable<bool> call_mounted_tool(context& ctx, const application& app, const js
     std::string own = name.substr(prefix.size());
     bool listed = std::any_of(tools->begin(), tools->end(), [&](const json& t) { return t.value("name", "") == own; });
     if (!listed) continue;
-    json forwarded = json::parse(params.dump());
+    json forwarded(params);  // a recursive conversion: params came through parse_client_json
     forwarded["name"] = own;
     json answer = co_await api->call_tool(ctx, std::move(forwarded));
     if (answer.contains("error")) {
@@ -473,6 +570,14 @@ awaitable<bool> call_mounted_tool(context& ctx, const application& app, const js
   co_return false;
 }
 
+// params.arguments: an object, or none (null or absent: no arguments); nullptr otherwise.
+const nlohmann::json* call_arguments(const nlohmann::json& params) {
+  static const nlohmann::json none = nlohmann::json::object();
+  auto a = params.find("arguments");
+  if (a == params.end() || a->is_null()) return &none;
+  return a->is_object() ? &*a : nullptr;
+}
+
 awaitable<void> call_tool(context& ctx, application& app, const mcp_site& site, const json& id,
                           const nlohmann::json& params) {
   auto name = params.find("name");
@@ -480,22 +585,22 @@ awaitable<void> call_tool(context& ctx, application& app, const mcp_site& site, 
     rpc_error(ctx, 200, id, -32602, "tools/call needs params.name, a string");
     co_return;
   }
+  const std::string& called = name->get_ref<const std::string&>();
   auto t = std::find_if(site.tools.begin(), site.tools.end(),
-                        [&](const tool& x) { return x.name == name->get_ref<const std::string&>(); });
+                        [&](const tool& x) { return x.name == called; });
   if (t == site.tools.end()) {
-    bool forwarded = co_await call_mounted_tool(ctx, app, id, name->get<std::string>(), params);
-    if (!forwarded) rpc_error(ctx, 200, id, -32602, "unknown tool \"" + name->get<std::string>() + "\"");
+    bool forwarded = co_await call_mounted_tool(ctx, app, id, called, params);
+    if (!forwarded) rpc_error(ctx, 200, id, -32602, "unknown tool \"" + called + "\"");
     co_return;
   }
-  nlohmann::json args = nlohmann::json::object();
-  if (auto a = params.find("arguments"); a != params.end() && !a->is_null()) args = *a;
-  if (!args.is_object()) {
+  const nlohmann::json* args = call_arguments(params);
+  if (!args) {
     rpc_error(ctx, 200, id, -32602, "params.arguments must be an object");
     co_return;
   }
   std::optional<request> req;
   try {
-    req = build_request(ctx, *t, args);
+    req = build_request(ctx, *t, *args);
   } catch (const call_error& e) {
     rpc_error(ctx, 200, id, -32602, std::string("tool \"") + t->name + "\": " + e.what());
     co_return;
@@ -506,95 +611,142 @@ awaitable<void> call_tool(context& ctx, application& app, const mcp_site& site, 
   rpc_result(ctx, id, call_result(*t, res));
 }
 
-awaitable<void> answer(context& ctx, application& app, mcp_site& site) {
-  if (!origin_allowed(ctx, site.options)) {
+// What a POST must carry before its body is read: an Origin that may use the endpoint,
+// Content-Type: application/json, and a protocol version this server speaks (when it names
+// one). False when it has been answered.
+bool check_transport(context& ctx, const mcp_options& options) {
+  if (!origin_allowed(ctx, options)) {
     ctx.response().problem(403, "Origin \"" + std::string(ctx.header(http::field::origin)) +
                                     "\" may not use this endpoint");
-    co_return;
+    return false;
   }
   std::string_view content_type = ctx.header(http::field::content_type);
   content_type = content_type.substr(0, content_type.find(';'));
   while (!content_type.empty() && content_type.back() == ' ') content_type.remove_suffix(1);
   if (!waypoint::detail::iequals(content_type, "application/json")) {
     ctx.response().problem(415, "a JSON-RPC message is sent as Content-Type: application/json");
-    co_return;
+    return false;
   }
   std::string_view version = ctx.header("MCP-Protocol-Version");
   if (!version.empty() && !supported_version(version)) {
     rpc_error(ctx, 400, nullptr, -32600,
               "MCP-Protocol-Version \"" + std::string(version) + "\" is not one this server speaks");
-    co_return;
+    return false;
   }
-  nlohmann::json message;
+  return true;
+}
+
+// The message, read within the bounds of every client value (client_json.hpp): nothing
+// below copies, converts or dumps a document nested deeper than max_json_depth. False when
+// it has been answered: 413 past max_body_bytes, else 400 (-32700) naming the byte.
+bool read_message(context& ctx, const mcp_options& options, nlohmann::json& message) {
   try {
-    message = nlohmann::json::parse(ctx.body());
-  } catch (const nlohmann::json::exception& e) {
-    rpc_error(ctx, 400, nullptr, -32700, std::string("Parse error: ") + e.what());
-    co_return;
+    detail::parse_client_json(ctx.body(), message, {.max_bytes = options.max_body_bytes});
+    return true;
+  } catch (const detail::client_json_error& e) {
+    if (e.fault() == detail::json_fault::too_large) {
+      rpc_error(ctx, 413, nullptr, -32600, e.what());
+    } else {
+      rpc_error(ctx, 400, nullptr, -32700,
+                "Parse error: malformed JSON at byte " + std::to_string(e.byte()) + ": " + e.what());
+    }
+    return false;
   }
+}
+
+// A request's id as its answer carries it: the string or integer, else null. Built from
+// the scalar, so an id of any other shape is never copied.
+json answer_id(const nlohmann::json& id) {
+  if (id.is_string()) return id.get<std::string>();
+  if (id.is_number_unsigned()) return id.get<std::uint64_t>();
+  if (id.is_number_integer()) return id.get<std::int64_t>();
+  return nullptr;
+}
+
+// A request's parts, pointing into the message.
+struct rpc_request {
+  json id;
+  const std::string* method = nullptr;
+  const nlohmann::json* params = nullptr;
+};
+
+// The message as a request; false when it has been answered (an error, or 202 for a
+// notification or a response).
+bool read_request(context& ctx, const nlohmann::json& message, rpc_request& out) {
+  static const nlohmann::json no_params = nlohmann::json::object();
   if (message.is_array()) {
     rpc_error(ctx, 400, nullptr, -32600, "a batch is not accepted (protocol 2025-06-18 and later)");
-    co_return;
+    return false;
   }
-  if (!message.is_object() || message.value("jsonrpc", "") != "2.0") {
+  // find (end() for a value that is not an object), not value(), which throws for a member
+  // of another type ({"jsonrpc":{}}): a 500 the fuzzer found.
+  auto version = message.find("jsonrpc");
+  if (version == message.end() || *version != "2.0") {
     rpc_error(ctx, 400, nullptr, -32600, "not a JSON-RPC 2.0 message");
-    co_return;
+    return false;
   }
   auto method = message.find("method");
-  if (method == message.end()) {
-    // A response (to a request this server never sends) or nothing: acknowledged.
-    if (message.contains("result") || message.contains("error")) {
-      ctx.response().status(202);
-      co_return;
-    }
-    rpc_error(ctx, 400, nullptr, -32600, "a request needs a method");
-    co_return;
+  auto id = message.find("id");
+  if (method == message.end() || id == message.end()) {
+    // A notification, a response (to a request this server never sends): acknowledged.
+    bool acknowledged = method != message.end() || message.contains("result") ||
+                        message.contains("error");
+    if (acknowledged) ctx.response().status(202);
+    else rpc_error(ctx, 400, nullptr, -32600, "a request needs a method");
+    return false;
   }
-  auto id_at = message.find("id");
-  if (id_at == message.end()) {  // a notification: nothing to answer
-    ctx.response().status(202);
-    co_return;
+  out.id = answer_id(*id);
+  if (!method->is_string() || out.id.is_null()) {
+    rpc_error(ctx, 400, out.id, -32600, "a request needs a string method and a string or integer id");
+    return false;
   }
-  json id = json::parse(id_at->dump());
-  if (!method->is_string() || !(id.is_string() || id.is_number_integer())) {
-    rpc_error(ctx, 400, id.is_string() || id.is_number_integer() ? id : json(nullptr), -32600,
-              "a request needs a string method and a string or integer id");
-    co_return;
+  auto params = message.find("params");
+  out.method = &method->get_ref<const std::string&>();
+  out.params = params == message.end() ? &no_params : &*params;
+  if (out.params->is_object()) return true;
+  rpc_error(ctx, 200, out.id, -32602, "params must be an object");
+  return false;
+}
+
+// initialize: the client's protocol version when this server speaks it, else the newest.
+void initialize(context& ctx, const mcp_site& site, const rpc_request& r) {
+  auto requested = r.params->find("protocolVersion");
+  if (requested == r.params->end() || !requested->is_string()) {
+    rpc_error(ctx, 200, r.id, -32602, "initialize needs params.protocolVersion, a string");
+    return;
   }
-  nlohmann::json params = nlohmann::json::object();
-  if (auto p = message.find("params"); p != message.end()) params = *p;
-  if (!params.is_object()) {
-    rpc_error(ctx, 200, id, -32602, "params must be an object");
+  std::string agreed = supported_version(requested->get_ref<const std::string&>())
+                           ? requested->get<std::string>()
+                           : std::string(protocol_versions.front());
+  json result = {{"protocolVersion", agreed},
+                 {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                 {"serverInfo",
+                  {{"name", site.options.server_name}, {"version", site.options.server_version}}}};
+  if (!site.options.instructions.empty()) result["instructions"] = site.options.instructions;
+  rpc_result(ctx, r.id, std::move(result));
+}
+
+awaitable<void> answer(context& ctx, application& app, mcp_site& site) {
+  nlohmann::json message;
+  rpc_request r;
+  if (!check_transport(ctx, site.options) || !read_message(ctx, site.options, message) ||
+      !read_request(ctx, message, r))
     co_return;
-  }
-  const std::string& name = method->get_ref<const std::string&>();
+  const std::string& name = *r.method;
   if (name == "initialize") {
-    auto requested = params.find("protocolVersion");
-    if (requested == params.end() || !requested->is_string()) {
-      rpc_error(ctx, 200, id, -32602, "initialize needs params.protocolVersion, a string");
-      co_return;
-    }
-    std::string agreed = supported_version(requested->get_ref<const std::string&>())
-                             ? requested->get<std::string>()
-                             : std::string(protocol_versions.front());
-    json result = {{"protocolVersion", agreed},
-                   {"capabilities", {{"tools", {{"listChanged", false}}}}},
-                   {"serverInfo",
-                    {{"name", site.options.server_name}, {"version", site.options.server_version}}}};
-    if (!site.options.instructions.empty()) result["instructions"] = site.options.instructions;
-    rpc_result(ctx, id, std::move(result));
+    initialize(ctx, site, r);
   } else if (name == "ping") {
-    rpc_result(ctx, id, json::object());
+    rpc_result(ctx, r.id, json::object());
   } else if (name == "tools/list") {
     // Written at freeze() (and when a mounted service's tools change): spliced in
     // rather than parsed and written again.
-    ctx.response().status(200).body(R"({"jsonrpc":"2.0","id":)" + id.dump() + R"(,"result":)" +
+    ctx.response().status(200).body(R"({"jsonrpc":"2.0","id":)" + r.id.dump() + R"(,"result":)" +
                                         tools_list(app, site) + "}",
                                     "application/json");
   } else if (name == "tools/call") {
-    co_await call_tool(ctx, app, site, id, params);
+    co_await call_tool(ctx, app, site, r.id, *r.params);
   } else {
-    rpc_error(ctx, 200, id, -32601, "method \"" + name + "\" is not one this server has");
+    rpc_error(ctx, 200, r.id, -32601, "method \"" + name + "\" is not one this server has");
   }
 }
 

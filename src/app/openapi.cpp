@@ -6,7 +6,7 @@
 
 #include "contract.hpp"
 #include "mounted_api.hpp"
-#include "sha256.hpp"
+#include "detail/sha256.hpp"
 #include "waypoint/app/cose.hpp"
 #include "waypoint/app/static_files.hpp"
 #include "waypoint/app/websocket.hpp"

@@ -8,6 +8,7 @@
 // rejoins a channel that errored. So a reply echoes the refs as sent, an unjoined topic is
 // answered with a null join_ref ({"reason":"unmatched topic"}), and a leave is answered
 // "ok" and then closed (phx_close), as Phoenix does.
+#include "client_json.hpp"
 #include "phoenix_session.hpp"
 
 #include "waypoint/app/json.hpp"
@@ -116,21 +117,15 @@ namespace detail {
 
 std::variant<phoenix_frame, phoenix_frame_error> decode_phoenix_frame(std::string_view text) {
   constexpr std::string_view shape = "a Phoenix frame is [join_ref, ref, topic, event, payload]";
-  try {
-    check_json_depth(text);  // before nlohmann/json builds (and later copies) anything
-  } catch (const http_error& e) {
-    return phoenix_frame_error{close_code::bad_payload, std::string(e.detail())};
-  }
   json doc;
   try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+    parse_client_json(text, doc);  // bounded: the payload is dumped, and copied later
+  } catch (const client_json_error& e) {
     // Not nlohmann/json's message: it quotes the client's bytes, which a close reason
     // (123 bytes, UTF-8) cannot be trusted to carry.
-    return phoenix_frame_error{close_code::bad_payload,
-                               "malformed JSON at byte " + std::to_string(e.byte)};
-  } catch (const json::exception&) {  // a number out of range (1e400)
-    return phoenix_frame_error{close_code::bad_payload, "malformed JSON: a number out of range"};
+    std::string reason = "malformed JSON at byte " + std::to_string(e.byte());
+    if (e.fault() == json_fault::too_deep) reason += std::string(": ") + e.what();
+    return phoenix_frame_error{close_code::bad_payload, std::move(reason)};
   }
   // Phoenix matches [join_ref, ref, topic, event, payload | _]: more elements are ignored.
   if (!doc.is_array() || doc.size() < 5)

@@ -6,14 +6,19 @@
 #include "item_fixture.hpp"
 
 #include <waypoint/app/async.hpp>
+#include <waypoint/app/compression.hpp>
 #include <waypoint/app/inputs.hpp>
 #include <waypoint/app/mcp.hpp>
 #include <waypoint/app/middleware.hpp>
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
+#include <cctype>
 #include <cstdint>
 #include <optional>
+#include <ostream>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -70,6 +75,15 @@ struct twice {
   std::string a, b;
   static constexpr auto inputs = waypoint::app::inputs(waypoint::app::from::query("x", &twice::a),
                                                        waypoint::app::from::header("x", &twice::b));
+};
+
+// A conditional read: the handler sets an ETag, and an If-None-Match naming it is a 304.
+struct versioned {
+  std::string org;
+  std::optional<std::string> if_none_match;
+  static constexpr auto inputs = waypoint::app::inputs(
+      waypoint::app::from::path("org", &versioned::org),
+      waypoint::app::from::header("If-None-Match", &versioned::if_none_match));
 };
 
 }  // namespace tools
@@ -294,6 +308,8 @@ INSTANTIATE_TEST_SUITE_P(
         error_row{"not JSON", "{", 400, -32700},
         error_row{"a batch", R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])", 400, -32600},
         error_row{"not JSON-RPC 2.0", R"({"id":1,"method":"ping"})", 400, -32600},
+        error_row{"a jsonrpc that is not a string", R"({"jsonrpc":{},"id":1,"method":"ping"})", 400, -32600},
+        error_row{"a jsonrpc that is a number", R"({"jsonrpc":2.0,"id":1,"method":"ping"})", 400, -32600},
         error_row{"an id that is an object", R"({"jsonrpc":"2.0","id":{},"method":"ping"})", 400, -32600},
         error_row{"an unknown method", R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})", 200, -32601},
         error_row{"params that are not an object", R"({"jsonrpc":"2.0","id":1,"method":"ping","params":[]})", 200, -32602},
@@ -349,6 +365,234 @@ TEST(McpRegistration, TwoInputsOfOneNameFailFreeze) {
     EXPECT_NE(std::string(e.what()).find("two of its inputs are named \"x\""), std::string::npos)
         << e.what();
   }
+}
+
+// --- client values are bounded before anything recurses over them -------------------------
+
+std::string nested_arrays(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+std::string nested_objects(std::size_t depth) {
+  std::string s;
+  s.reserve(depth * 6 + 1);
+  for (std::size_t i = 0; i < depth; ++i) s += R"({"a":)";
+  return s + "1" + std::string(depth, '}');
+}
+
+std::string gzipped(std::string_view text) {
+  std::string out(compressBound(static_cast<uLong>(text.size())) + 64, '\0');
+  z_stream z{};
+  deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+struct deep_row {
+  const char* member;  // where the deep value is
+  std::string body;
+};
+
+std::vector<deep_row> deep_rows() {
+  std::string deep = nested_arrays(100'000);
+  std::string deep_object = nested_objects(100'000);
+  return {
+      {"id", R"({"jsonrpc":"2.0","method":"ping","id":)" + deep + "}"},
+      {"params", R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":)" + deep_object + "}}"},
+      {"arguments", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"placeItem",)"
+                    R"("arguments":{"org":"a","sku":"k","quantity":1,"extra":)" + deep + "}}}"},
+      {"the body argument", R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"clash",)"
+                            R"("arguments":{"body":)" + deep_object + "}}}"},
+  };
+}
+
+void PrintTo(const deep_row& row, std::ostream* os) { *os << row.member; }
+
+class McpDeepValues : public ::testing::TestWithParam<std::tuple<deep_row, bool>> {};
+
+// 100,000 levels (200-600 KB, under the 1 MiB limit; a few hundred bytes gzipped) in each
+// member a handler copies or dumps: refused when parsed, a 400 naming the rule, never a
+// stack overflow. Before the bound, each of these was a SIGSEGV.
+TEST_P(McpDeepValues, AreA400NotAStackOverflow) {
+  const auto& [row, gzip] = GetParam();
+  ASSERT_LT(row.body.size(), 1024u * 1024u) << row.member;
+  application app;
+  app.use(compression());
+  add_tools(app);
+  request req = rpc(gzip ? gzipped(row.body) : row.body);
+  if (gzip) {
+    req.set(http::field::content_encoding, "gzip");
+    req.prepare_payload();
+    EXPECT_LT(req.body().size(), 4096u) << row.member;
+  }
+  response res = app.respond(req);
+  ASSERT_EQ(res.result_int(), 400u) << row.member << ": " << res.body().substr(0, 300);
+  nlohmann::json answer = body_json(res);
+  EXPECT_EQ(answer["error"]["code"], -32700) << row.member;
+  EXPECT_NE(answer["error"]["message"].get<std::string>().find("nested deeper than 256 levels"),
+            std::string::npos)
+      << row.member << ": " << res.body();
+}
+
+INSTANTIATE_TEST_SUITE_P(Members, McpDeepValues,
+                         ::testing::Combine(::testing::ValuesIn(deep_rows()), ::testing::Bool()),
+                         [](const auto& info) {
+                           std::string name = std::get<0>(info.param).member;
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name + (std::get<1>(info.param) ? "_gzip" : "_plain");
+                         });
+
+TEST(McpBounds, ValuesAtTheDepthLimitAreAccepted) {
+  application app;
+  add_tools(app);
+  // The message object, "params", "x": three levels around the value.
+  std::string within = nested_arrays(max_json_depth - 3);
+  response res = app.respond(
+      rpc(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":)" + within + "}}"));
+  EXPECT_EQ(res.result_int(), 200u) << res.body().substr(0, 300);
+  response over = app.respond(
+      rpc(R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":)" + within + "[]}}"));
+  EXPECT_EQ(over.result_int(), 400u) << over.body().substr(0, 300);
+}
+
+// --- client errors are 4xx with a JSON-RPC body, never a 500 -------------------------------
+
+struct client_error_row {
+  const char* rule;
+  std::string body;
+  std::vector<header_field> headers;
+  unsigned status;
+  int code;
+  const char* says;  // in the error's message
+};
+
+void PrintTo(const client_error_row& row, std::ostream* os) { *os << row.rule; }
+
+class McpClientErrors : public ::testing::TestWithParam<client_error_row> {};
+
+TEST_P(McpClientErrors, AreAnsweredWithWhy) {
+  const client_error_row& row = GetParam();
+  application app;
+  add_tools(app);
+  request req = rpc(row.body);
+  for (const header_field& h : row.headers) req.set(h.name, h.value);
+  response res = app.respond(req);
+  ASSERT_EQ(res.result_int(), row.status) << row.rule << ": " << res.body().substr(0, 300);
+  nlohmann::json answer = nlohmann::json::parse(res.body(), nullptr, false);
+  ASSERT_TRUE(answer.is_object()) << row.rule << ": " << res.body().substr(0, 300);
+  EXPECT_EQ(answer["error"]["code"], row.code) << row.rule;
+  EXPECT_NE(answer["error"]["message"].get<std::string>().find(row.says), std::string::npos)
+      << row.rule << ": " << answer["error"]["message"];
+}
+
+std::string place_with_header(std::string value) {
+  nlohmann::json message = {
+      {"jsonrpc", "2.0"},
+      {"id", 1},
+      {"method", "tools/call"},
+      {"params",
+       {{"name", "placeItem"},
+        {"arguments", {{"org", "a"}, {"sku", "k"}, {"quantity", 1}, {"X-Trace-Tag", std::move(value)}}}}}};
+  return message.dump();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, McpClientErrors,
+    ::testing::Values(
+        client_error_row{"invalid UTF-8 in a string of the body",
+                         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xff\"}}",
+                         {}, 400, -32700, "malformed JSON at byte"},
+        client_error_row{"invalid UTF-8 outside a string", "{\"jsonrpc\":\"2.0\",\xc3\x28}", {}, 400,
+                         -32700, "malformed JSON at byte"},
+        client_error_row{"invalid UTF-8 in MCP-Protocol-Version", R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
+                         {{"MCP-Protocol-Version", "2025-06-18\xff"}}, 400, -32600,
+                         "is not one this server speaks"},
+        // Argument mistakes are the call's (-32602, HTTP 200, as every other argument error):
+        // the message was accepted, its params were not.
+        client_error_row{"a header argument over 64 KiB", place_with_header(std::string(70'000, 'h')), {},
+                         200, -32602, "is 70000 bytes; at most 16384"},
+        client_error_row{"a header argument over the header limit",
+                         place_with_header(std::string(16 * 1024 + 1, 'h')), {}, 200, -32602,
+                         "at most 16384"},
+        client_error_row{"a header argument with a line break", place_with_header("a\r\nX-Evil: 1"), {},
+                         200, -32602, "holds a control character"}));
+
+TEST(McpBounds, AHeaderArgumentWithinTheLimitIsSent) {
+  application app;
+  add_tools(app);
+  response res = app.respond(rpc(place_with_header(std::string(16 * 1024, 'h'))));
+  ASSERT_EQ(res.result_int(), 200u) << res.body().substr(0, 300);
+  nlohmann::json answer = body_json(res);
+  EXPECT_FALSE(answer["result"].contains("isError")) << res.body().substr(0, 300);
+}
+
+// --- the Origin check reads origins with the one URL parser --------------------------------
+
+struct origin_row {
+  const char* origin;
+  unsigned status;
+};
+
+void PrintTo(const origin_row& row, std::ostream* os) { *os << row.origin; }
+
+class McpOrigins : public ::testing::TestWithParam<origin_row> {};
+
+TEST_P(McpOrigins, OnlyLoopbackOrListedOriginsPass) {
+  application app;
+  add_tools(app);
+  response res =
+      app.respond(rpc(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", {{"Origin", GetParam().origin}}));
+  EXPECT_EQ(res.result_int(), GetParam().status) << GetParam().origin << ": " << res.body();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rows, McpOrigins,
+    ::testing::Values(origin_row{"http://localhost", 200}, origin_row{"http://localhost:6274", 200},
+                      origin_row{"HTTPS://LocalHost:443", 200}, origin_row{"http://127.0.0.1", 200},
+                      origin_row{"http://[::1]:8080", 200}, origin_row{"http://[::1]", 200},
+                      origin_row{"https://agent.example", 200},
+                      // userinfo: the host is evil.example
+                      origin_row{"http://localhost:80@evil.example", 403},
+                      origin_row{"http://localhost@evil.example", 403},
+                      // text after the IPv6 literal
+                      origin_row{"http://[::1]evil", 403}, origin_row{"http://[::1]evil.example:80", 403},
+                      origin_row{"http://[::1", 403}, origin_row{"http://localhost.evil.example", 403},
+                      origin_row{"http://127.0.0.1.evil.example", 403},
+                      origin_row{"http://localhost/evil", 403}, origin_row{"http://localhost:", 403},
+                      origin_row{"http://localhost:80x", 403}, origin_row{"ftp://localhost", 403},
+                      origin_row{"null", 403}, origin_row{"localhost", 403}));
+
+// --- a 304 is a result -----------------------------------------------------------------------
+
+TEST(McpCalls, A304FromAConditionalRouteIsNotAnError) {
+  application app;
+  app.get<tools::page>("/orgs/{org}/page", [](context& ctx, const tools::versioned& in) {
+       ctx.response().header("ETag", "\"v1\"");
+       return tools::page{in.org, 1, {}};
+     })
+      .describe({.name = "readPage"});
+  serve_mcp(app);
+  nlohmann::json fresh =
+      call(app, "tools/call", {{"name", "readPage"}, {"arguments", {{"org", "a"}}}});
+  EXPECT_EQ(fresh["result"]["structuredContent"]["org"], "a") << fresh.dump();
+  nlohmann::json same = call(app, "tools/call",
+                             {{"name", "readPage"},
+                              {"arguments", {{"org", "a"}, {"If-None-Match", "\"v1\""}}}});
+  EXPECT_FALSE(same["result"].contains("isError")) << same.dump();
+  std::string text = same["result"]["content"][0]["text"];
+  EXPECT_NE(text.find("304 Not Modified"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"v1\""), std::string::npos) << text;
+  nlohmann::json other = call(app, "tools/call",
+                              {{"name", "readPage"},
+                               {"arguments", {{"org", "a"}, {"If-None-Match", "\"v0\""}}}});
+  EXPECT_EQ(other["result"]["structuredContent"]["org"], "a") << other.dump();
 }
 
 }  // namespace

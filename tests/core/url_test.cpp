@@ -1,6 +1,6 @@
 // Tests of waypoint/detail/url.hpp: the one URL and authority parser behind the request
 // target rules, the upstream client's base URL, the router's host matching (strip_port)
-// and the Forwarded nodes.
+// and the Forwarded nodes, and the serialised origins of Origin fields.
 #include <waypoint/detail/escape.hpp>
 #include <waypoint/detail/url.hpp>
 
@@ -94,6 +94,49 @@ TEST(Url, StripPortKeepsWhatDoesNotSplitWhole) {
       {"[::1]:80:90", "[::1]:80:90"}, {"", ""},
   };
   for (auto [host, stripped] : rows) EXPECT_EQ(strip_port(host), stripped) << host;
+}
+
+struct origin_row {
+  std::string_view origin;
+  bool split;
+  std::string_view scheme, host, port;
+};
+
+// RFC 6454 §6.2's serialised origin, as Origin carries it: anything more (userinfo, a path,
+// text after an IPv6 literal, a port that is not digits) is not an origin at all.
+TEST(Url, SplitOriginTakesSchemeHostAndPortAndNothingElse) {
+  std::vector<origin_row> rows{
+      {"http://localhost", true, "http", "localhost", ""},
+      {"https://app.example.com:8443", true, "https", "app.example.com", "8443"},
+      {"http://[::1]:6274", true, "http", "::1", "6274"},
+      {"http://[::1]", true, "http", "::1", ""},
+      {"chrome-extension://abcdef", true, "chrome-extension", "abcdef", ""},
+      {"http://localhost:80@evil.example", false, "", "", ""},
+      {"http://user@localhost", false, "", "", ""},
+      {"http://[::1]evil", false, "", "", ""},
+      {"http://[::1", false, "", "", ""},
+      {"http://[::1]:80:90", false, "", "", ""},
+      {"http://[v1.x]", false, "", "", ""},
+      {"http://a:b:c", false, "", "", ""},
+      {"http://localhost/", false, "", "", ""},
+      {"http://localhost?x", false, "", "", ""},
+      {"http://localhost#x", false, "", "", ""},
+      {"http://local host", false, "", "", ""},
+      {"http://localhost:", false, "", "", ""},
+      {"http://localhost:8x", false, "", "", ""},
+      {"http://", false, "", "", ""},
+      {"://localhost", false, "", "", ""},
+      {"1http://localhost", false, "", "", ""},
+      {"null", false, "", "", ""},
+  };
+  for (const origin_row& row : rows) {
+    origin_parts parts;
+    ASSERT_EQ(split_origin(row.origin, parts), row.split) << row.origin;
+    if (!row.split) continue;
+    EXPECT_EQ(parts.scheme, row.scheme) << row.origin;
+    EXPECT_EQ(parts.host.host, row.host) << row.origin;
+    EXPECT_EQ(parts.host.port, row.port) << row.origin;
+  }
 }
 
 }  // namespace

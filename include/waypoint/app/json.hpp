@@ -57,6 +57,7 @@
 
 #include "waypoint/app/application.hpp"
 #include "waypoint/app/http_error.hpp"
+#include "waypoint/app/json_depth.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -82,14 +83,7 @@
 
 namespace waypoint::app {
 
-// The deepest nesting of arrays and objects a request body may have; deeper is a 400.
-// nlohmann/json parses and destroys iteratively, but copying, comparing and dumping a
-// document recurse once per level: in a debug build a copy overflows an 8 MiB stack between
-// 10,000 and 20,000 levels, a 1 MiB stack between 1,000 and 2,000 (about 500 bytes a
-// level), and a from_json that copies a nlohmann::json member does exactly that. 256
-// levels are about 128 KiB of stack, safe on small worker stacks, and far above what an
-// API payload nests (serde_json's default limit is 128).
-inline constexpr std::size_t max_json_depth = 256;
+// max_json_depth: waypoint/app/json_depth.hpp, the one bound for JSON and CBOR alike.
 
 template <class T>
 void json_field(const nlohmann::json& object, std::string_view name, T& out);
@@ -133,9 +127,6 @@ bool report_broken_answer(context& ctx, std::string_view broken);
 // The body of a typed answer with Content-Type and Vary: Accept: JSON text, or deterministic
 // CBOR, which cose protects with the application's current key.
 void write_typed_body(context& ctx, std::string body, body_format format);
-// The 400 for a body nested deeper than max_json_depth. A scan of the bytes, before
-// nlohmann/json builds anything.
-void check_json_depth(std::string_view text);
 // The 400 for a body that is not JSON; `byte` as nlohmann/json counts it (1-based).
 [[noreturn]] void throw_malformed_json(std::size_t byte, std::string_view message);
 // The 400 for a body that is not strict CBOR; `byte` the offset of the item at fault

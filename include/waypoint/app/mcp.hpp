@@ -20,8 +20,18 @@
 // Cookie, a JSON body) with the caller's Host, Authorization, traceparent and tracestate, and
 // runs it through application::async_handle: every layer, limit, contract, metric and log
 // line applies as for the REST call. A 2xx answer is a text block (the body) and, for an
-// object, structuredContent; any other is isError: true, with the problem document's status,
-// detail and pointer in the text.
+// object, structuredContent; a 304 (a conditional route given an If-None-Match argument that
+// names its ETag) is a result too, its text "304 Not Modified: ETag ... is current"; any
+// other is isError: true, with the problem document's status, detail and pointer in the
+// text. A header or cookie argument longer than 16 KiB (the server's default header limit)
+// or holding a control character is -32602.
+//
+// A message is parsed within the bounds of every client value (json_depth.hpp): nested
+// deeper than max_json_depth (256) is -32700 with HTTP 400, found in the bytes before
+// anything is built, so that no member (id, params, an argument) is ever copied or written
+// out at a depth that could exhaust the stack. Answers quote what the client sent with
+// U+FFFD for bytes that are not UTF-8: a body or MCP-Protocol-Version that is not UTF-8 is
+// a 400, not a 500.
 //
 // Methods: initialize, notifications/initialized, ping, tools/list, tools/call; protocol
 // versions 2025-11-25, 2025-06-18 and 2025-03-26 (2024-11-05 too: this endpoint needs nothing
@@ -29,7 +39,9 @@
 // HTTP 400), -32601 (unknown method), -32602 (bad params, an unknown tool, a path input
 // missing). A notification or a response is 202 without a body. GET and DELETE are 405
 // (there is no stream to open, no session to end). A request whose Origin is neither a
-// loopback origin (localhost, 127.0.0.1, [::1]) nor in mcp_options::allowed_origins is 403,
+// loopback origin (http or https, host localhost, 127.0.0.1 or [::1], any port, nothing else:
+// read as waypoint/detail/url.hpp's split_origin reads a serialised origin, so that
+// "http://localhost:80@evil.example" is not one) nor in mcp_options::allowed_origins is 403,
 // the specification's defence against DNS rebinding (an Origin equal to the request's Host
 // is not enough: a rebound name sends both); an unsupported MCP-Protocol-Version is 400.
 #pragma once

@@ -2,7 +2,8 @@
 // split into its authority, path, query and fragment, and an authority split into its host
 // and port. Views only, no checks of the parts' bytes: each caller judges what it accepts
 // (the request-target rules in target.hpp, the upstream client's base URL, the router's
-// host without its port, a Forwarded node). Standard library only.
+// host without its port, a Forwarded node), and an Origin field's serialised origin (the
+// CSRF layer, the MCP endpoint). Standard library only.
 #pragma once
 
 #include "waypoint/detail/http_grammar.hpp"
@@ -84,6 +85,56 @@ constexpr const char* split_host_port(std::string_view authority, host_port& out
   out.port = after.substr(1);
   if (out.port.find(':') != std::string_view::npos) return "a second ':' after its IPv6 host";
   return nullptr;
+}
+
+// RFC 3986 §3.1: scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
+constexpr bool is_scheme(std::string_view text) noexcept {
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (text.empty() || !alpha(text.front())) return false;
+  for (char c : text)
+    if (!alpha(c) && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.') return false;
+  return true;
+}
+
+// A host as an origin may name it: an IP literal of hex digits, ':' and '.' (RFC 3986
+// §3.2.2's IPv6address), or a reg-name of unreserved, pct-encoded and sub-delims bytes.
+// Anything else ('@' of userinfo, '/', a space, a second ':') is not part of a host.
+constexpr bool is_origin_host(const host_port& parts) noexcept {
+  if (parts.host.empty()) return false;
+  for (char c : parts.host) {
+    bool digit = c >= '0' && c <= '9';
+    bool hex = digit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    bool alnum = digit || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    bool ok = parts.bracketed ? hex || c == ':' || c == '.'
+                              : alnum || std::string_view("-._~%!$&'()*+,;=").find(c) !=
+                                             std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// A serialised origin (RFC 6454 §6.2), as browsers send it in Origin: scheme "://" host
+// [":" port] and nothing else: no userinfo, path, query or fragment. "null" is none.
+struct origin_parts {
+  std::string_view scheme;     // as written; compared without regard to case
+  std::string_view authority;  // host[:port] as written
+  host_port host;              // the authority split
+};
+
+// Splits `origin`; false when it is not a serialised origin. "http://localhost:80@evil"
+// (userinfo), "http://[::1]evil" (text after the literal) and "http://h:8x" are not.
+constexpr bool split_origin(std::string_view origin, origin_parts& out) noexcept {
+  out = origin_parts{};
+  std::size_t separator = origin.find("://");
+  if (separator == std::string_view::npos || !is_scheme(origin.substr(0, separator))) return false;
+  out.scheme = origin.substr(0, separator);
+  out.authority = origin.substr(separator + 3);
+  if (split_host_port(out.authority, out.host) != nullptr || !is_origin_host(out.host))
+    return false;
+  if (out.host.has_port && out.host.port.empty()) return false;
+  for (char c : out.host.port)
+    if (c < '0' || c > '9') return false;
+  return true;
 }
 
 }  // namespace waypoint::detail
