@@ -7,6 +7,7 @@
 #include "client_json.hpp"
 
 #include "contract.hpp"
+#include "media_type.hpp"
 #include "waypoint/app/async.hpp"
 #include "waypoint/app/schema.hpp"
 #include "waypoint/beast/adapter.hpp"
@@ -20,6 +21,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <array>
 #include <cctype>
 #include <deque>
@@ -620,10 +622,14 @@ bool check_transport(context& ctx, const mcp_options& options) {
                                     "\" may not use this endpoint");
     return false;
   }
-  std::string_view content_type = ctx.header(http::field::content_type);
-  content_type = content_type.substr(0, content_type.find(';'));
-  while (!content_type.empty() && content_type.back() == ' ') content_type.remove_suffix(1);
-  if (!waypoint::detail::iequals(content_type, "application/json")) {
+  std::string why;
+  std::optional<detail::media_type> type =
+      detail::parse_media_type(ctx.header(http::field::content_type), &why);
+  if (!type) {
+    ctx.response().problem(400, "the Content-Type " + why);
+    return false;
+  }
+  if (!type->is("application/json")) {
     ctx.response().problem(415, "a JSON-RPC message is sent as Content-Type: application/json");
     return false;
   }

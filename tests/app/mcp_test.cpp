@@ -346,6 +346,16 @@ TEST(McpHttp, GetIs405AndForeignOriginsAre403) {
   request text = rpc(ping);
   text.set(http::field::content_type, "text/plain");
   EXPECT_EQ(app.respond(text).result_int(), 415u);
+  // Read by the one media-type reader: parameters and case aside, and a parameter twice is
+  // the client's error, named.
+  for (const char* json : {"application/json; charset=utf-8", "Application/JSON"}) {
+    text.set(http::field::content_type, json);
+    EXPECT_EQ(app.respond(text).result_int(), 200u) << json;
+  }
+  text.set(http::field::content_type, "application/json; charset=utf-8; charset=latin1");
+  response twice = app.respond(text);
+  EXPECT_EQ(twice.result_int(), 400u);
+  EXPECT_NE(twice.body().find("\"charset\" twice"), std::string::npos) << twice.body();
 }
 
 TEST(McpHttp, TheEndpointIsNotInTheDocument) {
