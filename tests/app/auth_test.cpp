@@ -6,6 +6,7 @@
 // against a loopback server.
 #include "app_test_support.hpp"
 #include "loopback_client.hpp"
+#include "../support/missing_tool.hpp"
 
 #include "account.hpp"  // examples/: the gateway's --api-token layer
 
@@ -523,7 +524,7 @@ TEST(AuthorizationCredentials, ExampleApiTokenReadsBearerAsBearerAuthDoes) {
 // ---- through a real client ---------------------------------------------------------------
 
 TEST(CredentialInterop, CurlSendsCredentialsTheLayersAccept) {
-  if (std::system("command -v curl >/dev/null 2>&1") != 0) GTEST_SKIP() << "curl not installed";
+  if (std::system("command -v curl >/dev/null 2>&1") != 0) WAYPOINT_SKIP_MISSING("curl");
   three_layers t;
   loopback_server server(t.app);
   // -w prints the status after the body; -u is curl's own Basic encoding.

@@ -24,10 +24,14 @@ Exits 77 (ctest's skip) when cbor2 is not installed. Run by ctest with /usr/bin/
 import collections
 import json
 import math
+import os
 import random
 import struct
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from missing_tool import exit_missing  # noqa: E402
 
 try:
     try:  # cbor2 >= 5.5 names the pure-Python modules with an underscore
@@ -37,8 +41,7 @@ try:
         from cbor2 import decoder as pure_decoder
         from cbor2 import encoder as pure_encoder
 except ImportError:
-    print("python3-cbor2 is not installed; skipped")
-    sys.exit(77)
+    exit_missing("python3-cbor2 is not installed (scripts/install-deps installs it)")
 
 SEED = 35
 DOCUMENTS = 3000

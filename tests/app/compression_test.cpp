@@ -3,6 +3,7 @@
 // bomb among them), streamed bodies decoded event by event over a real server, and curl,
 // Debian's brotli and zstd tools and Python's gzip as independent decoders.
 #include "loopback_client.hpp"
+#include "../support/missing_tool.hpp"
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/compression.hpp>
@@ -569,7 +570,7 @@ std::string expected_lines() {
 }
 
 TEST(Compression, CurlAndDebianToolsDecodeWhatTheLayerSends) {
-  if (!have("curl") || !have("brotli") || !have("zstd")) GTEST_SKIP() << "curl, brotli or zstd absent";
+  if (!have("curl") || !have("brotli") || !have("zstd")) WAYPOINT_SKIP_MISSING("curl, brotli or zstd");
   streaming_server s;
   for (const char* path : {"/page", "/chunks"}) {
     std::string identity = run("curl -sS " + s.url(path));

@@ -3,6 +3,7 @@
 // their own name and a held key; then curl's cookie jar and Python's requests.Session
 // against a loopback server, which must keep and send back what the server set.
 #include "loopback_client.hpp"
+#include "../support/missing_tool.hpp"
 
 #include <waypoint/app/cookies.hpp>
 
@@ -419,7 +420,7 @@ struct cookie_service {
 };
 
 TEST(CookieInterop, CurlsCookieJarKeepsAndSendsBackTheSealedCookies) {
-  if (std::system("command -v curl >/dev/null 2>&1") != 0) GTEST_SKIP() << "curl not installed";
+  if (std::system("command -v curl >/dev/null 2>&1") != 0) WAYPOINT_SKIP_MISSING("curl");
   cookie_service service;
   loopback_server server(service.app);
   std::filesystem::path jar = std::filesystem::temp_directory_path() /
@@ -438,7 +439,7 @@ TEST(CookieInterop, CurlsCookieJarKeepsAndSendsBackTheSealedCookies) {
 
 TEST(CookieInterop, PythonRequestsSessionKeepsAndSendsBackTheSealedCookies) {
   if (std::system("/usr/bin/python3 -c 'import requests' >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "python3-requests not installed";
+    WAYPOINT_SKIP_MISSING("python3-requests");
   cookie_service service;
   loopback_server server(service.app);
   std::string script =

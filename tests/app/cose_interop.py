@@ -12,6 +12,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from missing_tool import exit_missing  # noqa: E402
+
 try:
     import cbor2
     from cryptography.exceptions import InvalidSignature
@@ -21,9 +24,8 @@ try:
         decode_dss_signature, encode_dss_signature)
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM, ChaCha20Poly1305
 except ImportError as missing:
-    print(f"cose interop: SKIPPED ({missing}; scripts/install-deps installs "
-          "python3-cryptography and python3-cbor2)")
-    sys.exit(77)
+    exit_missing(f"cose interop: {missing} (scripts/install-deps installs "
+                 "python3-cryptography and python3-cbor2)")
 
 CLI = sys.argv[1]
 AEADS = {"chacha20_poly1305": (24, ChaCha20Poly1305), "a256gcm": (3, AESGCM)}

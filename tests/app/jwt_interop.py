@@ -20,15 +20,17 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from missing_tool import exit_missing  # noqa: E402
+
 try:
     import jwt
     from jwt.algorithms import ECAlgorithm, HMACAlgorithm, OKPAlgorithm, RSAAlgorithm
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 except ImportError as missing:
-    print(f"jwt interop: SKIPPED ({missing}; scripts/install-deps installs python3-jwt "
-          "and python3-cryptography)")
-    sys.exit(77)
+    exit_missing(f"jwt interop: {missing} (scripts/install-deps installs python3-jwt "
+                 "and python3-cryptography)")
 
 CLI = sys.argv[1]
 NOW = int(time.time())

@@ -4,6 +4,8 @@
 // redis-server: run_with_redis_server() is their main.
 #pragma once
 
+#include "../support/missing_tool.hpp"
+
 #include <waypoint/app/redis_session_store.hpp>
 
 #include <gtest/gtest.h>
@@ -31,11 +33,14 @@ extern char** environ;
 
 namespace waypoint::app::testing {
 
-// Exits 77, ctest's skip, when redis-server is not installed.
+// Exits 77, ctest's skip, when redis-server is not installed; 1 under WAYPOINT_REQUIRE_ALL
+// (tests/support/missing_tool.hpp).
 inline void skip_without_redis_server() {
   if (std::system("command -v redis-server >/dev/null 2>&1") != 0) {
-    std::puts("redis-server not installed (scripts/install-deps redis): skipped");
-    std::exit(77);
+    const bool required = ::waypoint::testing::every_tool_required();
+    std::printf("redis-server not installed (scripts/install-deps redis): %s\n",
+                required ? "failed, WAYPOINT_REQUIRE_ALL is set" : "skipped");
+    std::exit(required ? 1 : 77);
   }
 }
 

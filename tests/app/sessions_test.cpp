@@ -5,6 +5,7 @@
 // login, read and logout against a loopback server.
 #include "app_test_support.hpp"
 #include "loopback_client.hpp"
+#include "../support/missing_tool.hpp"
 
 #include <waypoint/app/context.hpp>
 #include <waypoint/app/sessions.hpp>
@@ -470,7 +471,7 @@ TEST(Sessions, ConcurrentRequestsKeepEachSessionsCount) {
 // --- a real client -------------------------------------------------------------------------------
 
 TEST(SessionsInterop, CurlsCookieJarLogsInReadsAndLogsOut) {
-  if (std::system("command -v curl >/dev/null 2>&1") != 0) GTEST_SKIP() << "curl not installed";
+  if (std::system("command -v curl >/dev/null 2>&1") != 0) WAYPOINT_SKIP_MISSING("curl");
   application app;
   app.use(sessions());
   add_routes(app);

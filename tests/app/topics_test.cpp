@@ -9,6 +9,7 @@
 
 #include "../support/command.hpp"
 #include "topic_server.hpp"
+#include "../support/missing_tool.hpp"
 
 #include <gtest/gtest.h>
 
@@ -80,7 +81,7 @@ TEST(Topics, AThousandClientsEachGetTheirTopicsMessagesInOrderFromAnotherThread)
     });
     publisher.join();
   });
-  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  if (r.status == 77) WAYPOINT_SKIP_MISSING("python3-websockets");
   EXPECT_TRUE(joined) << "not every client joined its topic";
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("got the 50 messages"), std::string::npos) << r.output;
@@ -109,7 +110,7 @@ command_result stall_one_of_two(served& s, const std::string& client_case) {
 TEST(Topics, AClientThatStopsReadingIsClosedWhileTheOthersGetEverything) {
   served s({.max_queued_bytes = 1 << 20, .on_overflow = overflow_policy::close}, 1);
   command_result r = stall_one_of_two(s, "slow");
-  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  if (r.status == 77) WAYPOINT_SKIP_MISSING("python3-websockets");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(s.await_subscribers("slow", 0)) << "the topic's count returns to 0";
   topic_hub_stats stats = s.hub->stats();
@@ -120,7 +121,7 @@ TEST(Topics, AClientThatStopsReadingIsClosedWhileTheOthersGetEverything) {
 TEST(Topics, DropOldestKeepsAStalledClientConnectedWithTheLatestMessages) {
   served s({.max_queued_bytes = 1 << 20, .on_overflow = overflow_policy::drop_oldest}, 1);
   command_result r = stall_one_of_two(s, "slow_drop");
-  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  if (r.status == 77) WAYPOINT_SKIP_MISSING("python3-websockets");
   EXPECT_EQ(r.status, 0) << r.output;
   topic_hub_stats stats = s.hub->stats();
   EXPECT_GT(stats.dropped, 0u);
@@ -131,7 +132,7 @@ TEST(Topics, DropOldestKeepsAStalledClientConnectedWithTheLatestMessages) {
 TEST(Topics, APrefixTheApplicationChoseReachesEveryTopicItStartsAndAConnectionGetsOneCopy) {
   served s({});
   command_result r = run_client(s.port, "prefix", [] {});
-  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  if (r.status == 77) WAYPOINT_SKIP_MISSING("python3-websockets");
   EXPECT_EQ(r.status, 0) << r.output;
 }
 
@@ -196,7 +197,7 @@ TEST(Topics, TopicNameRefusalIsTheRuleForNamesAClientSupplies) {
 TEST(Topics, TopicsPastTheHubsBoundsAreRefusedNamingTheBound) {
   served s({});
   command_result r = run_client(s.port, "bounds", [] {});
-  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  if (r.status == 77) WAYPOINT_SKIP_MISSING("python3-websockets");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(s.await_subscribers("t0", 0));
 }

@@ -17,6 +17,7 @@
 #include <boost/asio/write.hpp>
 
 #include "../support/command.hpp"
+#include "../support/missing_tool.hpp"
 
 #include <gtest/gtest.h>
 
@@ -202,7 +203,7 @@ TEST_P(WebSocketClient, CaseHolds) {
   raise_descriptor_limit();
   served s;
   command_result r = run_client(s.port, GetParam(), [&] { s.server->stop(); });
-  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  if (r.status == 77) WAYPOINT_SKIP_MISSING("python3-websockets");
   EXPECT_EQ(r.status, 0) << r.output;
   if (std::string_view(GetParam()) != "handler_throws") return;
   // The exception's text is logged by the log's one rule for client text: one line.
@@ -254,14 +255,14 @@ TEST_P(WebSocketOverTls, CaseHolds) {
   std::string make = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
                      "-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout " + key +
                      " -out " + cert + " >/dev/null 2>&1";
-  if (std::system(make.c_str()) != 0) GTEST_SKIP() << "openssl could not make a certificate";
+  if (std::system(make.c_str()) != 0) WAYPOINT_SKIP_MISSING("openssl (it made no certificate)");
   waypoint::beast::tls_options tls;
   tls.certificate_chain_file = cert;
   tls.private_key_file = key;
   {
     served s(&tls);
     command_result r = run_client(s.port, GetParam(), [&] { s.server->stop(); }, cert);
-    if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+    if (r.status == 77) WAYPOINT_SKIP_MISSING("python3-websockets");
     EXPECT_EQ(r.status, 0) << r.output;
   }
   fs::remove_all(dir);
@@ -298,7 +299,7 @@ TEST(WebSocketServer, RawDispatchUpgradesThroughTheExchange) {
   server.start();
   for (const char* name : {"raw_server_echo", "raw_server_refuses_what_cannot_upgrade"}) {
     command_result r = run_client(server.endpoints().front().port, name, [] {});
-    if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+    if (r.status == 77) WAYPOINT_SKIP_MISSING("python3-websockets");
     EXPECT_EQ(r.status, 0) << name << ": " << r.output;
   }
   server.stop();
@@ -311,7 +312,7 @@ TEST(WebSocketServer, RawDispatchUpgradesThroughTheExchange) {
 TEST(WebSocketServer, QueuedWritesAreBoundedForAPeerThatDoesNotRead) {
   served s;
   command_result r = run_client(s.port, "flood", [] {});
-  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  if (r.status == 77) WAYPOINT_SKIP_MISSING("python3-websockets");
   EXPECT_EQ(r.status, 0) << r.output;
   s.server->stop();  // the handler is done, and its record is this thread's to read
   s.server->wait();
@@ -330,7 +331,7 @@ TEST(WebSocketServer, DrainClosesSocketsAndTheServerStops) {
     EXPECT_EQ(s.server->stats().open, 1u);
     s.server->stop();
   });
-  if (r.status == 77) GTEST_SKIP() << "python3-websockets is not installed";
+  if (r.status == 77) WAYPOINT_SKIP_MISSING("python3-websockets");
   EXPECT_EQ(r.status, 0) << r.output;
   s.server->wait();
   EXPECT_EQ(s.server->stats().open, 0u);

@@ -5,6 +5,7 @@
 #include "session_harness.hpp"
 #include "response_writer.hpp"
 #include "waypoint/beast/adapter.hpp"
+#include "../support/missing_tool.hpp"
 
 #include <gtest/gtest.h>
 
@@ -285,7 +286,7 @@ TEST(HttpDate, IsAnImfFixdate) {
 TEST(HttpDate, IgnoresTheProcessLocale) {
   const char* previous = std::setlocale(LC_ALL, nullptr);
   std::string saved = previous ? previous : "C";
-  if (!std::setlocale(LC_ALL, "de_DE.UTF-8")) GTEST_SKIP() << "no de_DE.UTF-8 locale here";
+  if (!std::setlocale(LC_ALL, "de_DE.UTF-8")) WAYPOINT_SKIP_MISSING("the de_DE.UTF-8 locale");
   time_t tuesday = 1796116655;
   tm parts{};
   gmtime_r(&tuesday, &parts);

@@ -4,6 +4,7 @@
 // /proc/self/status before and after. Its own process, so that memory other tests freed
 // cannot hide the growth.
 #include "server_fixture.hpp"
+#include "../support/missing_tool.hpp"
 
 #include <waypoint/beast/router_dispatch.hpp>
 #include <waypoint/beast/server.hpp>
@@ -119,7 +120,7 @@ void settle(const wb::server& s, std::uint64_t n) {
 
 TEST(TlsMemory, PendingHandshakesCostLittleMemory) {
   self_signed cert;
-  if (!cert.made) GTEST_SKIP() << "openssl could not make a certificate";
+  if (!cert.made) WAYPOINT_SKIP_MISSING("openssl (it made no certificate)");
   wb::server_options o = test_options();
   o.listen = {{"127.0.0.1", 0, true}};
   o.threads = 1;

@@ -21,6 +21,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "../support/command.hpp"
+#include "../support/missing_tool.hpp"
 
 #include <gtest/gtest.h>
 
@@ -213,7 +214,7 @@ class Tls : public ::testing::Test {
  protected:
   void SetUp() override {
     for (const char* tool : {"openssl", "curl"})
-      if (!have(tool)) GTEST_SKIP() << tool << " is not installed (scripts/install-deps)";
+      if (!have(tool)) WAYPOINT_SKIP_MISSING(tool);
     ASSERT_EQ(certs().error, "");
   }
 };

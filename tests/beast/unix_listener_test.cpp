@@ -9,6 +9,7 @@
 #include <waypoint/beast/server.hpp>
 
 #include "../support/command.hpp"
+#include "../support/missing_tool.hpp"
 
 #include <gtest/gtest.h>
 
@@ -126,7 +127,7 @@ bool have_curl() { return run("command -v curl >/dev/null").status == 0; }
 // --- serving --------------------------------------------------------------------------
 
 TEST(UnixListener, CurlGetsTheRoutedAnswerOverAPathAndAnAbstractName) {
-  if (!have_curl()) GTEST_SKIP() << "curl is not installed (scripts/install-deps)";
+  if (!have_curl()) WAYPOINT_SKIP_MISSING("curl");
   scratch_dir d;
   struct row {
     std::string address;  // after "unix:"

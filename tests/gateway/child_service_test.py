@@ -15,7 +15,7 @@ behind is killed by its PID too, and the check fails.
 
 usage: child_service_test.py GATEWAY_BINARY     (waypoint-example-child beside it)
 
-Exits 77 (skipped) when wrk or python3-websockets is missing outside CI (scripts/install-deps
+Exits 77 (skipped) when wrk or python3-websockets is missing unless WAYPOINT_REQUIRE_ALL is set (scripts/install-deps
 load / ops), after the other checks passed.
 """
 import asyncio
@@ -380,7 +380,7 @@ async def websocket_echo(url):
 
 def check_websocket_through_the_mount_echoes_and_closes_cleanly(binary):
     if websockets is None:
-        gateway_test.skip_unless_ci("python3-websockets is missing (scripts/install-deps ops)")
+        gateway_test.skip_unless_required("python3-websockets is missing (scripts/install-deps ops)")
     with Scratch() as d, gateway(binary, d) as g:
         url = "ws://%s:%d%s/ws" % (g.host, g.port, PREFIX)
         try:
@@ -491,7 +491,7 @@ def wrk_report_counts(text):
 def check_twenty_reloads_under_wrk_fail_no_request_and_leave_one_child(binary):
     wrk = shutil.which("wrk")
     if not wrk:
-        gateway_test.skip_unless_ci("wrk is missing (Debian's wrk; scripts/install-deps load)")
+        gateway_test.skip_unless_required("wrk is missing (Debian's wrk; scripts/install-deps load)")
     with Scratch() as d, gateway(binary, d) as g:
         first = g.hello_pid()
         # wrk stops at SIGINT and prints its report then; the duration is a backstop.

@@ -27,6 +27,9 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from missing_tool import every_tool_required  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MIX_TABLE = os.path.join(ROOT, "bench/tables/mix1000.routes")
 MIX_REPLAY = os.path.join(ROOT, "bench/tables/mix1000.replay")
@@ -50,12 +53,15 @@ class CheckFailed(Exception):
 
 
 class Skipped(Exception):
-    """A check whose client is not installed; under CI (which installs it) a failure instead."""
+    """A check whose client is not installed; under WAYPOINT_REQUIRE_ALL (scripts/test, which
+    installs it) a failure instead."""
 
 
-def skip_unless_ci(reason):
-    if os.environ.get("CI"):
-        raise CheckFailed(reason)
+def skip_unless_required(reason):
+    """Skips the check for `reason`, a missing tool, or fails it under WAYPOINT_REQUIRE_ALL
+    (tests/support/missing_tool.py)."""
+    if every_tool_required():
+        raise CheckFailed(reason + ", and WAYPOINT_REQUIRE_ALL is set")
     raise Skipped(reason)
 
 
@@ -986,7 +992,7 @@ def check_printed_inspector_line_lists_the_tools(binary):
                % (g.base, lines[0]))
         inspector = os.path.join(ROOT, argv[0])
         if not os.access(inspector, os.X_OK):
-            skip_unless_ci("%s is not installed (scripts/install-deps mcp installs it)" % argv[0])
+            skip_unless_required("%s is not installed (scripts/install-deps mcp installs it)" % argv[0])
         child = subprocess.Popen([inspector] + argv[1:], cwd=ROOT, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:

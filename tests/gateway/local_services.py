@@ -39,7 +39,7 @@ class RedisServer:
     def __init__(self, port=None):
         binary = shutil.which("redis-server")
         if not binary:
-            gateway_test.skip_unless_ci("no redis-server (scripts/install-deps redis)")
+            gateway_test.skip_unless_required("no redis-server (scripts/install-deps redis)")
         self.port = port or gateway_test.free_port()
         self.process = subprocess.Popen(
             [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",

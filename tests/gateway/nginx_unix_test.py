@@ -13,7 +13,7 @@ that the process started is the master, stopped by its PID.
 usage: nginx_unix_test.py GATEWAY_BINARY      (run by ctest with Debian's /usr/bin/python3)
 
 Exits 77 (skipped) without nginx or python3-websockets (scripts/install-deps load or ops),
-outside CI.
+unless WAYPOINT_REQUIRE_ALL is set.
 """
 import asyncio
 import hashlib
@@ -83,7 +83,7 @@ def nginx_binary():
     for candidate in (shutil.which("nginx"), "/usr/sbin/nginx"):
         if candidate and os.access(candidate, os.X_OK):
             return candidate
-    gateway_test.skip_unless_ci("no nginx (scripts/install-deps load or ops: nginx-light)")
+    gateway_test.skip_unless_required("no nginx (scripts/install-deps load or ops: nginx-light)")
 
 
 class NginxInFront:
@@ -168,7 +168,7 @@ async def echo_through(url):
 
 def check_websocket_upgrade_passes_through_nginx_to_the_unix_socket(binary):
     if websockets is None:
-        gateway_test.skip_unless_ci("no python3-websockets (scripts/install-deps)")
+        gateway_test.skip_unless_required("no python3-websockets (scripts/install-deps)")
     front = NginxInFront(binary)
     try:
         asyncio.run(echo_through("ws://127.0.0.1:%d/v1/echo" % front.port))

@@ -36,7 +36,9 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
 import gateway_test  # noqa: E402
+from missing_tool import exit_missing  # noqa: E402
 from gateway_test import CheckFailed, expect  # noqa: E402
 
 PRISM = os.path.join(gateway_test.ROOT, "build/node/node_modules/.bin/prism")
@@ -287,9 +289,8 @@ def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__.strip())
     if not os.access(PRISM, os.X_OK):
-        print("prism_test: SKIPPED: %s is missing (scripts/install-deps openapi installs it)"
-              % PRISM)
-        return 77
+        exit_missing("prism_test: %s is missing (scripts/install-deps openapi installs it)"
+                     % PRISM)
     by_name = {c.__name__: c for c in gateway_test.CHECKS}
     unknown = [n for n in by_name if n not in THROUGH_PRISM and n not in LEFT_OUT]
     if unknown:  # a new check of gateway_test.py: decide whether its traffic goes through

@@ -41,7 +41,7 @@ class HAProxy:
     def __init__(self, bases):
         binary = shutil.which("haproxy") or ("/usr/sbin/haproxy" if os.access("/usr/sbin/haproxy", os.X_OK) else None)
         if not binary:
-            gateway_test.skip_unless_ci("no haproxy (scripts/install-deps ops)")
+            gateway_test.skip_unless_required("no haproxy (scripts/install-deps ops)")
         self.port = gateway_test.free_port()
         self.dir = tempfile.mkdtemp(prefix="rooms-haproxy-")
         servers = "\n".join("    server g%d %s" % (i, b[len("http://"):]) for i, b in enumerate(bases))
@@ -78,7 +78,7 @@ backend gateways
 
 def require_websockets():
     if websockets is None:
-        gateway_test.skip_unless_ci("no python3-websockets (scripts/install-deps)")
+        gateway_test.skip_unless_required("no python3-websockets (scripts/install-deps)")
 
 
 def room_url(base, room):
