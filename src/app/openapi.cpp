@@ -336,8 +336,14 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
     for (const security_requirement* s : required) {
       json& scopes = requirement[s->name];
       if (scopes.is_null()) scopes = json::array();
-      for (const std::string& scope : s->scopes)
-        if (std::find(scopes.begin(), scopes.end(), scope) == scopes.end()) scopes.push_back(scope);
+      // Compared as text: std::find(..., scope) builds a json of each scope to compare, which
+      // GCC 12 at -O3 mistakes for an out-of-bounds access (-Warray-bounds).
+      for (const std::string& scope : s->scopes) {
+        auto same = [&scope](const json& held) {
+          return held.is_string() && held.get_ref<const std::string&>() == scope;
+        };
+        if (std::none_of(scopes.begin(), scopes.end(), same)) scopes.push_back(scope);
+      }
     }
     described["security"] = json::array({std::move(requirement)});
   }
