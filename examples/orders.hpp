@@ -15,9 +15,9 @@
 //   $ curl -i "$org?limit=two"                   # 400: limit must be an integer
 //   $ curl -i "$org?cursor=-1"                   # 422: cursor's minimum is 0 (a uint32)
 //
-// The book is bounded in bytes (org_order_book below): an organisation past its share (1 MiB)
-// is answered 507; past the whole (64 MiB), the organisations written least recently are
-// forgotten to make room, so a new organisation's first order is always taken.
+// The book is bounded in bytes (org_order_book below): a client past its share (1 MiB) is
+// answered 507, and so is every client once the whole (64 MiB) is full; nothing taken is
+// ever dropped to make room.
 //
 // Request {"sku": string, "quantity": integer >= 1}; answer 201 with
 // {"id": string, "sku": ..., "quantity": ...} and Location. Every error of a typed route can
@@ -39,19 +39,20 @@
 // SOLD-OUT and FAULTY stand in for an inventory that refuses and one that fails.
 #pragma once
 
+#include <waypoint/app/forwarded.hpp>
 #include <waypoint/app/json.hpp>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -166,81 +167,83 @@ inline std::size_t heap_bytes(const std::optional<std::string>& s) noexcept {
   return s ? heap_bytes(*s) : 0;
 }
 
-// The limits of an org_order_book, in the bytes book_footprint counts.
+// The limits of an org_order_book, in the bytes order_footprint and organisation_footprint
+// count.
 struct order_book_limits {
   // Every organisation's orders together: the most the book makes the process hold.
   std::size_t max_bytes = 64u << 20;
-  // One organisation's share: what one tenant can fill, so that a full one leaves room for
-  // the others (at least max_bytes / max_org_bytes = 64 tenants at their share).
-  std::size_t max_org_bytes = 1u << 20;
+  // What the orders one client placed may hold, across organisations: its fair share, so
+  // that it takes max_bytes / max_client_bytes = 64 clients at their share to fill the book.
+  std::size_t max_client_bytes = 1u << 20;
 };
 
 // The orders of every organisation, in memory and bounded in bytes, counted as the heap
-// counts them (order_footprint, organisation_footprint): the total never passes
-// max_bytes, and one organisation's never passes max_org_bytes. An order past its
-// organisation's share is refused (507 naming it); an order that would pass the total, from
-// any organisation, makes room by forgetting the organisations written least recently, whole
-// (the way rate_limit's max_keys forgets buckets), so that no organisation, and no client
-// making organisations at will, can lock another out until a restart. An organisation exists
-// only while it holds an order.
+// counts them (order_footprint, organisation_footprint): the total never passes max_bytes,
+// and what one client placed never passes max_client_bytes. Past either the order is refused
+// (507 naming the bound) and nothing held is touched: an order once taken is never dropped to
+// make room for another, so no client can make another's orders vanish. The organisation's
+// name in the path is no credential, so the share is the client's (its address, which the
+// caller gives), not the organisation's: a client making organisations at will fills its own
+// share and no more, and a stranger cannot fill an organisation's book to lock it out.
 //
 // What it costs at most, with the defaults: 64 MiB of heap for orders and their bookkeeping,
-// of which one organisation holds at most 1 MiB. The largest order the contract allows is
-// 1,800 bytes counted (a 1,120-byte note, a 254-byte email, 32-character names), so 37,000
-// of them in all, 580 in one organisation; the smallest is 248 bytes (270,000; 4,200).
-// OrderBook.HoldsNoMoreHeapThanItsCapAndCountsWhatItHolds measures the heap: the count is
-// within 1% of it, and never below. The organisation's name in the path is no credential: a
-// client can make organisations at will, so what the book keeps under a flood of them is the
-// most recent 64 MiB, never more.
+// 1 MiB of it for one client. The largest order the contract allows is 1,800 bytes counted (a
+// 1,120-byte note, a 254-byte email, 32-character names), so 37,000 of them in all, 580 from
+// one client; the smallest is 248 bytes (270,000; 4,200). A full book (64 clients at their
+// share) refuses every order until a restart: the example's capacity, where a real store has
+// accounts and a disk. OrderBook.HoldsNoMoreHeapThanItsCapAndCountsWhatItHolds measures the
+// heap: the count is within 10% of it, and never below.
 class org_order_book {
  public:
   explicit org_order_book(order_book_limits limits = {}) : limits_(limits) {
-    if (limits_.max_org_bytes > limits_.max_bytes)
-      throw std::invalid_argument("org_order_book: max_org_bytes above max_bytes");
+    if (limits_.max_client_bytes > limits_.max_bytes)
+      throw std::invalid_argument("org_order_book: max_client_bytes above max_bytes");
   }
 
-  // The order placed, and its place in the organisation's book (a cursor that starts there).
-  std::pair<org_order, std::size_t> place(const std::string& org, org_order_request in) {
+  // The order placed for `org` by `client`, and its place in the organisation's book (a
+  // cursor that starts there).
+  std::pair<org_order, std::size_t> place(const std::string& org, std::string_view client,
+                                          org_order_request in) {
     auto placed = std::make_unique<org_order>(org_order{
         {}, org, std::move(in.sku), in.quantity, std::move(in.email), std::move(in.deliver_by),
         std::move(in.note)});
     std::lock_guard lock(mutex_);
-    placed->id = org + "-" + std::to_string(++last_id_);
-    std::size_t cost = order_footprint(*placed);
-    auto it = books_.find(org);
-    std::size_t opening = it == books_.end() ? organisation_footprint(org) : 0;
-    std::size_t held = it == books_.end() ? 0 : it->second.bytes;
-    if (held + opening + cost > limits_.max_org_bytes)
-      throw http_error(507, "organisation " + org + " holds the most this example keeps for one (" +
-                                std::to_string(limits_.max_org_bytes) + " bytes of orders)");
-    // Made the most recent first, so that the room is made from the others: within its
-    // share, it fits once they are all forgotten (max_org_bytes <= max_bytes).
-    if (it != books_.end()) recency_.splice(recency_.end(), recency_, it->second.recency);
-    while (bytes_ + opening + cost > limits_.max_bytes) forget_least_recent();
-    if (it == books_.end()) it = open(org, opening);
-    org_book& book = it->second;
-    book.orders.push_back(std::move(placed));
-    book.bytes += cost;
+    placed->id = org + "-" + std::to_string(last_id_ + 1);
+    auto book = books_.find(org);
+    auto share = clients_.find(client);
+    std::size_t cost = order_footprint(*placed) +
+                       (book == books_.end() ? organisation_footprint(org) : 0) +
+                       (share == clients_.end() ? client_footprint(client) : 0);
+    std::size_t held = share == clients_.end() ? 0 : share->second;
+    if (held + cost > limits_.max_client_bytes)
+      throw http_error(507, "the orders this client placed hold the most this example keeps "
+                            "for one client (" + std::to_string(limits_.max_client_bytes) + " bytes)");
+    if (bytes_ + cost > limits_.max_bytes)
+      throw http_error(507, "the order book holds the most this example keeps (" +
+                                std::to_string(limits_.max_bytes) + " bytes of orders)");
+    ++last_id_;
+    if (book == books_.end()) book = books_.emplace(org, book_orders{}).first;
+    if (share == clients_.end()) share = clients_.emplace(std::string(client), 0).first;
+    share->second += cost;
     bytes_ += cost;
-    return {*book.orders.back(), book.orders.size() - 1};
+    book->second.push_back(std::move(placed));
+    return {*book->second.back(), book->second.size() - 1};
   }
 
-  // The page from `start`, and its ETag: the organisation's generation (a new one each time
-  // it is opened, after being forgotten too), its order count and the page's place, which
-  // change exactly when the page's content does (orders are only ever appended).
+  // The page from `start`, and its ETag: the organisation's order count and the page's place,
+  // which change exactly when the page's content does (orders are only ever appended).
   order_page page(const std::string& org, std::size_t start, std::size_t limit,
                   std::string& etag) const {
     std::lock_guard lock(mutex_);
     order_page out;
     auto it = books_.find(org);
-    std::size_t count = it == books_.end() ? 0 : it->second.orders.size();
+    std::size_t count = it == books_.end() ? 0 : it->second.size();
     for (std::size_t i = start; i < count && out.orders.size() < limit; ++i)
-      out.orders.push_back(*it->second.orders[i]);
+      out.orders.push_back(*it->second[i]);
     if (start + out.orders.size() < count)
       out.next_cursor = static_cast<std::uint32_t>(start + out.orders.size());
-    std::uint64_t generation = it == books_.end() ? 0 : it->second.generation;
-    etag = "\"" + std::to_string(generation) + "." + std::to_string(count) + "." +
-           std::to_string(start) + "." + std::to_string(limit) + "\"";
+    etag = "\"" + std::to_string(count) + "." + std::to_string(start) + "." +
+           std::to_string(limit) + "\"";
     return out;
   }
 
@@ -262,48 +265,31 @@ class org_order_book {
   }
 
  private:
-  // Organisations' names (the map's keys, which stay put), least recently written first.
-  using recency_list = std::list<const std::string*>;
+  using book_orders = std::vector<std::unique_ptr<org_order>>;  // oldest first
+  using book_map = std::map<std::string, book_orders, std::less<>>;
+  using share_map = std::map<std::string, std::size_t, std::less<>>;
 
-  struct org_book {
-    std::vector<std::unique_ptr<org_order>> orders;  // oldest first
-    std::size_t bytes = 0;                           // counted: this and every order
-    std::uint64_t generation = 0;
-    recency_list::iterator recency;                  // its place in recency_
-  };
-  using book_map = std::map<std::string, org_book, std::less<>>;
-
-  // What an organisation costs before its orders: its map node (the tree's four words and
-  // the entry), its name's heap, its node in recency_ and the vector's buffer header.
-  static std::size_t organisation_footprint(const std::string& name) noexcept {
-    return heap_chunk(4 * sizeof(void*) + sizeof(book_map::value_type)) + heap_bytes(name) +
-           heap_chunk(3 * sizeof(void*)) + heap_chunk(0);
+  // A map node: the tree's four words and the entry, plus the heap of its key.
+  template <class Map>
+  static std::size_t node_footprint(std::string_view key) noexcept {
+    std::size_t key_heap = key.size() < 16 ? 0 : heap_chunk(key.size() + 1);
+    return heap_chunk(4 * sizeof(void*) + sizeof(typename Map::value_type)) + key_heap;
   }
-
-  book_map::iterator open(const std::string& org, std::size_t opening) {
-    auto it = books_.emplace(org, org_book{}).first;
-    it->second.bytes = opening;
-    it->second.generation = ++last_generation_;
-    it->second.recency = recency_.insert(recency_.end(), &it->first);
-    bytes_ += opening;
-    return it;
+  // An organisation before its orders: its node, charged to the client that opened it.
+  static std::size_t organisation_footprint(std::string_view name) noexcept {
+    return node_footprint<book_map>(name);
   }
-
-  // Forgets the organisation written least recently, and every order it held.
-  void forget_least_recent() {
-    auto oldest = books_.find(*recency_.front());
-    bytes_ -= oldest->second.bytes;
-    recency_.pop_front();
-    books_.erase(oldest);
+  // A client's share's own node.
+  static std::size_t client_footprint(std::string_view client) noexcept {
+    return node_footprint<share_map>(client);
   }
 
   order_book_limits limits_;
   mutable std::mutex mutex_;  // guards everything below
   book_map books_;
-  recency_list recency_;  // every organisation of books_, least recently written first
-  std::size_t bytes_ = 0;                  // invariant: the sum of every org_book::bytes
+  share_map clients_;  // bytes each client's orders hold (with what they opened)
+  std::size_t bytes_ = 0;  // invariant: the sum of clients_'s values
   std::uint64_t last_id_ = 0;
-  std::uint64_t last_generation_ = 0;
 };
 
 // Registers POST /v1/commerce/orders on `scope` (an application or a group). Order ids
@@ -325,7 +311,8 @@ inline void add_order_routes(app::route_scope& scope) {
   auto book = std::make_shared<org_order_book>();
   scope.post<place_org_order, org_order>(
       "/v1/orgs/{org}/orders", [book](app::context& ctx, place_org_order in) {
-        auto [placed, position] = book->place(in.org, std::move(in.order));
+        auto [placed, position] =
+            book->place(in.org, app::client_address(ctx, {}), std::move(in.order));
         ctx.response().header("Location", "/v1/orgs/" + in.org + "/orders?cursor=" +
                                               std::to_string(position) + "&limit=1");
         return placed;

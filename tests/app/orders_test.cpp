@@ -149,10 +149,11 @@ org_order_request largest_order() {
           "2026-12-31", note};
 }
 
-// Places `in` for `org`; the status of the http_error when it is refused, 201 when taken.
-int place_status(book& b, const std::string& org, org_order_request in) {
+// Places `in` for `org` as `client`; the status of the http_error when it is refused, 201 when taken.
+int place_status(book& b, const std::string& org, const std::string& client,
+                 org_order_request in) {
   try {
-    b.place(org, std::move(in));
+    b.place(org, client, std::move(in));
     return 201;
   } catch (const waypoint::http_error& e) {
     return e.status();
@@ -175,58 +176,76 @@ TEST(OrderBook, TheLargestOrderIsCountedAsTheHeapHoldsIt) {
   EXPECT_GT(book::order_footprint(o), 1675u);  // the estimate left out the heap's own
 }
 
-// One tenant at its share is refused (507 naming it); another tenant's first order is still
-// taken, and so are the full tenant's pages.
-TEST(OrderBook, ATenantFillingItsShareLeavesAnotherTenantsFirstOrder) {
-  book b({.max_bytes = 256 * 1024, .max_org_bytes = 64 * 1024});
+// A client at its share is refused (507 naming the client's share), whichever organisation
+// it writes to; another client's order to the same organisation is still taken (a stranger
+// cannot fill a tenant's book to lock it out), and the full client's orders stay readable.
+TEST(OrderBook, AClientAtItsShareIsRefusedAndAnotherClientIsNot) {
+  book b({.max_bytes = 256 * 1024, .max_client_bytes = 64 * 1024});
   std::size_t taken = 0;
-  while (place_status(b, "full", small_order()) == 201) ++taken;
+  while (place_status(b, "acme", "10.0.0.1", small_order()) == 201) ++taken;
   EXPECT_GT(taken, 200u);
-  try {
-    b.place("full", small_order());
-    FAIL() << "an order past the organisation's share was kept";
-  } catch (const waypoint::http_error& e) {
-    EXPECT_EQ(e.status(), 507);
-    EXPECT_NE(std::string(e.detail()).find("full"), std::string::npos) << e.detail();
+  for (const char* org : {"acme", "another"}) {
+    try {
+      b.place(org, "10.0.0.1", small_order());
+      ADD_FAILURE() << "an order past the client's share was kept, for " << org;
+    } catch (const waypoint::http_error& e) {
+      EXPECT_EQ(e.status(), 507);
+      EXPECT_NE(std::string(e.detail()).find("for one client"), std::string::npos) << e.detail();
+    }
   }
-  EXPECT_EQ(place_status(b, "another", small_order()), 201);
+  EXPECT_EQ(place_status(b, "acme", "10.0.0.2", small_order()), 201);
   std::string etag;
-  EXPECT_EQ(b.page("full", taken - 1, 20, etag).orders.size(), 1u);
+  EXPECT_EQ(b.page("acme", taken - 1, 20, etag).orders.size(), 2u);
   EXPECT_LE(b.bytes(), b.limits().max_bytes);
 }
 
 // The flood: 1,000 organisations made with one order each locked every new one out
-// until a restart. Any number of organisations, each at its share, leave a new one's first
-// order taken; the counted bytes never pass the cap; the organisations written least recently
-// are the ones forgotten, and one forgotten and opened again is a new book (its ETag too).
-TEST(OrderBook, NoFloodOfOrganisationsLocksANewOneOutOrPassesTheCap) {
-  book b({.max_bytes = 256 * 1024, .max_org_bytes = 16 * 1024});
-  std::string etag_before;
-  b.place("first", small_order());
-  b.page("first", 0, 20, etag_before);
-  for (int org = 0; org < 3000; ++org) {
-    std::string name = "flood-" + std::to_string(org);
-    ASSERT_EQ(place_status(b, name, small_order()), 201) << name << "'s first order";
-    ASSERT_LE(b.bytes(), b.limits().max_bytes) << "after " << name;
-    if (org % 100 == 0) {  // every hundredth at its share
-      while (place_status(b, name, largest_order()) == 201) {
-        ASSERT_LE(b.bytes(), b.limits().max_bytes);
+// until a restart. One client making organisations at will is stopped at its share; another
+// client's first order to a new organisation is taken; nothing taken is ever dropped.
+TEST(OrderBook, AFloodOfOrganisationsFromOneClientLocksNoOtherOut) {
+  book b({.max_bytes = 256 * 1024, .max_client_bytes = 32 * 1024});
+  ASSERT_EQ(place_status(b, "first", "10.0.0.9", small_order()), 201);
+  int made = 0;
+  while (made < 3000 && place_status(b, "flood-" + std::to_string(made), "10.0.0.1",
+                                     small_order()) == 201)
+    ++made;
+  EXPECT_GT(made, 50);
+  EXPECT_LT(made, 3000) << "the flooding client was never stopped";
+  EXPECT_EQ(place_status(b, "new", "10.0.0.2", small_order()), 201);
+  std::string etag;
+  EXPECT_EQ(b.page("first", 0, 20, etag).orders.size(), 1u);
+  EXPECT_EQ(b.page("flood-0", 0, 20, etag).orders.size(), 1u);
+  EXPECT_LE(b.bytes(), b.limits().max_bytes);
+}
+
+// The book is full only once many clients have filled their shares: then every new order is
+// refused (507 naming the book), the count stays under the cap, and what was taken stays.
+TEST(OrderBook, FullOnlyWhenManyClientsFillItAndThenDropsNothing) {
+  book b({.max_bytes = 128 * 1024, .max_client_bytes = 16 * 1024});
+  int client = 0;
+  int refused_for_the_book = 0;
+  for (; client < 64 && refused_for_the_book == 0; ++client) {
+    std::string who = "10.0.1." + std::to_string(client);
+    for (;;) {
+      try {
+        b.place("org-" + std::to_string(client), who, largest_order());
+      } catch (const waypoint::http_error& e) {
+        ASSERT_EQ(e.status(), 507);
+        if (std::string(e.detail()).find("for one client") == std::string::npos)
+          ++refused_for_the_book;
+        break;
       }
     }
   }
-  EXPECT_GT(b.bytes(), b.limits().max_bytes * 3 / 4) << "the cap is used, not just respected";
+  EXPECT_GE(client, 7) << "full before the clients had used their shares";
+  EXPECT_EQ(refused_for_the_book, 1) << "never full";
+  EXPECT_LE(b.bytes(), b.limits().max_bytes);
   std::string etag;
-  EXPECT_TRUE(b.page("flood-0", 0, 20, etag).orders.empty()) << "the least recent is forgotten";
-  EXPECT_EQ(b.page("flood-2999", 0, 20, etag).orders.size(), 1u) << "the most recent is kept";
-  auto [again, position] = b.place("first", small_order());
-  EXPECT_EQ(position, 0u) << "a forgotten organisation starts a new book";
-  std::string etag_after;
-  b.page("first", 0, 20, etag_after);
-  EXPECT_NE(etag_after, etag_before) << "a 304 must not answer for the forgotten book's page";
+  EXPECT_FALSE(b.page("org-0", 0, 20, etag).orders.empty()) << "an order taken was dropped";
 }
 
 // The counted bytes are the heap's: filling the default book to its cap with the largest
-// orders (and on past it, forgetting organisations) grows the heap by no more than the cap,
+// orders grows the heap by no more than the cap,
 // and the count is close to what the heap holds (not a bound met by counting generously).
 TEST(OrderBook, HoldsNoMoreHeapThanItsCapAndCountsWhatItHolds) {
 #if defined(__SANITIZE_ADDRESS__)
@@ -246,17 +265,23 @@ TEST(OrderBook, HoldsNoMoreHeapThanItsCapAndCountsWhatItHolds) {
     std::vector<std::string> orgs;
     for (int i = 0; i < 200; ++i) orgs.push_back(std::string(28, 'o') + std::to_string(1000 + i));
     std::size_t peak = 0;
+    int taken = 0;
+    // 200 clients, one organisation each, until the book is full.
     for (int i = 0; i < 60'000; ++i) {
-      ASSERT_EQ(place_status(b, orgs[static_cast<std::size_t>(i) % orgs.size()], largest_order()), 201);
+      std::size_t k = static_cast<std::size_t>(i) % orgs.size();
+      if (place_status(b, orgs[k], "client-" + std::to_string(k), largest_order()) != 201) break;
+      ++taken;
       if (i % 1000 == 999) peak = std::max(peak, heap_in_use() - before);
     }
+    EXPECT_GT(taken, 30'000);
     std::size_t held = heap_in_use() - before;
     EXPECT_LE(b.bytes(), b.limits().max_bytes);
     EXPECT_LE(peak, b.limits().max_bytes) << "the heap grew past the cap";
     EXPECT_GE(b.bytes(), held - held / 10) << "counted " << b.bytes() << ", held " << held;
     org_order_request shortest{"AB", 1, "a@example.com", {}, {}};
-    waypoint::examples::org_order smallest = b.place("acme", shortest).first;
-    waypoint::examples::org_order largest = b.place(std::string(32, 'z'), largest_order()).first;
+    book room;
+    waypoint::examples::org_order smallest = room.place("acme", "a", shortest).first;
+    waypoint::examples::org_order largest = room.place(std::string(32, 'z'), "a", largest_order()).first;
     std::printf("the default book, full of the largest orders: %zu bytes counted, %zu held; "
                 "an order of the largest: %zu bytes, of the smallest: %zu bytes\n",
                 b.bytes(), held, book::order_footprint(largest), book::order_footprint(smallest));
