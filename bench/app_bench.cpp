@@ -8,9 +8,9 @@
 // implements support/alloc_counter.hpp at the malloc level, so operator new and
 // direct malloc calls are counted alike.
 #include <waypoint/app/async.hpp>
-#include <waypoint/app/cose.hpp>
-#include <waypoint/app/json.hpp>
-#include <waypoint/app/mcp.hpp>
+#include <waypoint/app/security/cose.hpp>
+#include <waypoint/app/typed/json.hpp>
+#include <waypoint/app/documents/mcp.hpp>
 #include <waypoint/app/serve.hpp>
 #include <waypoint/beast/router_dispatch.hpp>
 
@@ -272,7 +272,7 @@ BENCHMARK_CAPTURE(BM_RecordWriteCodec, json, codec::json);
 BENCHMARK_CAPTURE(BM_RecordWriteCodec, cbor, codec::cbor);
 BENCHMARK_CAPTURE(BM_RecordWriteCodec, cose, codec::cose);
 
-// The same route called as a Model Context Protocol tool (waypoint/app/mcp.hpp): the JSON-RPC
+// The same route called as a Model Context Protocol tool (waypoint/app/documents/mcp.hpp): the JSON-RPC
 // message parsed, the REST request built and run through async_handle, its answer wrapped.
 void BM_TypedPostAsTool(benchmark::State& state) {
   app::application application;

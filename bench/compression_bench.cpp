@@ -4,7 +4,7 @@
 // size as a fraction of the body (`ratio`) and the bytes of body per second (BENCHMARKS.md
 // §18).
 #include <waypoint/app/all.hpp>
-#include <waypoint/app/compression.hpp>
+#include <waypoint/app/content/compression.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -3,7 +3,7 @@
 // consumed as read_form would (data summed, fields' headers read). Two shapes: one part of
 // 10 MB (the scan for the delimiter dominates) and 1000 small fields (the per-part header
 // parsing dominates). Bytes per second are the body's.
-#include <waypoint/app/form_parser.hpp>
+#include <waypoint/app/content/form_parser.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -5,8 +5,8 @@
 // loop never reaches, so every request takes a token and is let through. Wall time, not CPU
 // time: the Redis row's thread spends most of its request waiting for the answer.
 #include <waypoint/app/application.hpp>
-#include <waypoint/app/rate_limit.hpp>
-#include <waypoint/app/redis_rate_limit_store.hpp>
+#include <waypoint/app/security/rate_limit.hpp>
+#include <waypoint/app/security/redis_rate_limit_store.hpp>
 
 #include <benchmark/benchmark.h>
 #include <alloc_counter.hpp>

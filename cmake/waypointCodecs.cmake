@@ -1,4 +1,4 @@
-# The compression libraries waypoint::app links privately (src/app/compression.cpp): zlib
+# The compression libraries waypoint::app links privately (src/app/content/compression.cpp): zlib
 # (gzip), libbrotli (br) and libzstd (zstd). Used by the build and, installed beside
 # waypointConfig.cmake, by consumers of the static library, which must link them too. zlib
 # comes from CMake's FindZLIB; Debian's libbrotli-dev ships no CMake package and its

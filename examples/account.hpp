@@ -9,8 +9,8 @@
 #pragma once
 
 #include <waypoint/app/application.hpp>
-#include <waypoint/app/auth.hpp>
-#include <waypoint/app/json.hpp>
+#include <waypoint/app/security/auth.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include <openssl/crypto.h>
 

@@ -7,7 +7,7 @@
 #pragma once
 
 #include <waypoint/app/application.hpp>
-#include <waypoint/app/child_service.hpp>
+#include <waypoint/app/services/child_service.hpp>
 
 #include <unistd.h>
 

@@ -13,11 +13,11 @@
 // tool of the parent's (example.greet) once the child has started.
 #include "streams.hpp"
 
-#include <waypoint/app/json.hpp>
-#include <waypoint/app/mcp.hpp>
-#include <waypoint/app/openapi.hpp>
+#include <waypoint/app/typed/json.hpp>
+#include <waypoint/app/documents/mcp.hpp>
+#include <waypoint/app/documents/openapi.hpp>
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/websocket.hpp>
+#include <waypoint/app/realtime/websocket.hpp>
 
 #include <unistd.h>
 

@@ -10,9 +10,9 @@
 //
 // Prints "waypoint-file-server: serving DIR on http://ADDR:PORT" once it listens; stops
 // gracefully on SIGINT or SIGTERM.
-#include <waypoint/app/compression.hpp>
+#include <waypoint/app/content/compression.hpp>
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/static_files.hpp>
+#include <waypoint/app/content/static_files.hpp>
 #include <waypoint/beast/server.hpp>
 
 #include <cstdlib>

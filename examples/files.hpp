@@ -4,8 +4,8 @@
 // binary serves them from anywhere, with no file on disk.
 #pragma once
 
-#include <waypoint/app/security_headers.hpp>
-#include <waypoint/app/static_files.hpp>
+#include <waypoint/app/security/security_headers.hpp>
+#include <waypoint/app/content/static_files.hpp>
 #include <waypoint/embedded/www.hpp>
 
 #include <ostream>

@@ -25,15 +25,15 @@
 #include "streams.hpp"
 #include "websocket_echo.hpp"
 
-#include <waypoint/app/compression.hpp>
-#include <waypoint/app/cose.hpp>
-#include <waypoint/app/mcp.hpp>
+#include <waypoint/app/content/compression.hpp>
+#include <waypoint/app/security/cose.hpp>
+#include <waypoint/app/documents/mcp.hpp>
 #include <waypoint/app/middleware.hpp>
-#include <waypoint/app/openapi.hpp>
+#include <waypoint/app/documents/openapi.hpp>
 #if WAYPOINT_GATEWAY_REDIS
-#include <waypoint/app/redis_rate_limit_store.hpp>
-#include <waypoint/app/redis_session_store.hpp>
-#include <waypoint/app/redis_topic_broker.hpp>
+#include <waypoint/app/security/redis_rate_limit_store.hpp>
+#include <waypoint/app/security/redis_session_store.hpp>
+#include <waypoint/app/realtime/redis_topic_broker.hpp>
 #endif
 #include <waypoint/app/serve.hpp>
 #include <waypoint/beast/server.hpp>

@@ -7,10 +7,10 @@
 // with_operations() on its server options and metrics->watch() on its server.
 #pragma once
 
-#include <waypoint/app/health.hpp>
-#include <waypoint/app/metrics.hpp>
+#include <waypoint/app/operations/health.hpp>
+#include <waypoint/app/operations/metrics.hpp>
 #include <waypoint/app/middleware.hpp>
-#include <waypoint/app/trace_context.hpp>
+#include <waypoint/app/operations/trace_context.hpp>
 #include <waypoint/beast/server.hpp>
 
 #include <unistd.h>

@@ -4,7 +4,7 @@
 //   waypoint::examples::add_order_routes(app);
 //
 // POST /v1/commerce/orders (below), and an order book per organisation whose inputs come from
-// the path, the query and headers as well as the body (waypoint/app/inputs.hpp):
+// the path, the query and headers as well as the body (waypoint/app/typed/inputs.hpp):
 //
 //   $ org=localhost:8080/v1/orgs/acme/orders; json='Content-Type: application/json'
 //   $ curl -i $org -H "$json" -d '{"sku":"KB-101","quantity":2,"email":"ada@example.com"}'  # 201
@@ -39,8 +39,8 @@
 // SOLD-OUT and FAULTY stand in for an inventory that refuses and one that fails.
 #pragma once
 
-#include <waypoint/app/forwarded.hpp>
-#include <waypoint/app/json.hpp>
+#include <waypoint/app/operations/forwarded.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include <algorithm>
 #include <atomic>

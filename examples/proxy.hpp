@@ -10,7 +10,7 @@
 #pragma once
 
 #include <waypoint/app/async.hpp>
-#include <waypoint/app/upstream.hpp>
+#include <waypoint/app/services/upstream.hpp>
 
 #include <atomic>
 #include <memory>

@@ -7,7 +7,7 @@
 //       "region":"eu","note":null}'
 #pragma once
 
-#include <waypoint/app/json.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include <atomic>
 #include <cstdint>

@@ -16,14 +16,14 @@
 #include "account.hpp"
 
 #include <waypoint/app/application.hpp>
-#include <waypoint/app/csrf.hpp>
+#include <waypoint/app/security/csrf.hpp>
 #include <waypoint/app/http_error.hpp>
-#include <waypoint/app/inputs.hpp>
-#include <waypoint/app/json.hpp>
-#include <waypoint/app/jwt.hpp>
-#include <waypoint/app/rate_limit.hpp>
+#include <waypoint/app/typed/inputs.hpp>
+#include <waypoint/app/typed/json.hpp>
+#include <waypoint/app/security/jwt.hpp>
+#include <waypoint/app/security/rate_limit.hpp>
 #include <waypoint/app/route_doc.hpp>
-#include <waypoint/app/sessions.hpp>
+#include <waypoint/app/security/sessions.hpp>
 
 #include <openssl/rand.h>
 #include <unistd.h>

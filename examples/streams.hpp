@@ -11,10 +11,10 @@
 #pragma once
 
 #include <waypoint/app/async.hpp>
-#include <waypoint/app/event_stream.hpp>
-#include <waypoint/app/forms.hpp>
+#include <waypoint/app/content/event_stream.hpp>
+#include <waypoint/app/content/forms.hpp>
 #include <waypoint/app/http_error.hpp>
-#include <waypoint/app/resource_limits.hpp>
+#include <waypoint/app/operations/resource_limits.hpp>
 
 #include <openssl/evp.h>
 #include <stdlib.h>

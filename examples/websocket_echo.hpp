@@ -6,9 +6,9 @@
 //   $ /usr/bin/python3 -m websockets ws://127.0.0.1:8080/v1/echo      # type a line, get it back
 #pragma once
 
-#include <waypoint/app/phoenix.hpp>
-#include <waypoint/app/topics.hpp>
-#include <waypoint/app/websocket.hpp>
+#include <waypoint/app/realtime/phoenix.hpp>
+#include <waypoint/app/realtime/topics.hpp>
+#include <waypoint/app/realtime/websocket.hpp>
 
 #include <chrono>
 #include <cstddef>

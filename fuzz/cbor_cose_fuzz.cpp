@@ -1,5 +1,5 @@
 // libFuzzer target for the bodies typed routes read before any handler: CBOR through the
-// strict reader (src/app/cbor_json.ipp) and COSE messages through keyring::open (cose.hpp).
+// strict reader (src/app/typed/cbor_json.ipp) and COSE messages through keyring::open (cose.hpp).
 // The first byte picks the path, so one corpus holds both; the seeds are valid messages made
 // with the keys below (fuzz/corpus/fuzz_cbor_cose/), which mutation turns into near misses.
 // Properties:
@@ -9,9 +9,9 @@
 //     else escapes.
 #include "check.hpp"
 
-#include "cbor_json.ipp"
+#include "app/typed/cbor_json.ipp"
 
-#include <waypoint/app/cose.hpp>
+#include <waypoint/app/security/cose.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -34,10 +34,10 @@
 #include "check.hpp"
 #include "worker.hpp"
 
-#include <waypoint/app/event_stream.hpp>
+#include <waypoint/app/content/event_stream.hpp>
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/static_files.hpp>
-#include <waypoint/app/websocket.hpp>
+#include <waypoint/app/content/static_files.hpp>
+#include <waypoint/app/realtime/websocket.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>

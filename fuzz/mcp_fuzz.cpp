@@ -1,4 +1,4 @@
-// libFuzzer target for POST /mcp (src/app/mcp.cpp): a JSON-RPC message, plain or gzipped,
+// libFuzzer target for POST /mcp (src/app/documents/mcp.cpp): a JSON-RPC message, plain or gzipped,
 // through the application in process (application::respond), with the compression layer in
 // front and typed routes as tools (a path, a header, a query list, a cookie, a conditional
 // read, a flattened body and a nested one).
@@ -17,10 +17,10 @@
 //   - a 400 or 413 is an error; a tools/call result has its content array.
 #include "check.hpp"
 
-#include <waypoint/app/compression.hpp>
-#include <waypoint/app/inputs.hpp>
-#include <waypoint/app/json.hpp>
-#include <waypoint/app/mcp.hpp>
+#include <waypoint/app/content/compression.hpp>
+#include <waypoint/app/typed/inputs.hpp>
+#include <waypoint/app/typed/json.hpp>
+#include <waypoint/app/documents/mcp.hpp>
 
 #include <nlohmann/json.hpp>
 #include <zlib.h>

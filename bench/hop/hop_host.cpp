@@ -13,9 +13,9 @@
 //                           --tcp-child http://127.0.0.1:8091
 // prints "waypoint-hop-host: 8 routes on http://127.0.0.1:PORT" (the line bench/load's
 // harness reads) once the unix child is ready, and stops on SIGTERM, its child after it.
-#include <waypoint/app/child_service.hpp>
+#include <waypoint/app/services/child_service.hpp>
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/upstream.hpp>
+#include <waypoint/app/services/upstream.hpp>
 
 #include <unistd.h>
 

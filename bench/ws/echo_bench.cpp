@@ -11,7 +11,7 @@
 #include "ws_bench.hpp"
 
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/websocket.hpp>
+#include <waypoint/app/realtime/websocket.hpp>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>

@@ -25,8 +25,8 @@
 #include "ws_bench.hpp"
 
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/topics.hpp>
-#include <waypoint/app/websocket.hpp>
+#include <waypoint/app/realtime/topics.hpp>
+#include <waypoint/app/realtime/websocket.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>

@@ -3,7 +3,7 @@
 // deferred response finished by another thread, a deadline, and the server on an
 // io_context this program owns and runs. Compiled by tests/docs/check.
 #include <waypoint/app/all.hpp>
-#include <waypoint/app/upstream.hpp>
+#include <waypoint/app/services/upstream.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>

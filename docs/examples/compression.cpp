@@ -2,7 +2,7 @@
 // report compressed as it goes, and a route whose uploads may arrive gzip'd. Compiled by
 // tests/docs/check.
 #include <waypoint/app/all.hpp>
-#include <waypoint/app/compression.hpp>
+#include <waypoint/app/content/compression.hpp>
 
 #include <cstdint>
 #include <string>

@@ -2,8 +2,8 @@
 // encrypted session cookie and a signed preference, pages that read them back, and the
 // security headers layer around everything. Compiled by tests/docs/check.
 #include <waypoint/app/all.hpp>
-#include <waypoint/app/cookies.hpp>
-#include <waypoint/app/security_headers.hpp>
+#include <waypoint/app/security/cookies.hpp>
+#include <waypoint/app/security/security_headers.hpp>
 
 #include <chrono>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 // waypoint_embed_directory() at build time and served with the rules of a directory on disk.
 // Compiled by tests/docs/check, which embeds a directory under the name the include asks for.
 #include <waypoint/app/all.hpp>
-#include <waypoint/app/static_files.hpp>
+#include <waypoint/app/content/static_files.hpp>
 #include <waypoint/embedded/site.hpp>  // generated: waypoint::embedded::site()
 
 namespace app = waypoint::app;

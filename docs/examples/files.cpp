@@ -2,7 +2,7 @@
 // page at the root below every API route, and a handler of its own that answers with a
 // file body (sent with sendfile, never read into memory). Compiled by tests/docs/check.
 #include <waypoint/app/all.hpp>
-#include <waypoint/app/static_files.hpp>
+#include <waypoint/app/content/static_files.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>

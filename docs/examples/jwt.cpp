@@ -2,7 +2,7 @@
 // read from the identity provider's JWK Set at start and again every five minutes, and
 // handlers that read the verified claims. Compiled by tests/docs/check.
 #include <waypoint/app/all.hpp>
-#include <waypoint/app/jwt.hpp>
+#include <waypoint/app/security/jwt.hpp>
 
 #include <chrono>
 #include <condition_variable>

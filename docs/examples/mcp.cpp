@@ -1,6 +1,6 @@
 // docs/framework.md's Model Context Protocol example, compiled by tests/docs/check.
 #include <waypoint/app/all.hpp>
-#include <waypoint/app/mcp.hpp>
+#include <waypoint/app/documents/mcp.hpp>
 
 #include <cstdint>
 #include <string>

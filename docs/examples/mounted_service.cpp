@@ -1,7 +1,7 @@
 // A service in its own process, mounted at a prefix, as docs/server.md shows it: started at
 // the first request, stopped after five idle minutes, reloaded by SIGHUP, stopped after the
 // drain. Compiled by tests/docs/check.
-#include <waypoint/app/child_service.hpp>
+#include <waypoint/app/services/child_service.hpp>
 #include <waypoint/app/serve.hpp>
 
 #include <chrono>

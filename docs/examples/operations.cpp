@@ -2,7 +2,7 @@
 // liveness and readiness with a drain grace, Prometheus metrics, the JSON access log and
 // W3C trace context, forwarded to an upstream. Compiled by tests/docs/check.
 #include <waypoint/app/all.hpp>
-#include <waypoint/app/upstream.hpp>
+#include <waypoint/app/services/upstream.hpp>
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 // Streaming, as docs/files.md shows it: an upload read as it arrives, a response written in
 // chunks with a trailer, and server-sent events. Compiled by tests/docs/check.
 #include <waypoint/app/all.hpp>
-#include <waypoint/app/event_stream.hpp>
+#include <waypoint/app/content/event_stream.hpp>
 
 #include <array>
 #include <chrono>

@@ -2,7 +2,7 @@
 // on a hub whose broker is Redis, so that every instance started with the same REDIS_HOST
 // serves the same rooms. Compiled by tests/docs/check (linked with waypoint::app_redis).
 #include <waypoint/app/all.hpp>
-#include <waypoint/app/redis_topic_broker.hpp>
+#include <waypoint/app/realtime/redis_topic_broker.hpp>
 #include <waypoint/app/serve.hpp>
 
 #include <cstdlib>

@@ -3,7 +3,7 @@
 #include "waypoint/app/application.hpp"
 
 #include "waypoint/app/middleware.hpp"
-#include "waypoint/app/websocket.hpp"
+#include "waypoint/app/realtime/websocket.hpp"
 
 #include "waypoint/beast/adapter.hpp"
 #include "waypoint/json_string.hpp"

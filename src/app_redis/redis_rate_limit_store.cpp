@@ -1,6 +1,6 @@
-// The Redis rate limit store (waypoint/app/redis_rate_limit_store.hpp): GCRA in one Lua
+// The Redis rate limit store (waypoint/app/security/redis_rate_limit_store.hpp): GCRA in one Lua
 // script, run by EVALSHA on the pool shared with the other Redis stores.
-#include "waypoint/app/redis_rate_limit_store.hpp"
+#include "waypoint/app/security/redis_rate_limit_store.hpp"
 
 #include "redis_connection_pool.hpp"
 

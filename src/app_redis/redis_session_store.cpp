@@ -1,6 +1,6 @@
-// The Redis session store (waypoint/app/redis_session_store.hpp): one command per call on
+// The Redis session store (waypoint/app/security/redis_session_store.hpp): one command per call on
 // the pool shared with the other Redis stores (redis_connection_pool.hpp).
-#include "waypoint/app/redis_session_store.hpp"
+#include "waypoint/app/security/redis_session_store.hpp"
 
 #include "redis_connection_pool.hpp"
 

@@ -1,4 +1,4 @@
-// The Redis topic broker (waypoint/app/redis_topic_broker.hpp): the frame every instance
+// The Redis topic broker (waypoint/app/realtime/redis_topic_broker.hpp): the frame every instance
 // publishes on the shared channel, the publisher thread draining a bounded queue through the
 // connection pool, and the subscriber thread reading the subscribing connection.
 //
@@ -6,7 +6,7 @@
 // eventfd that stop() writes, so that stopping never waits on Redis, and so that a silence
 // longer than the heartbeat can be told from a Redis that answers nothing (a PING, then a
 // second silence, and the connection is dropped and made again).
-#include "waypoint/app/redis_topic_broker.hpp"
+#include "waypoint/app/realtime/redis_topic_broker.hpp"
 
 #include "redis_connection_pool.hpp"
 

@@ -2,7 +2,7 @@
 // framework itself allocates nothing on a plain route (counts are exact, per thread).
 #include "app_test_support.hpp"
 
-#include <waypoint/app/json.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include <gtest/gtest.h>
 #include <alloc_counter.hpp>

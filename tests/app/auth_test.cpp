@@ -10,9 +10,9 @@
 
 #include "account.hpp"  // examples/: the gateway's --api-token layer
 
-#include <waypoint/app/auth.hpp>
+#include <waypoint/app/security/auth.hpp>
 #include <waypoint/app/context.hpp>
-#include <waypoint/app/jwt.hpp>
+#include <waypoint/app/security/jwt.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

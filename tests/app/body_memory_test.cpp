@@ -7,7 +7,7 @@
 #include "streams.hpp"
 
 #include "waypoint/app/serve.hpp"
-#include "waypoint/app/static_files.hpp"
+#include "waypoint/app/content/static_files.hpp"
 
 #include <gtest/gtest.h>
 

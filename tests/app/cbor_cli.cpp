@@ -6,7 +6,7 @@
 // JSON text is read as nlohmann::ordered_json, so members arrive in the order the driver
 // wrote them and the writer's sorting is what puts them in order.
 #include "hex_text.hpp"
-#include "cbor_json.ipp"
+#include "app/typed/cbor_json.ipp"
 
 #include <nlohmann/json.hpp>
 

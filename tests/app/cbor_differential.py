@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The typed routes' CBOR (src/app/cbor_json.ipp) against Debian's python3-cbor2.
+"""The typed routes' CBOR (src/app/typed/cbor_json.ipp) against Debian's python3-cbor2.
 
 cbor_cli (argv[1]) runs waypoint's writer and strict reader on lines. With a fixed seed, this
 driver generates a few thousand JSON documents (nested objects and arrays, keys of every

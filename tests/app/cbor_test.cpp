@@ -1,12 +1,12 @@
-// The typed routes' CBOR (src/app/cbor.hpp, cbor_json.ipp, private headers): the
+// The typed routes' CBOR (src/app/typed/cbor.hpp, cbor_json.ipp, private headers): the
 // deterministic encoding against RFC 8949 Appendix A byte for byte, every refusal of the strict
 // reader with its rule and byte offset, map keys sorted at every depth, and the same rules
 // through an application's typed routes. cbor_differential.py checks both directions against
 // python3-cbor2 on generated documents.
 #include "app_test_support.hpp"
-#include "cbor_json.ipp"
+#include "app/typed/cbor_json.ipp"
 
-#include <waypoint/app/json.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include "hex_text.hpp"
 

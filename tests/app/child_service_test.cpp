@@ -3,9 +3,9 @@
 // a real child process, tests/app/child_fixture.py, and forwarding through a real server.
 #include "loopback_client.hpp"
 
-#include <waypoint/app/child_service.hpp>
-#include <waypoint/app/mcp.hpp>
-#include <waypoint/app/openapi.hpp>
+#include <waypoint/app/services/child_service.hpp>
+#include <waypoint/app/documents/mcp.hpp>
+#include <waypoint/app/documents/openapi.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -6,8 +6,8 @@
 #include "../support/missing_tool.hpp"
 
 #include <waypoint/app/async.hpp>
-#include <waypoint/app/compression.hpp>
-#include <waypoint/app/event_stream.hpp>
+#include <waypoint/app/content/compression.hpp>
+#include <waypoint/app/content/event_stream.hpp>
 #include <waypoint/app/serve.hpp>
 
 #include <boost/asio/steady_timer.hpp>

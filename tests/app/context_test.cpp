@@ -2,7 +2,7 @@
 // request-scoped values, request ids and the response builder.
 #include "app_test_support.hpp"
 
-#include <waypoint/app/json.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 // (application_options::response_contract), and freeze() refuses a schema it cannot enforce.
 #include "app_test_support.hpp"
 
-#include <waypoint/app/json.hpp>
-#include <waypoint/app/schema.hpp>
+#include <waypoint/app/typed/json.hpp>
+#include <waypoint/app/typed/schema.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-// Cookies (waypoint/app/cookies.hpp): the Cookie fields read as browsers send them, Set-Cookie
+// Cookies (waypoint/app/security/cookies.hpp): the Cookie fields read as browsers send them, Set-Cookie
 // rendered and refused by rule, signed and encrypted values that open only unchanged, under
 // their own name and a held key; then curl's cookie jar and Python's requests.Session
 // against a loopback server, which must keep and send back what the server set.
 #include "loopback_client.hpp"
 #include "../support/missing_tool.hpp"
 
-#include <waypoint/app/cookies.hpp>
+#include <waypoint/app/security/cookies.hpp>
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 // first three, a PEM file's path for the others. Exit status: 0; 40 when open() refused
 // with 400 and 41 with 401 (the status and reason on stderr); 2 for a wrong command line.
 #include "hex_text.hpp"
-#include <waypoint/app/cose.hpp>
+#include <waypoint/app/security/cose.hpp>
 
 #include <cstdio>
 #include <fstream>

@@ -5,9 +5,9 @@
 // themselves are cose.hpp's, tested in cose_test.cpp and against other implementations.
 #include "app_test_support.hpp"
 
-#include <waypoint/app/cose.hpp>
-#include <waypoint/app/json.hpp>
-#include <waypoint/app/openapi.hpp>
+#include <waypoint/app/security/cose.hpp>
+#include <waypoint/app/typed/json.hpp>
+#include <waypoint/app/documents/openapi.hpp>
 
 #include <gtest/gtest.h>
 

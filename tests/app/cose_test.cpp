@@ -4,9 +4,9 @@
 // group's example vectors (tests/app/data/cose). Independent implementations are checked
 // against this code through cose_cli: cose_interop.py (python3-cryptography) and
 // tests/cose/interop.mjs (cose-js).
-#include <waypoint/app/cose.hpp>
+#include <waypoint/app/security/cose.hpp>
 
-#include "cbor.hpp"
+#include "app/typed/cbor.hpp"
 
 #include "hex_text.hpp"
 

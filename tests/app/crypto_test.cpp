@@ -2,7 +2,7 @@
 // HMAC-SHA-256 against RFC 4231, r ‖ s ↔ DER at the edges of DER's INTEGER, the P-256 check
 // against other curves and key types, PEM keys, signature checks, and OpenSSL's failures.
 // Each function must also leave the thread's OpenSSL error queue empty.
-#include "detail/crypto.hpp"
+#include "app/detail/crypto.hpp"
 
 #include "hex_text.hpp"
 

@@ -1,10 +1,10 @@
-// The CSRF layer (waypoint/app/csrf.hpp): every Sec-Fetch-Site value with every method,
+// The CSRF layer (waypoint/app/security/csrf.hpp): every Sec-Fetch-Site value with every method,
 // Origin against the Host (matching, another host or port or scheme, null, malformed),
 // trusted origins, requests with neither field, and the double-submit token (issued on the
 // first request, matched from a header or a form field, mismatched, missing).
 #include "app_test_support.hpp"
 
-#include <waypoint/app/csrf.hpp>
+#include <waypoint/app/security/csrf.hpp>
 
 #include <gtest/gtest.h>
 

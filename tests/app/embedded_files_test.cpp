@@ -2,7 +2,7 @@
 // against the directory it came from (every file, byte for byte, sorted for the lookup), then
 // the same directory served twice in one application, from disk and compiled in, and every
 // answer compared: what static_files.hpp promises is the same rules from either source.
-#include "waypoint/app/static_files.hpp"
+#include "waypoint/app/content/static_files.hpp"
 
 #include <waypoint/embedded/fixture.hpp>  // generated: tests/app/CMakeLists.txt
 

@@ -1,7 +1,7 @@
-// The form parsers (waypoint/app/form_parser.hpp) as tables, one row per rule: urlencoded
+// The form parsers (waypoint/app/content/form_parser.hpp) as tables, one row per rule: urlencoded
 // decoding, boundaries, filenames, and multipart bodies, each of which is also fed cut at
 // every byte and in single bytes, with the same outcome.
-#include "waypoint/app/form_parser.hpp"
+#include "waypoint/app/content/form_parser.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
-// Forms read from requests (waypoint/app/forms.hpp): read_form's fields and temporary files,
+// Forms read from requests (waypoint/app/content/forms.hpp): read_form's fields and temporary files,
 // multipart_reader part by part, what each refusal answers, in process and through a real
 // server with the body cut into pieces as the network delivers it.
 #include "loopback_client.hpp"
 
 #include <waypoint/app/async.hpp>
-#include <waypoint/app/forms.hpp>
-#include <waypoint/app/json.hpp>
-#include <waypoint/app/openapi.hpp>
+#include <waypoint/app/content/forms.hpp>
+#include <waypoint/app/typed/json.hpp>
+#include <waypoint/app/documents/openapi.hpp>
 #include <waypoint/app/serve.hpp>
 
 #include <boost/asio/write.hpp>

@@ -1,7 +1,7 @@
 // forwarded.hpp: trusted proxy ranges, and the client address behind them from RFC 7239
 // `Forwarded` and `X-Forwarded-For`, including chains a client has tried to forge.
 #include <waypoint/app/application.hpp>
-#include <waypoint/app/forwarded.hpp>
+#include <waypoint/app/operations/forwarded.hpp>
 #include <waypoint/app/serve.hpp>
 
 #include <exchange_harness.hpp>

@@ -2,7 +2,7 @@
 // loopback: ready, then 503 for the grace while the listeners still accept, then closed.
 #include "loopback_client.hpp"
 
-#include <waypoint/app/health.hpp>
+#include <waypoint/app/operations/health.hpp>
 #include <waypoint/app/serve.hpp>
 
 #include <gtest/gtest.h>

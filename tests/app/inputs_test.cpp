@@ -9,7 +9,7 @@
 #include "item_fixture.hpp"
 
 #include <waypoint/app/async.hpp>
-#include <waypoint/app/inputs.hpp>
+#include <waypoint/app/typed/inputs.hpp>
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // schema says it is at least 1 (a constraint the contract enforces with a 422).
 #pragma once
 
-#include <waypoint/app/json.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include <cstdint>
 #include <string>

@@ -7,7 +7,7 @@
 
 #include "app_test_support.hpp"
 
-#include <waypoint/app/json.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include <gtest/gtest.h>
 

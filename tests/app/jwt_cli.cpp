@@ -16,7 +16,7 @@
 // sign_jwt instead: one JSON object a line in, the token it makes a line out.
 #include <waypoint/app/application.hpp>
 #include <waypoint/app/context.hpp>
-#include <waypoint/app/jwt.hpp>
+#include <waypoint/app/security/jwt.hpp>
 
 #include <chrono>
 #include <fstream>

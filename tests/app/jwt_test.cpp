@@ -1,4 +1,4 @@
-// Bearer tokens (waypoint/app/jwt.hpp): verify_jwt's refusals row by row, keys from PEM and
+// Bearer tokens (waypoint/app/security/jwt.hpp): verify_jwt's refusals row by row, keys from PEM and
 // from JWK Sets (every key type, every malformed member refused by name), the bearer_auth()
 // layer's 401 and 403 answers (WWW-Authenticate as RFC 6750 §3 writes it, the problem
 // document, HEAD), the claims a handler reads, keys swapped by reload(), and the OpenAPI
@@ -7,7 +7,7 @@
 #include "app_test_support.hpp"
 
 #include <waypoint/app/context.hpp>
-#include <waypoint/app/jwt.hpp>
+#include <waypoint/app/security/jwt.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

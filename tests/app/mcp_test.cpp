@@ -6,9 +6,9 @@
 #include "item_fixture.hpp"
 
 #include <waypoint/app/async.hpp>
-#include <waypoint/app/compression.hpp>
-#include <waypoint/app/inputs.hpp>
-#include <waypoint/app/mcp.hpp>
+#include <waypoint/app/content/compression.hpp>
+#include <waypoint/app/typed/inputs.hpp>
+#include <waypoint/app/documents/mcp.hpp>
 #include <waypoint/app/middleware.hpp>
 
 #include <gtest/gtest.h>

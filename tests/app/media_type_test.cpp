@@ -1,8 +1,8 @@
 // The media-type reader shared by forms, JSON bodies, compression and security_headers
-// (src/app/media_type.hpp, a private header): what it accepts and how it reads it, and each
+// (src/app/detail/media_type.hpp, a private header): what it accepts and how it reads it, and each
 // refusal with the words that name it, parameters given twice first (Go's
 // mime.ParseMediaType refuses them too).
-#include "media_type.hpp"
+#include "app/detail/media_type.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,9 +3,9 @@
 // hub, for `promtool check metrics` (promtool_check next to this file).
 #include "loopback_client.hpp"
 
-#include <waypoint/app/metrics.hpp>
+#include <waypoint/app/operations/metrics.hpp>
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/topics.hpp>
+#include <waypoint/app/realtime/topics.hpp>
 
 #include <boost/asio/write.hpp>
 

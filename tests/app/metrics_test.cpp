@@ -5,9 +5,9 @@
 #include "loopback_client.hpp"
 
 #include <waypoint/app/async.hpp>
-#include <waypoint/app/metrics.hpp>
+#include <waypoint/app/operations/metrics.hpp>
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/topics.hpp>
+#include <waypoint/app/realtime/topics.hpp>
 
 #include <gtest/gtest.h>
 

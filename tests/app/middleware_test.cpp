@@ -7,7 +7,7 @@
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/trace_context.hpp>
+#include <waypoint/app/operations/trace_context.hpp>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>

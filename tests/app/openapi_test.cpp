@@ -4,9 +4,9 @@
 #include "app_test_support.hpp"
 #include "orders.hpp"
 
-#include <waypoint/app/json.hpp>
-#include <waypoint/app/openapi.hpp>
-#include <waypoint/app/rate_limit.hpp>
+#include <waypoint/app/typed/json.hpp>
+#include <waypoint/app/documents/openapi.hpp>
+#include <waypoint/app/security/rate_limit.hpp>
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // refused by the join hook ("unauthorized"); on a room, "ping" is answered with its payload,
 // "shout" is broadcast to the room and answered ok, "crash" crashes the channel, "bye" closes
 // it from the server. Each connection may broadcast 5 a second, in bursts of 10.
-#include <waypoint/app/phoenix.hpp>
+#include <waypoint/app/realtime/phoenix.hpp>
 #include <waypoint/app/serve.hpp>
 
 #include <nlohmann/json.hpp>

@@ -1,11 +1,11 @@
-// The Phoenix Channels protocol (waypoint/app/phoenix.hpp), rule by rule, on a session whose
-// connection records what it is asked to do (src/app/phoenix_session.hpp): each row sends
+// The Phoenix Channels protocol (waypoint/app/realtime/phoenix.hpp), rule by rule, on a session whose
+// connection records what it is asked to do (src/app/realtime/phoenix_session.hpp): each row sends
 // frames and expects the exact frames back, the topics joined, and the close of a frame that
 // breaks the protocol. tests/phoenix/check runs the maintained npm client against a server.
-#include "phoenix_session.hpp"
+#include "app/realtime/phoenix_session.hpp"
 
 #include <waypoint/app/application.hpp>
-#include <waypoint/app/phoenix.hpp>
+#include <waypoint/app/realtime/phoenix.hpp>
 
 #include <gtest/gtest.h>
 #include <exchange_harness.hpp>

@@ -1,11 +1,11 @@
-// The rate limit layer (waypoint/app/rate_limit.hpp): bursts past the limit answered 429
+// The rate limit layer (waypoint/app/security/rate_limit.hpp): bursts past the limit answered 429
 // with Retry-After rounded up, refill over time on a fake clock, the keys (client address,
 // behind trusted proxies only when the peer is one; API key; route; a custom function and
 // its exemption), the RateLimit fields on every answer, HEAD, the bound on held keys under
 // a million distinct clients, and requests from several threads.
 #include "app_test_support.hpp"
 
-#include <waypoint/app/rate_limit.hpp>
+#include <waypoint/app/security/rate_limit.hpp>
 #include <waypoint/app/serve.hpp>
 #include <waypoint/beast/server.hpp>
 

@@ -1,4 +1,4 @@
-// The Redis rate limit store (waypoint/app/redis_rate_limit_store.hpp) against a real
+// The Redis rate limit store (waypoint/app/security/redis_rate_limit_store.hpp) against a real
 // redis-server started by this test (redis_test_support.hpp): two limiters in front of one
 // instance ("two servers") letting one burst through between them with a correct
 // Retry-After, refill at the rate, a bucket's key expiring when it would be full again,
@@ -8,8 +8,8 @@
 #include "app_test_support.hpp"
 #include "redis_test_support.hpp"
 
-#include <waypoint/app/rate_limit.hpp>
-#include <waypoint/app/redis_rate_limit_store.hpp>
+#include <waypoint/app/security/rate_limit.hpp>
+#include <waypoint/app/security/redis_rate_limit_store.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The Redis session store (waypoint/app/redis_session_store.hpp) against a real redis-server,
+// The Redis session store (waypoint/app/security/redis_session_store.hpp) against a real redis-server,
 // started by this test on a free loopback port and stopped by its pid: records saved, loaded
 // and erased under the prefix, PX expiry, two applications sharing sessions through one
 // instance, threads, and a Redis that has gone away answered 500. Exits 77 (skipped) without
@@ -7,8 +7,8 @@
 #include "redis_test_support.hpp"
 
 #include <waypoint/app/context.hpp>
-#include <waypoint/app/redis_session_store.hpp>
-#include <waypoint/app/sessions.hpp>
+#include <waypoint/app/security/redis_session_store.hpp>
+#include <waypoint/app/security/sessions.hpp>
 
 #include <gtest/gtest.h>
 

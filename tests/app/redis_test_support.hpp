@@ -6,7 +6,7 @@
 
 #include "../support/missing_tool.hpp"
 
-#include <waypoint/app/redis_session_store.hpp>
+#include <waypoint/app/security/redis_session_store.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Topics across instances (waypoint/app/redis_topic_broker.hpp) against a real redis-server
+// Topics across instances (waypoint/app/realtime/redis_topic_broker.hpp) against a real redis-server
 // started by this test (redis_test_support.hpp). Two "instances" are two brokers, or two
 // servers each with its hub and broker, on one Redis: a publish on one reaches the other's
 // subscribers (real WebSocket clients, Beast's, on both servers), once, in each publisher's
@@ -10,9 +10,9 @@
 #include "redis_test_support.hpp"
 #include "topic_server.hpp"
 
-#include <waypoint/app/redis_topic_broker.hpp>
+#include <waypoint/app/realtime/redis_topic_broker.hpp>
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/topics.hpp>
+#include <waypoint/app/realtime/topics.hpp>
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>

@@ -3,7 +3,7 @@
 // declared units reserved at once), each refusal with its status, detail and Retry-After.
 #include "app_test_support.hpp"
 
-#include <waypoint/app/resource_limits.hpp>
+#include <waypoint/app/operations/resource_limits.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Reads JSON lines {"schema":...,"document":...} and prints one verdict line each, for the
 // differential test against python3-jsonschema (schema_validator_differential.py):
 // "valid", "invalid <keyword> <pointer>", or "refused <reason>" when compile() throws.
-#include "schema_validator.hpp"
+#include "app/typed/schema_validator.hpp"
 
 #include <nlohmann/json.hpp>
 

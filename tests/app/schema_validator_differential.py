@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The schema validator (src/app/schema_validator.hpp) against Debian's python3-jsonschema.
+"""The schema validator (src/app/typed/schema_validator.hpp) against Debian's python3-jsonschema.
 
 Generates schema/document pairs with a fixed seed: for each schema, documents meant to satisfy
 it, then mutations that each break one keyword (at the top or inside a nested value). Every

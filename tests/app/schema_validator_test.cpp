@@ -1,6 +1,6 @@
-// The compiled JSON Schema validator (src/app/schema_validator.hpp): a row per keyword rule, the
+// The compiled JSON Schema validator (src/app/typed/schema_validator.hpp): a row per keyword rule, the
 // refusals of compile(), the allocation pin, hostile inputs, and Debian's JSON-Schema-Test-Suite.
-#include "schema_validator.hpp"
+#include "app/typed/schema_validator.hpp"
 
 #include <gtest/gtest.h>
 #include <alloc_counter.hpp>

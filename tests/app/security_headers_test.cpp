@@ -1,4 +1,4 @@
-// The security headers layer (waypoint/app/security_headers.hpp): its defaults on every kind
+// The security headers layer (waypoint/app/security/security_headers.hpp): its defaults on every kind
 // of answer (a page, JSON, an unrouted 404, a problem document, HEAD, a file's 304, a
 // preflight another layer answers, a streamed body on the wire), the CSP on documents only,
 // a handler's own values kept, and each option changed or turned off.
@@ -7,8 +7,8 @@
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/http_error.hpp>
 #include <waypoint/app/middleware.hpp>
-#include <waypoint/app/security_headers.hpp>
-#include <waypoint/app/static_files.hpp>
+#include <waypoint/app/security/security_headers.hpp>
+#include <waypoint/app/content/static_files.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The session layer (waypoint/app/sessions.hpp): when a cookie is sent and when not, data
+// The session layer (waypoint/app/security/sessions.hpp): when a cookie is sent and when not, data
 // loaded back, the idle and absolute timeouts on a fake clock, rotate() and destroy(),
 // unknown and tampered ids, records a store hands back broken, the memory store's bound
 // (100,000 sessions) and eviction order, threads, HEAD; then curl's cookie jar through
@@ -8,7 +8,7 @@
 #include "../support/missing_tool.hpp"
 
 #include <waypoint/app/context.hpp>
-#include <waypoint/app/sessions.hpp>
+#include <waypoint/app/security/sessions.hpp>
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // traversal attempts that must all end without a byte of a file outside the root, checked
 // by an inotify watch that would see the file opened.
 #include "waypoint/app/serve.hpp"
-#include "waypoint/app/static_files.hpp"
+#include "waypoint/app/content/static_files.hpp"
 
 #include <gtest/gtest.h>
 

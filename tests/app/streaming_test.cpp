@@ -5,7 +5,7 @@
 #include "loopback_client.hpp"
 
 #include <waypoint/app/async.hpp>
-#include <waypoint/app/event_stream.hpp>
+#include <waypoint/app/content/event_stream.hpp>
 #include <waypoint/app/serve.hpp>
 
 #include <boost/asio/error.hpp>

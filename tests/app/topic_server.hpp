@@ -8,7 +8,7 @@
 #pragma once
 
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/topics.hpp>
+#include <waypoint/app/realtime/topics.hpp>
 
 #include <chrono>
 #include <memory>

@@ -1,11 +1,11 @@
-// Topics (waypoint/app/topics.hpp) over waypoint::beast::server, with Debian's
+// Topics (waypoint/app/realtime/topics.hpp) over waypoint::beast::server, with Debian's
 // python3-websockets as the clients (topics_client.py): fan-out to a thousand clients on
 // every server thread, published from a thread that is not the server's; a client that stops
 // reading closed by the policy while the others carry on and its count returns to 0; prefixes
 // the application chose, and a client's names taken literally; the hub's bounds, refused by
 // name; a connection's publish rate; a message larger than any queue refused, not lost.
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/topics.hpp>
+#include <waypoint/app/realtime/topics.hpp>
 
 #include "../support/command.hpp"
 #include "topic_server.hpp"

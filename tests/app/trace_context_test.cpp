@@ -2,7 +2,7 @@
 // rules; the tracing() layer; the traceparent and tracestate an upstream request gets.
 #include "app_test_support.hpp"
 
-#include <waypoint/app/trace_context.hpp>
+#include <waypoint/app/operations/trace_context.hpp>
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 
 #include <waypoint/app/http_error.hpp>
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/trace_context.hpp>
-#include <waypoint/app/upstream.hpp>
+#include <waypoint/app/operations/trace_context.hpp>
+#include <waypoint/app/services/upstream.hpp>
 #include <waypoint/beast/server.hpp>
 #include <waypoint/detail/unix_address.hpp>
 

@@ -5,7 +5,7 @@
 
 #include <waypoint/app/middleware.hpp>
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/websocket.hpp>
+#include <waypoint/app/realtime/websocket.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

@@ -6,7 +6,7 @@
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/serve.hpp>
-#include <waypoint/app/websocket.hpp>
+#include <waypoint/app/realtime/websocket.hpp>
 #include <waypoint/route.hpp>
 
 #include <gtest/gtest.h>

@@ -83,7 +83,7 @@ class Route:
 
     def _validator(self, schema):
         # The schema with the components beside it, where its "#/components/schemas/..." point:
-        # the root the server compiles each route's schema against (src/app/contract.cpp).
+        # the root the server compiles each route's schema against (src/app/typed/contract.cpp).
         root = {**schema, "components": {"schemas": self.components}} if isinstance(schema, dict) \
             else schema
         return Draft202012Validator(root)

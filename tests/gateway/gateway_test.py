@@ -443,7 +443,7 @@ def mounted_event_stream(argv, r):
 
 SWAGGER_UI_LOCK = os.path.join(ROOT, "tests/openapi/package-lock.json")
 SWAGGER_UI_NPM = os.path.join(ROOT, "build/node/node_modules/swagger-ui-dist")
-SWAGGER_UI_PIN = os.path.join(ROOT, "src/app/swagger_ui_pin.hpp")
+SWAGGER_UI_PIN = os.path.join(ROOT, "src/app/documents/swagger_ui_pin.hpp")
 CDN = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@"
 PAGE_ASSET = re.compile(r'<(?:script src|link rel="stylesheet" href)="([^"]+)"([^>]*)>')
 

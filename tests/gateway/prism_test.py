@@ -55,7 +55,7 @@ ANSWERED = re.compile(r"The upstream call to \S+ has returned (\d+)")
 REFUSALS = {400, 401, 422}  # 401: a request without the credentials the document requires
 ROUTE_NOT_FOUND = "Selected route not found"
 MISSING_PATH_VALUE = re.compile(r"Request path must have required property '([^']+)'")
-# The routes serve_openapi adds and leaves out of the document (src/app/openapi.cpp).
+# The routes serve_openapi adds and leaves out of the document (src/app/documents/openapi.cpp).
 UNDOCUMENTED = re.compile(r"^/openapi\.json$|^/docs/")
 
 # The checks whose traffic goes through Prism, by name; the others of gateway_test.CHECKS

@@ -95,7 +95,7 @@ func isTag(s string) bool {
 	return true
 }
 
-// isEmail follows the gateway's format check (src/app/schema_validator.hpp, is_email): a
+// isEmail follows the gateway's format check (src/app/typed/schema_validator.hpp, is_email): a
 // dot-atom local part of at most 64 bytes, '@', a hostname.
 func isEmail(s string) bool {
 	at := strings.LastIndexByte(s, '@')

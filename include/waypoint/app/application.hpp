@@ -8,7 +8,7 @@
 //   app.use(waypoint::app::request_id());                    // every request
 //   auto v1 = app.group("api.example.com/v1", require_token);  // host + path prefix, a layer
 //   v1.get("/users/{id}", show_user);          // "GET api.example.com/v1/users/{id}"
-//   v1.post<new_user, user>("/users", create);  // typed JSON (waypoint/app/json.hpp)
+//   v1.post<new_user, user>("/users", create);  // typed JSON (waypoint/app/typed/json.hpp)
 //   response res = app.respond(req);
 //
 // Patterns follow the core grammar (waypoint/pattern.hpp); a group's prefix may carry a
@@ -53,7 +53,7 @@ class embedded_directory;  // waypoint/embedded_directory.hpp
 namespace waypoint::app {
 
 namespace cose {
-class keyring;  // waypoint/app/cose.hpp
+class keyring;  // waypoint/app/security/cose.hpp
 }  // namespace cose
 
 // What typed routes do with object members a WAYPOINT_JSON_OBJECT type does not declare.
@@ -93,22 +93,22 @@ struct application_options {
   // (BENCHMARKS.md); `log` keeps the line and sends the answer, `off` skips the walk.
   contract_check response_contract = contract_check::enforce;
   // The keys typed routes open application/cose request bodies with and protect answers with
-  // (waypoint/app/cose.hpp, docs/framework.md "COSE"). Null: a COSE body, or an Accept that
+  // (waypoint/app/security/cose.hpp, docs/framework.md "COSE"). Null: a COSE body, or an Accept that
   // ranks application/cose first, is answered 503.
   std::shared_ptr<const cose::keyring> cose_keys{};
 };
 
 class application;
 class route_group;
-struct static_file_options;  // waypoint/app/static_files.hpp
-class websocket_handler;     // waypoint/app/websocket.hpp
+struct static_file_options;  // waypoint/app/content/static_files.hpp
+class websocket_handler;     // waypoint/app/realtime/websocket.hpp
 
 namespace detail {
 
-struct websocket_route;  // waypoint/app/websocket.hpp
-class route_contract;    // src/app/contract.hpp
-struct websocket_owner;  // src/app/websocket.cpp
-struct mounted_api;      // src/app/mounted_api.hpp
+struct websocket_route;  // waypoint/app/realtime/websocket.hpp
+class route_contract;    // src/app/typed/contract.hpp
+struct websocket_owner;  // src/app/realtime/websocket.cpp
+struct mounted_api;      // src/app/documents/mounted_api.hpp
 
 // A group's composed prefix and its own middleware. Node 0 is the application's root:
 // an empty prefix, and the layers of application::use().
@@ -140,7 +140,7 @@ struct endpoint {
 };
 
 // A typed route: fn's input In (void: none) read from the body, its result written as
-// Out; fn may return Out or awaitable<Out>. Defined in waypoint/app/json.hpp, which a
+// Out; fn may return Out or awaitable<Out>. Defined in waypoint/app/typed/json.hpp, which a
 // translation unit includes to register one (an "incomplete type" error below means it
 // is missing).
 template <class In, class Out, class F>
@@ -157,17 +157,17 @@ struct handler_input;
 
 struct application_access;  // below
 
-// Gives every typed route of `endpoints` its contract (src/app/contract.cpp; freeze() calls
+// Gives every typed route of `endpoints` its contract (src/app/typed/contract.cpp; freeze() calls
 // it first, so that a refusal leaves the application as it was). Throws
 // std::invalid_argument naming the route and its registration site when a schema holds
 // what the validator cannot enforce.
 void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_members);
 // Why `text` cannot be a schema-first route's schema ("is not JSON: ...", "holds a $ref"),
-// empty when it can (src/app/contract.cpp).
+// empty when it can (src/app/typed/contract.cpp).
 std::string refuse_schema_text(std::string_view text);
 
 // The handler of a WebSocket route's endpoint: upgrade requests to the route, others to
-// its plain GET handler or a 426 (src/app/websocket.cpp).
+// its plain GET handler or a 426 (src/app/realtime/websocket.cpp).
 handler websocket_endpoint(const websocket_route& route);
 
 // "METHOD host/path" from a group's parts and a route's pattern text; throws
@@ -209,7 +209,7 @@ class route_scope {
                    source_location where = source_location::current());
 
   // Files under the directory `root`, served at `prefix` (ending in '/') by GET and HEAD
-  // "<prefix>{path...}" (waypoint/app/static_files.hpp says what may be reached and what is
+  // "<prefix>{path...}" (waypoint/app/content/static_files.hpp says what may be reached and what is
   // answered). Throws std::system_error when `root` cannot be opened as a directory.
   route_scope& static_files(std::string_view prefix, const std::string& root,
                             const static_file_options& options,
@@ -225,7 +225,7 @@ class route_scope {
                             source_location where = source_location::current());
 
   // A WebSocket route: GET `pattern`, whose upgrade requests run `fn` on the upgraded
-  // connection (include waypoint/app/websocket.hpp, which says what is answered). A plain
+  // connection (include waypoint/app/realtime/websocket.hpp, which says what is answered). A plain
   // GET on the same pattern in the same scope shares the endpoint.
   route_scope& websocket(std::string_view pattern, websocket_handler fn,
                          source_location where = source_location::current());
@@ -242,9 +242,9 @@ class route_scope {
   template <class... Layers>
   route_group group(std::string_view prefix, Layers&&... layers);
 
-  // Typed JSON routes (include waypoint/app/json.hpp). `fn` is fn(context&, In) -> Out or
+  // Typed JSON routes (include waypoint/app/typed/json.hpp). `fn` is fn(context&, In) -> Out or
   // fn(In) -> Out; get and del take fn(context&) -> Out or fn() -> Out, or an In whose type
-  // declares where its members come from (waypoint/app/inputs.hpp), as post, put and patch
+  // declares where its members come from (waypoint/app/typed/inputs.hpp), as post, put and patch
   // may. The response is 201 for post, 200 otherwise, 204 when Out is void, unless fn sets
   // another status.
   template <class Out, class F>

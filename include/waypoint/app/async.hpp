@@ -20,7 +20,7 @@
 #pragma once
 
 #include "waypoint/app/application.hpp"
-#include "waypoint/app/json.hpp"
+#include "waypoint/app/typed/json.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>

@@ -52,13 +52,13 @@ class connection {
   // request's other work stays on one thread. Under respond(), an io_context made for the
   // request and run on the calling thread until it is answered.
   boost::asio::any_io_executor executor() const;
-  // The socket's two ends (a proxy in front is the remote one: waypoint/app/forwarded.hpp
+  // The socket's two ends (a proxy in front is the remote one: waypoint/app/operations/forwarded.hpp
   // reads past trusted proxies). Empty addresses under respond().
   const beast::connection_endpoints& endpoints() const;
   // A descriptor permit for a descriptor the request's work opens besides its connection's
   // (waypoint/beast/server.hpp, exchange_host::acquire_descriptor): false when the server's
   // budget is spent. Under respond() and async_handle(), always granted.
-  // waypoint/app/resource_limits.hpp's require_descriptor answers the refusal.
+  // waypoint/app/operations/resource_limits.hpp's require_descriptor answers the refusal.
   beast::resource_permit acquire_descriptor() const { return host_->acquire_descriptor(); }
 
  protected:

@@ -35,7 +35,7 @@
 namespace waypoint::app {
 
 namespace detail {
-struct websocket_owner;  // src/app/websocket.cpp
+struct websocket_owner;  // src/app/realtime/websocket.cpp
 }
 
 // The body write_chunk() sends, transformed as it goes: the extension point of a layer

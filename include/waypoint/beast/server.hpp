@@ -182,7 +182,7 @@ struct tls_options {
 };
 
 // The two ends of a connection, as the socket reports them (a proxy in front is the
-// remote end; waypoint/app/forwarded.hpp reads past trusted ones).
+// remote end; waypoint/app/operations/forwarded.hpp reads past trusted ones).
 struct connection_endpoints {
   listen_address local{"", 0};
   listen_address remote{"", 0};
@@ -490,7 +490,7 @@ struct server_options {
   // count. 0: the listeners close at once. A second signal ends the grace (and the drain).
   std::chrono::milliseconds drain_grace{0};
   // Runs on the server's control thread when a stop starts, before the grace; e.g.
-  // waypoint::app::health::start_draining (waypoint/app/health.hpp). Must not throw.
+  // waypoint::app::health::start_draining (waypoint/app/operations/health.hpp). Must not throw.
   std::function<void()> on_drain;
 
   // null: a text/plain line "<Reason-Phrase>: <why>" (write_plain_error in adapter.hpp).

@@ -1,9 +1,9 @@
 // base64url without padding, and standard base64's decoding (base64url.hpp). Written here
 // rather than through OpenSSL's EVP_EncodeBlock and EVP_DecodeBlock, which write the standard
 // alphabet with padding and decode leniently (whitespace skipped, padding counted as bytes).
-#include "base64url.hpp"
+#include "app/detail/base64url.hpp"
 
-#include "crypto.hpp"
+#include "app/detail/crypto.hpp"
 
 #include <openssl/rand.h>
 

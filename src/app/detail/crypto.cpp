@@ -1,5 +1,5 @@
 // The definitions of crypto.hpp: OpenSSL 3 calls only, each checked, none keeping a key.
-#include "crypto.hpp"
+#include "app/detail/crypto.hpp"
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>

@@ -5,7 +5,7 @@
 // nothing of a refusal leaks into the thread's next TLS call.
 #pragma once
 
-#include "openssl_handles.hpp"
+#include "app/detail/openssl_handles.hpp"
 
 #include <array>
 #include <cstddef>

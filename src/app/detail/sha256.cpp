@@ -1,7 +1,7 @@
-#include "sha256.hpp"
+#include "app/detail/sha256.hpp"
 
-#include "crypto.hpp"
-#include "openssl_handles.hpp"
+#include "app/detail/crypto.hpp"
+#include "app/detail/openssl_handles.hpp"
 
 #include <openssl/evp.h>
 

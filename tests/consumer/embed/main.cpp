@@ -1,6 +1,6 @@
 // Serves the embedded directory and asks it, without sockets, for each path given on the
 // command line: prints "<status> <ETag> <body>" a line each.
-#include <waypoint/app/static_files.hpp>
+#include <waypoint/app/content/static_files.hpp>
 #include <waypoint/embedded/site.hpp>
 
 #include <iostream>

@@ -1,2 +1,0 @@
-// The typed routes' codec for callers built without JSON_DIAGNOSTICS (json_codec.ipp).
-#include "json_codec.ipp"
