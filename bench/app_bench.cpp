@@ -205,11 +205,12 @@ void run_typed_post(benchmark::State& state, const app::request& req) {
 void BM_TypedPost(benchmark::State& state) { run_typed_post(state, session_request); }
 BENCHMARK(BM_TypedPost);
 
-// The same with the contract unchecked (application_options request_contract and
+// The same with the contract unchecked (typed_route_options request_contract and
 // response_contract off): what checking the body and the answer against their schemas costs.
 void BM_TypedPostUnchecked(benchmark::State& state) {
-  app::application application({.request_contract = app::contract_check::off,
-                                .response_contract = app::contract_check::off});
+  app::application application(
+      {}, app::typed_route_options{.request_contract = app::contract_check::off,
+                                   .response_contract = app::contract_check::off});
   application.post<create_session, session>("/v1/iam/sessions",
                                             [](create_session in) { return open_session(in); });
   application.freeze();
@@ -222,7 +223,8 @@ BENCHMARK(BM_TypedPostUnchecked);
 // one line of bench/tables/mix1000.replay, with its contract checked (constraints on six of
 // the eight members: lengths, a format, bounds, a pattern per tag, an enum) and unchecked.
 void BM_RecordWrite(benchmark::State& state, app::contract_check check) {
-  app::application application({.request_contract = check, .response_contract = check});
+  app::application application(
+      {}, app::typed_route_options{.request_contract = check, .response_contract = check});
   waypoint::examples::add_record_route(application, "POST /inventory/leads/latest");
   application.freeze();
   app::request req = make_request(
@@ -243,7 +245,7 @@ void BM_RecordWriteCodec(benchmark::State& state, codec format) {
   auto keys = std::make_shared<app::cose::keyring>();
   keys->current(app::cose::key::symmetric("bench", app::cose::algorithm::chacha20_poly1305,
                                           std::string(32, 'k')));
-  app::application application({.cose_keys = keys});
+  app::application application({}, app::typed_route_options{.cose_keys = keys});
   waypoint::examples::add_record_route(application, "POST /inventory/leads/latest");
   application.freeze();
   std::string body =

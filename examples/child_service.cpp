@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   }).describe({.summary = "Answers the request's body"});
   application.get("/events", waypoint::examples::tick_events)
       .describe({.summary = "Server-sent events, streamed through the parent"});
-  application.websocket("/ws", [](app::websocket& ws) -> app::awaitable<void> {
+  serve_websocket(application, "/ws", [](app::websocket& ws) -> app::awaitable<void> {
     app::websocket_message message;
     while (co_await ws.read(message)) co_await ws.write(message);
   });

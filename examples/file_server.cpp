@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     if (memory)
       add_memory_routes(app, root);
     else
-      app.static_files("/", root);
+      serve_static(app, "/", root);
     waypoint::beast::server server(options, waypoint::app::dispatch_to(app));
     server.start();
     auto e = server.endpoints().front();

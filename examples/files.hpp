@@ -21,9 +21,9 @@ inline void add_file_routes(waypoint::app::application& app, const std::string& 
   // policies); the API's JSON answers need no CSP, and CORS governs who reads them.
   auto pages = app.group("", waypoint::app::security_headers());
   if (directory.empty())
-    pages.static_files("/", waypoint::embedded::www(), files);
+    serve_static(pages, "/", waypoint::embedded::www(), files);
   else
-    pages.static_files("/", directory, files);
+    serve_static(pages, "/", directory, files);
 }
 
 inline void print_file_examples(std::ostream& out, const std::string& base) {

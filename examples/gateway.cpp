@@ -439,10 +439,12 @@ std::string base_url(const wb::listen_address& e) {
 
 int main(int argc, char** argv) {
   options o = parse_arguments(argc, argv);
-  wa::application app({.json_body_limit = 64 * 1024,
-                        .request_contract = o.contracts,
-                        .response_contract = o.contracts,
-                        .cose_keys = o.cose_keys.empty() ? nullptr : read_cose_keys(o.cose_keys)});
+  wa::application app(
+      {}, wa::typed_route_options{
+              .json_body_limit = 64 * 1024,
+              .request_contract = o.contracts,
+              .response_contract = o.contracts,
+              .cose_keys = o.cose_keys.empty() ? nullptr : read_cose_keys(o.cose_keys)});
   // Outermost first: the log sees the final status and the id; CORS answers preflights
   // before any route runs; recover turns exceptions into problem documents inside them.
   auto ops = waypoint::examples::add_operation_layers(

@@ -1,6 +1,6 @@
 // The gateway's typed JSON routes, written with waypoint::app:
 //
-//   waypoint::app::application app({.json_body_limit = 64 * 1024});
+//   waypoint::app::application app({}, waypoint::app::typed_route_options{.json_body_limit = 64 * 1024});
 //   waypoint::examples::add_order_routes(app);
 //
 // POST /v1/commerce/orders (below), and an order book per organisation whose inputs come from

@@ -16,6 +16,7 @@
 #include <waypoint/app/http_error.hpp>
 #include <waypoint/app/operations/resource_limits.hpp>
 
+#include <nlohmann/json.hpp>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <unistd.h>

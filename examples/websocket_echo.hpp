@@ -23,7 +23,7 @@ namespace waypoint::examples {
 inline constexpr std::string_view websocket_echo_path = "/v1/echo";
 
 inline void add_websocket_route(app::application& app) {
-  app.websocket(websocket_echo_path, [](app::websocket& ws) -> app::awaitable<void> {
+  serve_websocket(app, websocket_echo_path, [](app::websocket& ws) -> app::awaitable<void> {
     app::websocket_message message;  // one buffer for every message
     while (co_await ws.read(message)) co_await ws.write(message);
   });
@@ -56,7 +56,7 @@ inline std::shared_ptr<const app::topic_hub> add_room_route(
   auto hub = std::make_shared<app::topic_hub>(app::topic_hub_options{
       .max_queued_bytes = room_queue_bytes, .max_queued_messages = 256,
       .on_overflow = app::overflow_policy::drop_oldest, .broker = std::move(broker)});
-  app.websocket(std::string(rooms_path) + "{room}",
+  serve_websocket(app, std::string(rooms_path) + "{room}",
                 [hub](app::context& ctx, app::websocket& ws) -> app::awaitable<void> {
                   std::string room(ctx.path_value("room"));
                   app::topic_subscriber member(*hub, ws);
@@ -94,7 +94,7 @@ inline std::shared_ptr<const app::topic_hub> add_phoenix_route(app::application&
   auto hub = std::make_shared<app::topic_hub>(app::topic_hub_options{
       .max_queued_bytes = room_queue_bytes, .max_queued_messages = 256,
       .on_overflow = app::overflow_policy::drop_oldest});
-  app.websocket(
+  serve_websocket(app, 
       phoenix_socket_path,
       app::phoenix_socket(
           hub, {.join = [](app::context&, std::string_view topic, std::string_view) {

@@ -201,12 +201,12 @@ void add_routes(wa::application& app, const std::string& root) {
   });
   wa::static_file_options files;
   files.precompressed = false;
-  app.static_files("/files/", root, files);
-  app.websocket("/ws", [](wa::websocket& ws) -> wa::awaitable<void> {
+  serve_static(app, "/files/", root, files);
+  serve_websocket(app, "/ws", [](wa::websocket& ws) -> wa::awaitable<void> {
     while (auto message = co_await ws.read()) co_await ws.write(*message);
   });
-  app.websocket("/ws/once",
-                [](wa::websocket& ws) -> wa::awaitable<void> { co_await ws.write_text("bye"); });
+  serve_websocket(app, "/ws/once",
+                  [](wa::websocket& ws) -> wa::awaitable<void> { co_await ws.write_text("bye"); });
   app.get("/throw", [](wa::context&) { throw std::runtime_error("the handler failed"); });
 }
 

@@ -21,7 +21,7 @@ Prints an OpenAPI 3.1 document (JSON) for the patterns of FILE: one operation pe
 and method, path parameters for wildcards, the matching rule of {name...}, trailing-slash
 and {$} patterns in each operation's description and "x-waypoint-match", hosts as a path's
 "servers". Responses are a placeholder: a route table does not say what a handler answers;
-waypoint::app's application::openapi() documents typed routes fully.
+waypoint::app's openapi(app, info) documents typed routes fully.
 Lines the router refuses are reported on stderr, as by `match`, and left out.
 
 Exit status: 0 with the document printed, 2 on usage or I/O error.

@@ -51,10 +51,11 @@ class bench_server {
 class waypoint_server final : public bench_server {
  public:
   waypoint_server() {
-    app_.websocket("/echo", [](waypoint::app::websocket& w) -> waypoint::app::awaitable<void> {
-      waypoint::app::websocket_message message;  // one buffer for every message
-      while (co_await w.read(message)) co_await w.write(message);
-    });
+    serve_websocket(app_, "/echo",
+                    [](waypoint::app::websocket& w) -> waypoint::app::awaitable<void> {
+                      waypoint::app::websocket_message message;  // one buffer for every message
+                      while (co_await w.read(message)) co_await w.write(message);
+                    });
     app_.freeze();
     waypoint::beast::server_options options;
     options.listen = {{"127.0.0.1", 0}};

@@ -206,8 +206,8 @@ class fanout_server {
     // A stalled reader answers no ping: past Beast's idle timeout (60 s) it would be cut for
     // that, before the queue's policy or write_timeout had their say.
     options.idle_timeout = std::chrono::minutes(10);
-    app_.websocket(
-        "/topic",
+    serve_websocket(
+        app_, "/topic",
         [hub = hub_](app::websocket& w) -> app::awaitable<void> {
           app::topic_subscriber member(*hub, w);
           member.subscribe("bench");
@@ -215,8 +215,8 @@ class fanout_server {
         },
         options);
     // The same connection in no topic: what a subscriber costs beyond a WebSocket.
-    app_.websocket(
-        "/idle",
+    serve_websocket(
+        app_, "/idle",
         [](app::websocket& w) -> app::awaitable<void> {
           app::websocket_message m;
           for (;;) {

@@ -36,7 +36,7 @@ nlohmann::ordered_json schema_constraints(const account*) {
 int main() {
   // The answer is checked too: an account whose id breaks the pattern is a 500 and a log
   // line (contract_check::enforce, the default), sent with a line (log), or unchecked (off).
-  app::application a({.response_contract = app::contract_check::enforce});
+  app::application a({}, app::typed_route_options{.response_contract = app::contract_check::enforce});
   a.post<signup, account>("/v1/accounts", [](signup in) {
     return account{"acct-1", in.age};
   });

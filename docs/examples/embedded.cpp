@@ -14,7 +14,7 @@ int main() {
   // The front end, from the binary: no file on disk at run time.
   app::static_file_options site;
   site.cache_control = "no-cache";  // revalidated on each use: a 304 while the build is the same
-  application.static_files("/", waypoint::embedded::site(), site);
+  serve_static(application, "/", waypoint::embedded::site(), site);
 
   waypoint::app::serve(application, {});
 }

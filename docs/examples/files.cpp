@@ -19,11 +19,11 @@ int main() {
   app::static_file_options assets;
   assets.cache_control = "public, max-age=31536000, immutable";
   assets.content_types = {{"wasm", "application/wasm"}};
-  application.static_files("/assets/", "/srv/www/assets", assets);
+  serve_static(application, "/assets/", "/srv/www/assets", assets);
 
   // The API, and the site's pages under "/": any more specific pattern wins over it.
   application.get("/v1/health", [](app::context& ctx) { ctx.response().body("ok\n"); });
-  application.static_files("/", "/srv/www/site");
+  serve_static(application, "/", "/srv/www/site");
 
   // A file body from a handler: the response's fields are the handler's, the length and
   // the bytes come from the descriptor's range.

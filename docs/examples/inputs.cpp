@@ -83,7 +83,7 @@ order_page page_of(const std::string& org, std::uint32_t from, std::int32_t limi
 }
 
 int main() {
-  app::application a({.unknown_query_parameters = app::unknown_members::refuse});
+  app::application a({}, app::typed_route_options{.unknown_query_parameters = app::unknown_members::refuse});
   add_routes(a);
   a.freeze();
 }

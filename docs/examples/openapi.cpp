@@ -26,7 +26,7 @@ nlohmann::ordered_json schema_constraints(const cart*) {   // what validate() wo
 }  // namespace shop
 
 int main() {
-  app::application a({.unknown_json_members = app::unknown_members::refuse});
+  app::application a({}, app::typed_route_options{.unknown_json_members = app::unknown_members::refuse});
   auto carts = a.group("/v1/carts");
   carts.tag_routes("carts");
   carts.post<shop::cart>("", [](shop::cart in) { return in; })
@@ -43,7 +43,7 @@ int main() {
   std::string file = a.url_for("file", {{"path", "manuals/KB 101.pdf"}}, {{"v", "2"}});
   // "/files/manuals/KB%20101.pdf?v=2": a rest value keeps its slashes
 
-  nlohmann::json doc = a.openapi({.title = "Shop", .version = "1.0.0"});
+  nlohmann::json doc = openapi(a, {.title = "Shop", .version = "1.0.0"});
   std::cout << line << "\n" << file << "\n" << doc["paths"].size() << " paths\n";
   std::cout << app::json_schema<shop::cart>().dump(2) << "\n";
 

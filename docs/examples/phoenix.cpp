@@ -39,7 +39,7 @@ int main() {
       },
       .max_channels = 16,
   };
-  a.websocket("/socket/websocket", app::phoenix_socket(hub, channels));
+  serve_websocket(a, "/socket/websocket", app::phoenix_socket(hub, channels));
 
   // Any thread may broadcast: a clock in the lobby.
   std::jthread clock([hub](std::stop_token stop) {

@@ -18,7 +18,7 @@ int main() {
       .on_overflow = app::overflow_policy::drop_oldest});
 
   app::application a;
-  a.websocket("/v1/rooms/{room}", [hub](app::context& ctx, app::websocket& ws) -> app::awaitable<void> {
+  serve_websocket(a, "/v1/rooms/{room}", [hub](app::context& ctx, app::websocket& ws) -> app::awaitable<void> {
     std::string topic = "room:" + std::string(ctx.path_value("room"));
     app::topic_subscriber member(*hub, ws);  // leaves its topics when the handler ends
     member.subscribe(topic);
@@ -31,7 +31,7 @@ int main() {
       }
     });
   });
-  a.websocket("/v1/rooms", [hub](app::websocket& ws) -> app::awaitable<void> {
+  serve_websocket(a, "/v1/rooms", [hub](app::websocket& ws) -> app::awaitable<void> {
     app::topic_subscriber moderator(*hub, ws);
     moderator.subscribe_prefix("room:");  // every room: the application's choice
     co_await moderator.run();

@@ -22,7 +22,7 @@ int main() {
   auto hub = std::make_shared<app::topic_hub>(app::topic_hub_options{.broker = broker});
 
   app::application a;
-  a.websocket("/v1/rooms/{room}", [hub](app::context& ctx, app::websocket& ws) -> app::awaitable<void> {
+  serve_websocket(a, "/v1/rooms/{room}", [hub](app::context& ctx, app::websocket& ws) -> app::awaitable<void> {
     std::string topic = "room:" + std::string(ctx.path_value("room"));
     app::topic_subscriber member(*hub, ws);
     member.subscribe(topic);

@@ -21,14 +21,14 @@ int main() {
   a.use(app::request_id());
 
   // Every message back as it came; read() is nullopt once the connection is closed.
-  a.websocket("/v1/echo", [](app::websocket& ws) -> app::awaitable<void> {
+  serve_websocket(a, "/v1/echo", [](app::websocket& ws) -> app::awaitable<void> {
     while (auto message = co_await ws.read()) co_await ws.write(*message);
   });
 
   // A ticker: one text message a second, until a write finds the connection closed (which
   // throws, and ends the handler quietly). The server's drain closes it with 1001 and
   // cancels the timer it waits on.
-  a.websocket("/v1/ticker", [](app::context& ctx, app::websocket& ws) -> app::awaitable<void> {
+  serve_websocket(a, "/v1/ticker", [](app::context& ctx, app::websocket& ws) -> app::awaitable<void> {
     asio::steady_timer timer(ctx.executor());
     for (int tick = 0; ws.is_open(); ++tick) {
       co_await ws.write_text("tick " + std::to_string(tick));
@@ -53,7 +53,7 @@ int main() {
   app::websocket_options limits;
   limits.max_message_bytes = 64 * 1024;  // larger messages close with 1009
   limits.idle_timeout = 30s;             // a ping after 15 s of silence, cut after 30 s
-  streams.websocket(
+  serve_websocket(streams, 
       "/{id}",
       [](app::context& ctx, app::websocket& ws) -> app::awaitable<void> {
         co_await ws.write_text("stream " + std::string(ctx.path_value("id")) + " for " +
@@ -70,7 +70,7 @@ int main() {
 
   // One pattern, two kinds of request: upgrades to the WebSocket, the rest to the page.
   a.get("/v1/chat", [](app::context& ctx) { ctx.response().body("<p>the chat page</p>\n", "text/html"); });
-  a.websocket("/v1/chat", [](app::websocket& ws) -> app::awaitable<void> {
+  serve_websocket(a, "/v1/chat", [](app::websocket& ws) -> app::awaitable<void> {
     while (auto message = co_await ws.read()) co_await ws.write_text("you said: " + message->payload);
   });
 

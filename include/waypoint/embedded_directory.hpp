@@ -6,7 +6,7 @@
 //
 //   // C++
 //   #include <waypoint/embedded/www.hpp>       // generated: declares waypoint::embedded::www()
-//   app.static_files("/", waypoint::embedded::www());
+//   serve_static(app, "/", waypoint::embedded::www());
 //
 // The bytes are the files as the build read them (through the assembler's .incbin, so a
 // large file costs the compiler nothing); each file's entity tag is the start of its

@@ -3,7 +3,6 @@
 #include "waypoint/app/application.hpp"
 
 #include "waypoint/app/middleware.hpp"
-#include "waypoint/app/realtime/websocket.hpp"
 
 #include "waypoint/beast/adapter.hpp"
 #include "waypoint/json_string.hpp"
@@ -168,32 +167,60 @@ void log_request(context& ctx, std::string_view lead, std::string_view what) noe
 // --- registration -------------------------------------------------------------------
 
 route_scope& route_scope::add(std::string_view method, std::string_view pattern, handler fn,
-                              const source_location& where) {
+                              const source_location& where, bool may_join) {
   application& app = *app_;
   if (app.frozen()) throw std::logic_error("waypoint::app: route added after freeze()");
   if (!fn) throw std::invalid_argument("waypoint::app: empty handler");
   std::string text = detail::compose_pattern(*node_, method, pattern);
-  // A GET for the pattern of a WebSocket route of this scope joins its endpoint.
-  if (!app.websocket_endpoints_.empty() && !app.adding_websocket_ && text.starts_with("GET ")) {
-    for (auto& [ws_text, ws_ep] : app.websocket_endpoints_) {
-      if (ws_text != text || ws_ep->group != node_ || ws_ep->websocket->get) continue;
-      ws_ep->websocket->get = std::move(fn);
-      ws_ep->fn = detail::websocket_endpoint(*ws_ep->websocket);
-      last_ = ws_ep;
-      return *this;
-    }
-  }
-  detail::endpoint& ep = app.endpoints_.emplace_back();
-  ep.fn = std::move(fn);
-  ep.group = node_;
+  if (may_join && join_shared_pattern(text, fn)) return *this;
+  route_entry& ep = app.endpoints_.emplace_back();
+  ep.fn_ = std::move(fn);
+  ep.group_ = node_;
+  ep.owner_ = &app;
   try {
-    ep.route = &app.router_.add(text, &ep, where);
+    ep.route_ = &app.router_.add(text, &ep, where);
   } catch (...) {
     app.endpoints_.pop_back();
     throw;
   }
   last_ = &ep;
   return *this;
+}
+
+// A route of this scope that shares `text` takes `fn` (route_entry::share_pattern), once.
+bool route_scope::join_shared_pattern(std::string_view text, handler& fn) {
+  for (route_entry* ep : app_->shared_patterns_) {
+    if (!ep->join_ || ep->group_ != node_ || ep->route_->pattern.text() != text) continue;
+    auto join = std::move(ep->join_);
+    ep->join_ = nullptr;
+    join(std::move(fn));
+    last_ = ep;
+    return true;
+  }
+  return false;
+}
+
+route_scope& route_scope::add_route(std::string_view method, std::string_view pattern, handler fn,
+                                    source_location where) {
+  return add(method, pattern, std::move(fn), where, false);
+}
+
+route_entry& route_scope::last_route() {
+  if (app_->frozen()) throw std::logic_error("waypoint::app: a route changed after freeze()");
+  if (!last_) throw std::logic_error("waypoint::app: no route registered yet in this scope");
+  return *last_;
+}
+
+route_entry* route_scope::find_route(std::string_view method, std::string_view pattern) {
+  std::string text = detail::compose_pattern(*node_, method, pattern);
+  for (route_entry& ep : app_->endpoints_)
+    if (ep.group_ == node_ && ep.route_->pattern.text() == text) return &ep;
+  return nullptr;
+}
+
+void route_entry::share_pattern(std::function<void(handler)> join) {
+  if (!join_) owner_->shared_patterns_.push_back(this);
+  join_ = std::move(join);
 }
 
 route_scope& route_scope::handle(std::string_view pattern, handler fn, source_location where) {
@@ -225,17 +252,17 @@ route_scope& route_scope::use(middleware layer) {
 route_doc& route_scope::last_doc() {
   if (app_->frozen()) throw std::logic_error("waypoint::app: a route described after freeze()");
   if (!last_) throw std::logic_error("waypoint::app: no route to describe; register one first");
-  return last_->doc;
+  return last_->doc_;
 }
 
 route_scope& route_scope::describe_parameter(parameter_doc parameter) {
   route_doc& doc = last_doc();
-  const pattern& p = last_->route->pattern;
+  const pattern& p = last_->route_->pattern;
   if (parameter.in == "path" &&
       std::find(p.wildcard_names().begin(), p.wildcard_names().end(), parameter.name) ==
           p.wildcard_names().end())
     throw std::invalid_argument("waypoint::app: route \"" + std::string(p.text()) +
-                                "\" registered at " + last_->route->site.to_string() +
+                                "\" registered at " + last_->route_->site.to_string() +
                                 " has no wildcard {" + parameter.name + "}");
   std::erase_if(doc.parameters, [&](const parameter_doc& q) {
     return q.in == parameter.in && q.name == parameter.name;
@@ -247,18 +274,19 @@ route_scope& route_scope::describe_parameter(parameter_doc parameter) {
 namespace {
 
 // The schema text of a schema-first route's body or answer, after the checks
-// route_info promises.
-std::string schema_first_text(const detail::endpoint& ep, bool is_document, std::string_view which,
-                              std::string_view text) {
+// route_info promises and the route's own (route_entry::check_schemas_with).
+std::string schema_first_text(const route_entry& ep, bool is_document, std::string_view which,
+                              std::string_view text,
+                              const std::function<std::string(std::string_view)>& check) {
   if (!is_document)
-    throw std::logic_error("waypoint::app: route \"" + std::string(ep.route->pattern.text()) +
+    throw std::logic_error("waypoint::app: route \"" + std::string(ep.route_pattern().text()) +
                            "\" takes its " + std::string(which) +
                            " schema from its type; a schema-first route reads and writes "
                            "nlohmann::json");
-  std::string refused = detail::refuse_schema_text(text);
+  std::string refused = check ? check(text) : std::string();
   if (!refused.empty())
-    throw std::invalid_argument("waypoint::app: route \"" + std::string(ep.route->pattern.text()) +
-                                "\" registered at " + ep.route->site.to_string() + ": its " +
+    throw std::invalid_argument("waypoint::app: route \"" + std::string(ep.route_pattern().text()) +
+                                "\" registered at " + ep.site().to_string() + ": its " +
                                 std::string(which) + " schema " + refused);
   return std::string(text);
 }
@@ -270,15 +298,17 @@ route_scope& route_scope::describe(const route_info& info, source_location where
   // Every check first, so that a refusal changes nothing.
   std::string request_schema, response_schema;
   if (!info.request_schema.empty())
-    request_schema = schema_first_text(*last_, doc.request_is_document, "request", info.request_schema);
+    request_schema = schema_first_text(*last_, doc.request_is_document, "request",
+                                       info.request_schema, last_->schema_check_);
   if (!info.response_schema.empty())
-    response_schema =
-        schema_first_text(*last_, doc.response_is_document, "response", info.response_schema);
+    response_schema = schema_first_text(*last_, doc.response_is_document, "response",
+                                        info.response_schema, last_->schema_check_);
   if (!info.name.empty()) {
     if (!doc.name.empty())
-      throw std::logic_error("waypoint::app: route \"" + std::string(last_->route->pattern.text()) +
-                             "\" is already named \"" + doc.name + "\"");
-    app_->names_.add(info.name, last_->route->pattern, where);
+      throw std::logic_error("waypoint::app: route \"" +
+                             std::string(last_->route_->pattern.text()) + "\" is already named \"" +
+                             doc.name + "\"");
+    app_->names_.add(info.name, last_->route_->pattern, where);
     doc.name = std::string(info.name);
     doc.named_at = registration_site::from(where);
   }
@@ -293,12 +323,13 @@ route_scope& route_scope::describe(const route_info& info, source_location where
 
 route_scope& route_scope::body(const route_body& how) {
   last_doc();  // the same checks: a route to describe, not frozen
-  if (how.streamed && !last_->fn.is_async())
-    throw std::logic_error("waypoint::app: route \"" + std::string(last_->route->pattern.text()) +
+  if (how.streamed && !last_->fn_.is_async())
+    throw std::logic_error("waypoint::app: route \"" + std::string(last_->route_->pattern.text()) +
                            "\" streams its body, so its handler must be a coroutine that "
                            "reads it (co_await ctx.read_some(...))");
-  last_->body_limit = how.max_bytes.value_or(how.streamed ? route_body::default_streamed_limit : 0);
-  last_->stream_body = how.streamed;
+  last_->body_limit_ =
+      how.max_bytes.value_or(how.streamed ? route_body::default_streamed_limit : 0);
+  last_->stream_body_ = how.streamed;
   return *this;
 }
 
@@ -327,6 +358,36 @@ route_group route_scope::make_group(std::string_view prefix) {
   return route_group(app, child);
 }
 
+// --- what features read of a route ------------------------------------------------
+
+namespace {
+
+// The scopes around `node`'s routes, the application's root first.
+std::vector<const detail::group_node*> scopes_around(const detail::group_node* node) {
+  std::vector<const detail::group_node*> path;
+  for (; node; node = node->parent) path.push_back(node);
+  return {path.rbegin(), path.rend()};
+}
+
+std::vector<const middleware*> layers_around(const detail::group_node* node) {
+  std::vector<const middleware*> chain;
+  for (const detail::group_node* scope : scopes_around(node))
+    for (const middleware& layer : scope->layers) chain.push_back(&layer);
+  return chain;
+}
+
+}  // namespace
+
+std::vector<const middleware*> route_entry::layers() const { return layers_around(group_); }
+
+std::vector<std::string> route_entry::tags() const {
+  std::vector<std::string> tags;
+  for (const detail::group_node* scope : scopes_around(group_))
+    for (const std::string& t : scope->tags)
+      if (std::find(tags.begin(), tags.end(), t) == tags.end()) tags.push_back(t);
+  return tags;
+}
+
 // --- the application ----------------------------------------------------------------
 
 application::application(application_options options)
@@ -345,25 +406,28 @@ void application::not_found(handler fn) {
 void application::freeze() {
   std::lock_guard lock(freeze_mutex_);
   if (frozen_.load(std::memory_order_relaxed)) return;
-  detail::build_contracts(endpoints_, options_.unknown_json_members == unknown_members::refuse);
-  for (const auto& hook : freeze_hooks_) hook();
-  auto chain_of = [](const detail::group_node* node) {
-    std::vector<const detail::group_node*> path;
-    for (; node; node = node->parent) path.push_back(node);
-    std::vector<const middleware*> chain;
-    for (auto it = path.rbegin(); it != path.rend(); ++it)
-      for (const middleware& layer : (*it)->layers) chain.push_back(&layer);
-    return chain;
-  };
-  root_chain_ = chain_of(&groups_.front());
+  for (freeze_stage stage : {freeze_stage::prepare, freeze_stage::complete})
+    for (const auto& [when, hook] : freeze_hooks_)
+      if (when == stage) hook(*this);
+  root_chain_ = layers_around(&groups_.front());
   root_async_ = chain_is_async(root_chain_, unrouted_);
   for (const auto& r : router_.routes()) {
-    auto& ep = const_cast<detail::endpoint&>(*r.handler);  // ours: endpoints_ holds it
-    ep.chain = chain_of(ep.group);
-    ep.async_chain = chain_is_async(ep.chain, ep.fn);
+    auto& ep = const_cast<route_entry&>(*r.handler);  // ours: endpoints_ holds it
+    ep.chain_ = ep.layers();
+    ep.async_chain_ = chain_is_async(ep.chain_, ep.fn_);
   }
   router_.freeze();
   frozen_.store(true, std::memory_order_release);
+}
+
+void application::on_freeze(freeze_stage stage, std::function<void(application&)> hook) {
+  if (frozen()) throw std::logic_error("waypoint::app: on_freeze() after freeze()");
+  freeze_hooks_.emplace_back(stage, std::move(hook));
+}
+
+std::ranges::subrange<std::deque<route_entry>::iterator> application::edit_routes() {
+  if (frozen()) throw std::logic_error("waypoint::app: routes changed after freeze()");
+  return {endpoints_.begin(), endpoints_.end()};
 }
 
 std::string application::url_for(std::string_view route_name,
@@ -394,10 +458,10 @@ void application::route(context& ctx) const noexcept {
     o.path = target.substr(0, target.find('?'));
   }
   if (o.matched()) {
-    const detail::endpoint* ep = ctx.match_.handler();
-    ctx.chain_ = ep->chain;
-    ctx.endpoint_ = &ep->fn;
-    ctx.async_chain_ = ep->async_chain;
+    const route_entry* ep = ctx.match_.handler();
+    ctx.chain_ = ep->chain_;
+    ctx.endpoint_ = &ep->fn_;
+    ctx.async_chain_ = ep->async_chain_;
   } else if (o.kind == match_status::not_found && not_found_) {
     ctx.chain_ = root_chain_;
     ctx.endpoint_ = &not_found_;
@@ -412,11 +476,11 @@ void application::route(context& ctx) const noexcept {
 // Routed as the request will be, header alone; allocation-free like the match itself.
 beast::body_plan application::plan_body(const request& header,
                                         std::uint64_t server_limit) const noexcept {
-  basic_match_result<const detail::endpoint*> match;
+  basic_match_result<const route_entry*> match;
   beast::route_outcome o = beast::route(router_, header, match);
   if (!o.matched()) return {server_limit, false};
-  const detail::endpoint* ep = match.handler();
-  return {ep->body_limit ? ep->body_limit : server_limit, ep->stream_body};
+  const route_entry* ep = match.handler();
+  return {ep->body_limit_ ? ep->body_limit_ : server_limit, ep->stream_body_};
 }
 
 void application::answer_unrouted(context& ctx) const {

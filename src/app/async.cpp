@@ -209,7 +209,7 @@ void application::dispatch(beast::exchange& x) noexcept {
   }
   route(*ctx);
   if (run_now(*ctx)) {
-    if (ctx->upgrade_requested_ && start_websocket(ctx)) return;  // the WebSocket's now
+    if (ctx->upgrade_ && start_upgrade(ctx)) return;  // the upgrade's now
     finish(*ctx);
     ctx->hand_over_file();
     pool.destroy(ctx);
@@ -226,7 +226,7 @@ void application::dispatch(beast::exchange& x) noexcept {
                          // Cancelled (the drain, a client gone) after the head went out:
                          // the body is cut, not complete.
                          if (error && ctx->streamed_) ctx->host_->abort_response();
-                         if (!(ctx->upgrade_requested_ && start_websocket(ctx))) {
+                         if (!(ctx->upgrade_ && start_upgrade(ctx))) {
                            finish(*ctx);
                            ctx->hand_over_file();
                            pool.destroy(ctx);

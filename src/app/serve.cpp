@@ -5,7 +5,7 @@ namespace waypoint::app {
 
 beast::exchange_function dispatch_to(application& app) {
   app.freeze();
-  return [&app](beast::exchange& x) { detail::application_access::dispatch(app, x); };
+  return [&app](beast::exchange& x) { app.dispatch(x); };
 }
 
 beast::server_options with_problem_errors(beast::server_options options) {
@@ -16,7 +16,7 @@ beast::server_options with_problem_errors(beast::server_options options) {
 beast::server_options options_for(application& app, beast::server_options options) {
   if (!options.plan_body) {
     options.plan_body = [&app, limit = options.max_body_bytes](const request& header) {
-      return detail::application_access::plan_body(app, header, limit);
+      return app.plan_body(header, limit);
     };
   }
   return with_problem_errors(std::move(options));

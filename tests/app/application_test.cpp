@@ -4,6 +4,7 @@
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/serve.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include <gtest/gtest.h>
 

@@ -10,8 +10,9 @@
 
 #include "account.hpp"  // examples/: the gateway's --api-token layer
 
-#include <waypoint/app/security/auth.hpp>
 #include <waypoint/app/context.hpp>
+#include <waypoint/app/documents/openapi.hpp>
+#include <waypoint/app/security/auth.hpp>
 #include <waypoint/app/security/jwt.hpp>
 
 #include <gtest/gtest.h>
@@ -422,7 +423,7 @@ TEST(CredentialLayers, DocumentSchemesSecurityAndTheirAnswers) {
                                            .keys = {{.key = billing_key, .principal = "b"}},
                                            .scheme_name = "apiKeyCookie"}))
       .get("/me", [](context& ctx) { ctx.response().body("in"); });
-  json doc = t.app.openapi();
+  json doc = openapi(t.app);
   EXPECT_EQ(doc["components"]["securitySchemes"], json::parse(R"({
     "bearerAuth": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
     "apiKeyAuth": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
@@ -458,12 +459,12 @@ TEST(CredentialLayers, DocumentSchemesSecurityAndTheirAnswers) {
   // Without security layers (and COSE), neither answer is a component.
   application plain;
   plain.get("/open", [](context& ctx) { ctx.response().body("open"); });
-  json plain_doc = plain.openapi();
+  json plain_doc = openapi(plain);
   EXPECT_FALSE(plain_doc["components"]["responses"].contains("Unauthorized"));
   EXPECT_FALSE(plain_doc["components"]["responses"].contains("Forbidden"));
   // Basic alone: a 401, no 403.
   basic_app basic_only(held_users());
-  json basic_doc = basic_only.app.openapi();
+  json basic_doc = openapi(basic_only.app);
   EXPECT_TRUE(basic_doc["components"]["responses"].contains("Unauthorized"));
   EXPECT_FALSE(basic_doc["components"]["responses"].contains("Forbidden"));
 }

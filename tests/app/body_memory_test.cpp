@@ -98,7 +98,7 @@ TEST(BodyMemory, GigabyteFileIsSentWithinTheBound) {
   constexpr std::uintmax_t size = 1024ull * 1024 * 1024;
   sparse_file big(size);
   wa::application app({.logger = [](std::string_view) {}});
-  app.static_files("/files/", big.root.string());
+  serve_static(app, "/files/", big.root.string());
   std::string out = run_within_bound(app, [](const std::string& base) {
     return "curl -sS --max-time 60 -o /dev/null -w '%{http_code} %{size_download}' " + base +
            "/files/big.bin";

@@ -1,7 +1,7 @@
 // Typed routes keep the contract their OpenAPI operation states (issue #27): the request
 // body is checked against its schema after it converts (422 naming the pointer and the
 // keyword), the answer against the response schema and the declared status
-// (application_options::response_contract), and freeze() refuses a schema it cannot enforce.
+// (typed_route_options::response_contract), and freeze() refuses a schema it cannot enforce.
 #include "app_test_support.hpp"
 
 #include <waypoint/app/typed/json.hpp>
@@ -135,9 +135,9 @@ TEST(RequestContract, LogLetsTheBodyThroughWithALineAndOffChecksNothing) {
   for (contract_check mode : {contract_check::log, contract_check::off}) {
     std::vector<std::string> lines;
     // The answer echoes the body, which its own schema refuses alike: not checked here.
-    application app({.logger = [&](std::string_view l) { lines.emplace_back(l); },
-                     .request_contract = mode,
-                     .response_contract = contract_check::off});
+    application app(
+        {.logger = [&](std::string_view l) { lines.emplace_back(l); }},
+        typed_route_options{.request_contract = mode, .response_contract = contract_check::off});
     app.post<contracts::signup>("/signups", [](contracts::signup in) { return in; });
     response res = app.respond(json_request("POST", "/signups", young));
     EXPECT_EQ(res.result_int(), 201u) << res.body();
@@ -243,8 +243,8 @@ class AnswerContract : public ::testing::TestWithParam<answer_row> {};
 TEST_P(AnswerContract, BrokenAnswersFollowTheOption) {
   const answer_row& row = GetParam();
   std::vector<std::string> lines;
-  application app({.logger = [&](std::string_view l) { lines.emplace_back(l); },
-                   .response_contract = row.mode});
+  application app({.logger = [&](std::string_view l) { lines.emplace_back(l); }},
+                  typed_route_options{.response_contract = row.mode});
   app.get<contracts::score>("/scores/{id}", [&row](context& ctx) {
     if (row.status) ctx.response().status(row.status);
     return contracts::score{row.value};

@@ -1,4 +1,4 @@
-// application/cose on typed routes (json.hpp with application_options::cose_keys): the
+// application/cose on typed routes (json.hpp with typed_route_options::cose_keys): the
 // request's protection is checked before its CBOR is read, the answer to a protected request
 // is protected, and each refusal has its status: 503 without keys, 400 for bytes that are not
 // a COSE message, 401 with WWW-Authenticate for an unknown key or a failed check. The messages
@@ -44,7 +44,8 @@ const nlohmann::json sample = {{"sensor", "t1"}, {"value", 21}};
 class CoseRoutes : public ::testing::Test {
  protected:
   explicit CoseRoutes(std::shared_ptr<cose::keyring> keys = default_keys())
-      : keys_(keys), app{{.logger = [](std::string_view) {}, .cose_keys = keys}} {
+      : keys_(keys),
+        app{{.logger = [](std::string_view) {}}, typed_route_options{.cose_keys = keys}} {
     app.post<reading, reading>("/readings", [](reading r) {
       r.value += 1;
       return r;
@@ -196,9 +197,9 @@ TEST(CoseOpenApi, TheMediaTypeAndThe401AreListedOnlyWithKeys) {
       keys = std::make_shared<cose::keyring>();
       keys->current(chacha("k", secret_a));
     }
-    application app{{.cose_keys = keys}};
+    application app{{}, typed_route_options{.cose_keys = keys}};
     app.post<reading, reading>("/readings", [](reading r) { return r; });
-    auto doc = app.openapi<nlohmann::json>({.title = "t", .version = "1"});
+    auto doc = openapi<nlohmann::json>(app, {.title = "t", .version = "1"});
     const nlohmann::json& op = doc["paths"]["/readings"]["post"];
     EXPECT_EQ(op["requestBody"]["content"].contains("application/cose"), with_keys);
     EXPECT_EQ(op["responses"]["201"]["content"].contains("application/cose"), with_keys);

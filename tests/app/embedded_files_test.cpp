@@ -103,8 +103,8 @@ wa::application& two_sources() {
   static bool built = [] {
     wa::static_file_options options;
     options.cache_control = "public, max-age=60";
-    app.static_files("/disk/", source.string(), options);
-    app.static_files("/mem/", waypoint::embedded::fixture(), options);
+    serve_static(app, "/disk/", source.string(), options);
+    serve_static(app, "/mem/", waypoint::embedded::fixture(), options);
     return true;
   }();
   (void)built;
@@ -220,7 +220,7 @@ TEST(EmbeddedFiles, HiddenFilesAreServedWhenAllowed) {
   wa::application app;
   wa::static_file_options options;
   options.hidden_files = true;
-  app.static_files("/", waypoint::embedded::fixture(), options);
+  serve_static(app, "/", waypoint::embedded::fixture(), options);
   wa::response res = wa::testing::answer(app, "GET", "/.hidden");
   EXPECT_EQ(res.result_int(), 200);
   EXPECT_EQ(res.body(), read_file(source / ".hidden"));
@@ -228,7 +228,7 @@ TEST(EmbeddedFiles, HiddenFilesAreServedWhenAllowed) {
 
 TEST(EmbeddedFiles, PrefixMustEndInSlash) {
   wa::application app;
-  EXPECT_THROW(app.static_files("/assets", waypoint::embedded::fixture()), std::invalid_argument);
+  EXPECT_THROW(serve_static(app, "/assets", waypoint::embedded::fixture()), std::invalid_argument);
 }
 
 }  // namespace

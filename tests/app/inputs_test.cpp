@@ -9,7 +9,9 @@
 #include "item_fixture.hpp"
 
 #include <waypoint/app/async.hpp>
+#include <waypoint/app/documents/openapi.hpp>
 #include <waypoint/app/typed/inputs.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include <gtest/gtest.h>
 
@@ -177,7 +179,7 @@ INSTANTIATE_TEST_SUITE_P(
                   R"("session":"s3")", ""}));
 
 TEST(TypedInputs, UnknownQueryKeysAreRefusedWhenTheApplicationSaysSo) {
-  application app({.unknown_query_parameters = unknown_members::refuse});
+  application app({}, typed_route_options{.unknown_query_parameters = unknown_members::refuse});
   add_listing(app);
   response res = app.respond(with_headers("/orgs/7/orders?limt=5&limit=5&x=1&limt=6", tenant));
   EXPECT_EQ(res.result_int(), 400u) << res.body();
@@ -190,14 +192,14 @@ TEST(TypedInputs, UnknownQueryKeysAreRefusedWhenTheApplicationSaysSo) {
 
 TEST(TypedInputs, LogLetsABrokenConstraintThroughAndOffChecksNothing) {
   std::vector<std::string> lines;
-  application logged({.logger = [&](std::string_view l) { lines.emplace_back(l); },
-                      .request_contract = contract_check::log});
+  application logged({.logger = [&](std::string_view l) { lines.emplace_back(l); }},
+                     typed_route_options{.request_contract = contract_check::log});
   add_listing(logged);
   EXPECT_EQ(logged.respond(with_headers("/orgs/7/orders?limit=500", tenant)).result_int(), 200u);
   ASSERT_EQ(lines.size(), 1u);
   // The line's text is a JSON string (the log's rule for what may quote the client).
   EXPECT_NE(lines[0].find(R"(query parameter \"limit\" is 500)"), std::string::npos) << lines[0];
-  application off({.request_contract = contract_check::off});
+  application off({}, typed_route_options{.request_contract = contract_check::off});
   add_listing(off);
   EXPECT_EQ(off.respond(with_headers("/orgs/7/orders?limit=500", tenant)).result_int(), 200u);
   // A value of the wrong type is not a constraint: it is refused whatever the option says.
@@ -276,7 +278,7 @@ INSTANTIATE_TEST_SUITE_P(
                   R"(not \"-x1\")", ""}));
 
 TEST(IntegerRange, IsRefusedWhateverTheContractOptionSays) {
-  application off({.request_contract = contract_check::off});
+  application off({}, typed_route_options{.request_contract = contract_check::off});
   add_window(off);
   EXPECT_EQ(off.respond(make_request("GET", "/orgs/7/window?cursor=-1")).result_int(), 422u);
 }
@@ -284,7 +286,7 @@ TEST(IntegerRange, IsRefusedWhateverTheContractOptionSays) {
 TEST(IntegerRange, TheDocumentListsThe422OfAnUnconstrainedInteger) {
   application app;
   add_window(app);
-  nlohmann::json op = app.openapi()["paths"]["/orgs/{org}/window"]["get"];
+  nlohmann::json op = openapi(app)["paths"]["/orgs/{org}/window"]["get"];
   EXPECT_TRUE(op["responses"].contains("422")) << op["responses"].dump();
   EXPECT_EQ(op["parameters"][1]["schema"]["minimum"], 0) << op["parameters"].dump();
 }
@@ -376,7 +378,7 @@ TEST(TypedInputs, ACoroutineHandlerTakesItsInputsToo) {
 TEST(TypedInputsDocument, ParametersComeFromTheDeclaration) {
   application app;
   add_listing(app);
-  nlohmann::json op = app.openapi()["paths"]["/orgs/{org}/orders"]["get"];
+  nlohmann::json op = openapi(app)["paths"]["/orgs/{org}/orders"]["get"];
   nlohmann::json expected = nlohmann::json::parse(R"([
     {"name":"org","in":"path","required":true,"description":"the organisation's number",
      "schema":{"type":"integer","format":"int64","minimum":-9223372036854775808,"maximum":9223372036854775807}},
@@ -401,7 +403,7 @@ TEST(TypedInputsDocument, AWriteDocumentsItsBodyAndPathOnly) {
   application app;
   app.post<listing::add_item>("/orgs/{org}/items",
                               [](listing::add_item in) { return listing::placed{in.org, "", 0}; });
-  nlohmann::json op = app.openapi()["paths"]["/orgs/{org}/items"]["post"];
+  nlohmann::json op = openapi(app)["paths"]["/orgs/{org}/items"]["post"];
   EXPECT_EQ(op["parameters"].size(), 1u) << op.dump(1);
   EXPECT_EQ(op["requestBody"]["content"]["application/json"]["schema"]["$ref"],
             "#/components/schemas/item");
@@ -514,7 +516,7 @@ TEST(SchemaFirst, AnAnswerBreakingItsSchemaIsA500) {
 TEST(SchemaFirst, TheDocumentShowsTheText) {
   application app;
   add_notes(app);
-  nlohmann::json op = app.openapi()["paths"]["/notes"]["post"];
+  nlohmann::json op = openapi(app)["paths"]["/notes"]["post"];
   EXPECT_EQ(op["requestBody"]["content"]["application/json"]["schema"], nlohmann::json::parse(note_schema));
   EXPECT_EQ(op["responses"]["201"]["content"]["application/json"]["schema"]["required"],
             nlohmann::json::array({"id"}));

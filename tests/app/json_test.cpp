@@ -168,8 +168,8 @@ class Typed : public ::testing::Test {
   }
 
   std::vector<std::string> log;
-  application app{
-      {.json_body_limit = 256, .logger = [this](std::string_view l) { log.emplace_back(l); }}};
+  application app{{.logger = [this](std::string_view l) { log.emplace_back(l); }},
+                  typed_route_options{.json_body_limit = 256}};
 };
 
 TEST_F(Typed, PostDecodesRunsAndEncodesWith201) {
@@ -598,7 +598,7 @@ INSTANTIATE_TEST_SUITE_P(
                    std::nullopt, ""}));
 
 TEST(UnknownMembers, ApplicationOptionRefusesThemForEveryType) {
-  application app({.unknown_json_members = unknown_members::refuse});
+  application app({}, typed_route_options{.unknown_json_members = unknown_members::refuse});
   app.post<shop::line_item>("/i", [](shop::line_item i) { return i; });
   response res = app.respond(json_request("POST", "/i", R"({"sku":"a","quantity":1,"qty":1})"));
   EXPECT_EQ(res.result_int(), 422u) << res.body();
@@ -608,7 +608,7 @@ TEST(UnknownMembers, ApplicationOptionRefusesThemForEveryType) {
 }
 
 TEST(UnknownMembers, PolicyEndsWithTheRequest) {
-  application strict({.unknown_json_members = unknown_members::refuse});
+  application strict({}, typed_route_options{.unknown_json_members = unknown_members::refuse});
   strict.post<shop::line_item>("/i", [](shop::line_item i) { return i; });
   strict.respond(json_request("POST", "/i", R"({"sku":"a","quantity":1})"));
   shop::line_item item;
@@ -644,7 +644,7 @@ struct reason_row {
 class ReasonPhrase : public ::testing::TestWithParam<reason_row> {};
 
 TEST_P(ReasonPhrase, StatusLineAgreesWithProblemTitle) {
-  application app({.json_body_limit = 64});
+  application app({}, typed_route_options{.json_body_limit = 64});
   app.post<shop::line_item>("/i", [](shop::line_item i) { return i; });
   response res = app.respond(json_request("POST", "/i", GetParam().body));
   EXPECT_EQ(res.result_int(), GetParam().status) << GetParam().rule;

@@ -7,6 +7,7 @@
 #include "app_test_support.hpp"
 
 #include <waypoint/app/context.hpp>
+#include <waypoint/app/documents/openapi.hpp>
 #include <waypoint/app/security/jwt.hpp>
 
 #include <gtest/gtest.h>
@@ -725,7 +726,7 @@ TEST(JwtKeyStore, ReloadSwapsTheKeysForTheNextRequest) {
 
 TEST(BearerAuth, DocumentsTheSchemeOnTheRoutesBehindIt) {
   guarded_app g({"orders:read", "orders:write"});
-  json doc = g.app.openapi();
+  json doc = openapi(g.app);
   EXPECT_EQ(doc["components"]["securitySchemes"],
             json::parse(R"({"bearerAuth":{"type":"http","scheme":"bearer","bearerFormat":"JWT"}})"));
   EXPECT_EQ(doc["paths"]["/api/me"]["get"]["security"],
@@ -735,7 +736,7 @@ TEST(BearerAuth, DocumentsTheSchemeOnTheRoutesBehindIt) {
 
   application plain;
   plain.get("/open", [](context& ctx) { ctx.response().body("open"); });
-  EXPECT_FALSE(plain.openapi()["components"].contains("securitySchemes"));
+  EXPECT_FALSE(openapi(plain)["components"].contains("securitySchemes"));
 }
 
 }  // namespace

@@ -7,9 +7,11 @@
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/content/compression.hpp>
-#include <waypoint/app/typed/inputs.hpp>
 #include <waypoint/app/documents/mcp.hpp>
+#include <waypoint/app/documents/openapi.hpp>
 #include <waypoint/app/middleware.hpp>
+#include <waypoint/app/typed/inputs.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -361,7 +363,7 @@ TEST(McpHttp, GetIs405AndForeignOriginsAre403) {
 TEST(McpHttp, TheEndpointIsNotInTheDocument) {
   application app;
   add_tools(app);
-  EXPECT_FALSE(app.openapi()["paths"].contains("/mcp"));
+  EXPECT_FALSE(openapi(app)["paths"].contains("/mcp"));
 }
 
 TEST(McpRegistration, TwoInputsOfOneNameFailFreeze) {

@@ -6,8 +6,9 @@
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/middleware.hpp>
-#include <waypoint/app/serve.hpp>
 #include <waypoint/app/operations/trace_context.hpp>
+#include <waypoint/app/serve.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>

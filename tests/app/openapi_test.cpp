@@ -147,7 +147,7 @@ class Document : public ::testing::Test {
     app.get("api.example.com/status", [](context&) {});
     app.handle("/any", [](context&) {});
     app.handle("PURGE /cache", [](context&) {});
-    doc = app.openapi<json>({.title = "Test", .version = "9"});
+    doc = openapi<json>(app, {.title = "Test", .version = "9"});
   }
   const json& op(const char* path, const char* method) { return doc["paths"][path][method]; }
 
@@ -215,7 +215,7 @@ TEST_F(Document, MatchingRulesHostsAndMethodsAreFaithful) {
 
 TEST(OtherRoutes, AreDocumentedAsUntyped) {
   application app;
-  json doc = app.openapi<json>({.other_routes = {"GET /v1/iam/users/{userId}"}});
+  json doc = openapi<json>(app, {.other_routes = {"GET /v1/iam/users/{userId}"}});
   const json& get = doc["paths"]["/v1/iam/users/{userId}"]["get"];
   EXPECT_EQ(get["operationId"], "get_v1_iam_users_userId");
   EXPECT_EQ(get["parameters"][0]["name"], "userId");
@@ -235,7 +235,7 @@ TEST(LayerAnswers, ARateLimitedOperationDocumentsIts429AndItsFields) {
   auto limited = app.group("/v1/limited", rate_limit({.rate = 1, .burst = 1}));
   limited.get<catalog::part>("/parts", [] { return catalog::part{"a", {}}; });
   app.get<catalog::part>("/free", [] { return catalog::part{"b", {}}; });
-  json doc = app.openapi<json>({});
+  json doc = openapi<json>(app, {});
   json responses = doc["paths"]["/v1/limited/parts"]["get"]["responses"];  // a copy: [] adds
   EXPECT_EQ(responses["429"]["$ref"], "#/components/responses/TooManyRequests") << responses.dump();
   EXPECT_FALSE(responses.contains("503")) << "fail_open: a failing store lets requests through";
@@ -257,7 +257,7 @@ TEST(LayerAnswers, AnApplicationWideLimitFailingClosedDocuments429And503Everywhe
   app.use(rate_limit({.store = std::make_shared<failing_store>(), .fail_open = false}));
   app.get<catalog::part>("/free", [] { return catalog::part{"b", {}}; });
   app.get("/untyped", [](context&) {});
-  json doc = app.openapi<json>({});
+  json doc = openapi<json>(app, {});
   for (const char* path : {"/free", "/untyped"}) {
     json responses = doc["paths"][path]["get"]["responses"];
     EXPECT_EQ(responses["429"]["$ref"], "#/components/responses/TooManyRequests") << path;
@@ -270,7 +270,7 @@ TEST(LayerAnswers, AnApplicationWideLimitFailingClosedDocuments429And503Everywhe
 TEST(LayerAnswers, ADocumentWithoutALimitHasNo429Component) {
   application app;
   waypoint::examples::add_order_routes(app);
-  json doc = app.openapi<json>({});
+  json doc = openapi<json>(app, {});
   EXPECT_FALSE(doc["components"]["responses"].contains("TooManyRequests"));
   EXPECT_FALSE(doc["paths"]["/v1/commerce/orders"]["post"]["responses"].contains("429"));
 }

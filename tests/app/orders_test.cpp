@@ -37,7 +37,8 @@ class Orders : public ::testing::TestWithParam<orders_row> {};
 
 TEST_P(Orders, AnswersAsDocumented) {
   const orders_row& row = GetParam();
-  application app({.json_body_limit = 64 * 1024, .logger = [](std::string_view) {}});
+  application app({.logger = [](std::string_view) {}},
+                  typed_route_options{.json_body_limit = 64 * 1024});
   waypoint::examples::add_order_routes(app);
   response res =
       app.respond(json_request(row.method, "/v1/commerce/orders", row.body, row.content_type));

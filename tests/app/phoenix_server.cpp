@@ -20,8 +20,8 @@ int main() {
   auto hub = std::make_shared<app::topic_hub>(
       app::topic_hub_options{.publish_rate = 5, .publish_burst = 10});
   app::application a{{.logger = [](std::string_view line) { std::cerr << line << '\n'; }}};
-  a.websocket(
-      "/socket/websocket",
+  serve_websocket(
+      a, "/socket/websocket",
       app::phoenix_socket(
           hub, {.join =
                     [](app::context&, std::string_view topic, std::string_view) {

@@ -77,7 +77,7 @@ void add_routes(application& app, const www_dir& www) {
     co_await ctx.write_chunk("<p>one</p>");
     co_await ctx.write_chunk("<p>two</p>");
   });
-  app.static_files("/files/", www.root.string());
+  serve_static(app, "/files/", www.root.string());
 }
 
 struct answer_row {

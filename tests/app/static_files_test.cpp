@@ -227,12 +227,12 @@ class StaticFiles : public ::testing::Test {
  protected:
   virtual void adjust(waypoint::beast::server_options&) {}
   void SetUp() override {
-    app_.static_files("/assets/", tree_.root().string());
+    serve_static(app_, "/assets/", tree_.root().string());
     wa::static_file_options strict;
     strict.symlinks = wa::symlink_policy::refuse;
     strict.cache_control = "public, max-age=60";
     strict.content_types = {{"md", "text/x-markdown"}};
-    app_.static_files("/strict/", tree_.root().string(), strict);
+    serve_static(app_, "/strict/", tree_.root().string(), strict);
     waypoint::beast::server_options options;
     options.listen = {{"127.0.0.1", 0}};
     options.threads = 1;

@@ -30,8 +30,8 @@ struct topic_server {
     websocket_options limits;
     limits.write_timeout = std::chrono::seconds(2);  // a peer that reads nothing is cut this soon
     limits.max_queued_bytes = 4 << 20;
-    app.websocket("/topics/{topics}", serve_member(hub, false), limits);
-    app.websocket("/watch/{topics}", serve_member(hub, true), limits);
+    serve_websocket(app, "/topics/{topics}", serve_member(hub, false), limits);
+    serve_websocket(app, "/watch/{topics}", serve_member(hub, true), limits);
     waypoint::beast::server_options o;
     o.listen = {{"127.0.0.1", 0}};
     o.threads = threads;

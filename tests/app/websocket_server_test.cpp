@@ -86,7 +86,7 @@ websocket_options small_limits() {
 
 void add_routes(application& app) {
   app.use(request_id());
-  app.websocket("/echo", echo);
+  serve_websocket(app, "/echo", echo);
   auto authed = app.group("/private", layer_hooks{[](context& ctx) {
                             if (ctx.header(http::field::authorization) != "Bearer ok") {
                               ctx.response().problem(401, "a bearer token is required");
@@ -95,31 +95,32 @@ void add_routes(application& app) {
                             ctx.set(user{"tester"});
                             return true;
                           }});
-  authed.websocket("/echo", echo);
+  serve_websocket(authed, "/echo", echo);
   auto greeted = app.group("", layer_hooks{[](context& ctx) {
                              ctx.set(user{"tester"});
                              return true;
                            }});
-  greeted.websocket("/hello/{name}", [](context& ctx, websocket& ws) -> awaitable<void> {
+  serve_websocket(greeted, "/hello/{name}", [](context& ctx, websocket& ws) -> awaitable<void> {
     co_await ws.write_text("hello " + std::string(ctx.path_value("name")) + ", request " +
                            std::string(ctx.request_id()) + ", user " + ctx.get<user>().name);
     co_await ws.read();
   });
-  app.websocket("/throws", [](websocket&) -> awaitable<void> {
+  serve_websocket(app, "/throws", [](websocket&) -> awaitable<void> {
     // As a handler's exception may, it quotes the client: here a line of its own.
     throw std::runtime_error("the handler failed\n{\"level\":\"forged\"}");
     co_return;
   });
-  app.websocket("/once", [](websocket& ws) -> awaitable<void> { co_await ws.write_text("bye"); });
-  app.websocket("/limited", echo, small_limits());
+  serve_websocket(app, "/once",
+                  [](websocket& ws) -> awaitable<void> { co_await ws.write_text("bye"); });
+  serve_websocket(app, "/limited", echo, small_limits());
   websocket_options deflate;
   deflate.permessage_deflate = true;
   deflate.deflate_window_bits = 10;
-  app.websocket("/deflate", echo, deflate);
+  serve_websocket(app, "/deflate", echo, deflate);
   // Writes from coroutines of its own, one more each turn, to a peer that does not read:
   // the queue fills up to its bound, and the write past it is refused.
-  app.websocket(
-      "/flood",
+  serve_websocket(
+      app, "/flood",
       [](websocket& ws) -> awaitable<void> {
         flood = {};
         std::string message(flood_message_bytes, 'x');
@@ -364,7 +365,7 @@ TEST(WebSocketServer, RefusedHandshakeIsLoggedWithTheStatusSent) {
   waypoint::app::testing::access_log_capture log;
   application app({.logger = [](std::string_view) {}});
   app.use(log.layer());
-  app.websocket("/echo", echo);
+  serve_websocket(app, "/echo", echo);
   waypoint::beast::server_options options;
   options.listen = {{"127.0.0.1", 0}};
   options.threads = 1;

@@ -5,8 +5,9 @@
 #include "app_test_support.hpp"
 
 #include <waypoint/app/async.hpp>
-#include <waypoint/app/serve.hpp>
+#include <waypoint/app/documents/openapi.hpp>
 #include <waypoint/app/realtime/websocket.hpp>
+#include <waypoint/app/serve.hpp>
 #include <waypoint/route.hpp>
 
 #include <gtest/gtest.h>
@@ -109,31 +110,31 @@ struct route_row {
   std::string body_or_allow;  // the GET handler's body, or Allow for a 405
 };
 
-void only_websocket(application& app) { app.websocket("/ws", echo); }
+void only_websocket(application& app) { serve_websocket(app, "/ws", echo); }
 void websocket_then_get(application& app) {
-  app.websocket("/both", echo);
+  serve_websocket(app, "/both", echo);
   app.get("/both", says("page"));
 }
 void get_then_websocket(application& app) {
   app.get("/both", says("page"));
-  app.websocket("/both", echo);
+  serve_websocket(app, "/both", echo);
 }
 void websocket_and_post(application& app) {
-  app.websocket("/both", echo);
+  serve_websocket(app, "/both", echo);
   app.post("/both", says("posted"));
 }
 void websocket_wildcard_get_literal(application& app) {
-  app.websocket("/items/{id}", echo);
+  serve_websocket(app, "/items/{id}", echo);
   app.get("/items/new", says("form"));
 }
 void websocket_literal_get_wildcard(application& app) {
-  app.websocket("/items/new", echo);
+  serve_websocket(app, "/items/new", echo);
   app.get("/items/{id}", says("item"));
 }
 void websocket_in_group(application& app) {
   auto v1 = app.group("/v1");
   v1.get("/stream/{id}", says("status"));
-  v1.websocket("/stream/{id}", echo);
+  serve_websocket(v1, "/stream/{id}", echo);
 }
 
 class WebSocketRoutes : public ::testing::TestWithParam<route_row> {};
@@ -250,28 +251,28 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(WebSocketRoutes, TwoWebSocketRoutesOnOnePatternConflict) {
   application app;
-  app.websocket("/ws", echo);
-  EXPECT_THROW(app.websocket("/ws", echo), waypoint::conflict_error);
+  serve_websocket(app, "/ws", echo);
+  EXPECT_THROW(serve_websocket(app, "/ws", echo), waypoint::conflict_error);
 }
 
 TEST(WebSocketRoutes, EquivalentPatternsConflictAsForAnyGet) {
   application app;
-  app.websocket("/items/{id}", echo);
-  EXPECT_THROW(app.websocket("/items/{name}", echo), waypoint::conflict_error);
+  serve_websocket(app, "/items/{id}", echo);
+  EXPECT_THROW(serve_websocket(app, "/items/{name}", echo), waypoint::conflict_error);
   EXPECT_THROW(app.get("/items/{name}", says("x")), waypoint::conflict_error);
 }
 
 TEST(WebSocketRoutes, GetOfAnotherScopeOnTheSamePatternConflicts) {
   // Their layers differ, so one endpoint cannot serve both.
   application app;
-  app.websocket("/x", echo);
+  serve_websocket(app, "/x", echo);
   auto g = app.group("", layer_hooks{[](context&) { return true; }});
   EXPECT_THROW(g.get("/x", says("x")), waypoint::conflict_error);
 }
 
 TEST(WebSocketRoutes, SecondGetBesideAWebSocketConflicts) {
   application app;
-  app.websocket("/both", echo);
+  serve_websocket(app, "/both", echo);
   app.get("/both", says("page"));
   EXPECT_THROW(app.get("/both", says("again")), waypoint::conflict_error);
 }
@@ -308,7 +309,7 @@ TEST_P(WebSocketLayers, LayersDecideBeforeTheUpgrade) {
   application app({.logger = [](std::string_view) {}});
   auto g = row.coroutine_layer ? app.group("/private", require_token_async)
                                : app.group("/private", layer_hooks{require_token});
-  g.websocket("/ws", echo);
+  serve_websocket(g, "/ws", echo);
   request req = row.token ? upgrade("/private/ws", {{"Authorization", "Bearer ok"}})
                           : upgrade("/private/ws");
   outcome o = serve(app, req);
@@ -331,7 +332,7 @@ TEST(WebSocketLayers, LayerThatRewritesTheAnswerAfterTheHandlerWins) {
   app.use(layer_hooks{{}, [](context& ctx, std::exception_ptr&) {
                         ctx.response().problem(503, "maintenance");
                       }});
-  app.websocket("/ws", echo);
+  serve_websocket(app, "/ws", echo);
   outcome o = serve(app, upgrade("/ws"));
   EXPECT_FALSE(o.upgraded);
   EXPECT_EQ(o.status, 503u);
@@ -341,7 +342,7 @@ TEST(WebSocketLayers, LayerThatRewritesTheAnswerAfterTheHandlerWins) {
 
 TEST(WebSocketRoutes, RespondCannotUpgradeAndSays501) {
   application app({.logger = [](std::string_view) {}});
-  app.websocket("/ws", echo);
+  serve_websocket(app, "/ws", echo);
   response res = app.respond(upgrade("/ws"));
   EXPECT_EQ(res.result_int(), 501u);
   EXPECT_EQ(app.respond(make_request("GET", "/ws")).result_int(), 426u);
@@ -355,7 +356,7 @@ TEST(WebSocketRoutes, LayersSeeThe501OfAConnectionThatCannotUpgrade) {
   app.use(layer_hooks{{}, [&](context& ctx, std::exception_ptr&) {
                         seen.push_back(ctx.response().status());
                       }});
-  app.websocket("/ws", echo);
+  serve_websocket(app, "/ws", echo);
   EXPECT_EQ(app.respond(upgrade("/ws")).result_int(), 501u);
   boost::asio::io_context io;
   request req = upgrade("/ws");  // the coroutine holds a reference to it
@@ -368,9 +369,9 @@ TEST(WebSocketRoutes, LayersSeeThe501OfAConnectionThatCannotUpgrade) {
 
 TEST(WebSocketRoutes, OpenApiDocumentsTheRouteAsAGetWith101) {
   application app;
-  app.websocket("/v1/echo", echo);
+  serve_websocket(app, "/v1/echo", echo);
   app.get("/v1/page", says("x"));
-  auto doc = app.openapi();
+  auto doc = openapi(app);
   ASSERT_TRUE(doc["paths"]["/v1/echo"]["get"].is_object()) << doc.dump(2);
   auto responses = doc["paths"]["/v1/echo"]["get"]["responses"];
   EXPECT_TRUE(responses.contains("101")) << responses.dump();
@@ -379,10 +380,10 @@ TEST(WebSocketRoutes, OpenApiDocumentsTheRouteAsAGetWith101) {
 
 TEST(WebSocketRoutes, EmptyHandlerAndZeroLimitAreRefused) {
   application app;
-  EXPECT_THROW(app.websocket("/a", websocket_handler()), std::invalid_argument);
+  EXPECT_THROW(serve_websocket(app, "/a", websocket_handler()), std::invalid_argument);
   websocket_options options;
   options.max_message_bytes = 0;
-  EXPECT_THROW(app.websocket("/b", echo, options), std::invalid_argument);
+  EXPECT_THROW(serve_websocket(app, "/b", echo, options), std::invalid_argument);
 }
 
 }  // namespace

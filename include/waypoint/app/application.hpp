@@ -26,6 +26,7 @@
 #pragma once
 
 #include "waypoint/app/context.hpp"
+#include "waypoint/app/extensions.hpp"
 #include "waypoint/app/route_doc.hpp"
 #include "waypoint/router.hpp"
 #include "waypoint/source_location.hpp"
@@ -36,79 +37,31 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <memory>
 #include <initializer_list>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <ranges>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-namespace waypoint {
-class embedded_directory;  // waypoint/embedded_directory.hpp
-}  // namespace waypoint
-
 namespace waypoint::app {
 
-namespace cose {
-class keyring;  // waypoint/app/security/cose.hpp
-}  // namespace cose
-
-// What typed routes do with object members a WAYPOINT_JSON_OBJECT type does not declare.
-enum class unknown_members : std::uint8_t {
-  ignore,  // nlohmann/json's and most frameworks' default: a newer client's extra field passes
-  refuse,  // a 422 naming them: a typo ("quantiy") is caught instead of defaulted
-};
-
-// What typed routes do with a request body their schema refuses, or an answer that breaks
-// their contract (a body their response schema refuses, a status they do not declare).
-enum class contract_check : std::uint8_t {
-  off,      // unchecked
-  log,      // let through; a line names the route and what broke (to try a new constraint)
-  enforce,  // refused (a request: 422; an answer: 500), and for an answer the line
-};
-
 struct application_options {
-  // Typed routes answer 413 to a body longer than this. 1 MiB, like the server's default
-  // body limit, so the app's answer is what a client of the server sees.
-  std::size_t json_body_limit = 1024 * 1024;
   // Receives one line per 500 (with the exception's text) and per access_log() entry;
   // when empty, lines go to stderr.
   std::function<void(std::string_view line)> logger{};
-  // For every WAYPOINT_JSON_OBJECT type of every typed route (WAYPOINT_JSON_STRICT_OBJECT
-  // types refuse whatever this says).
-  unknown_members unknown_json_members = unknown_members::ignore;
-  // For the query keys of typed routes whose input type declares its inputs (inputs.hpp):
-  // refuse answers 400 naming a key the type does not bind (a typo, "?limt=5").
-  unknown_members unknown_query_parameters = unknown_members::ignore;
-  // Typed routes' request bodies checked against the document (docs/framework.md,
-  // "Contracts"). `off` is for measuring what the check costs.
-  contract_check request_contract = contract_check::enforce;
-  // Typed routes' answers checked against the document.
-  // enforce: the document is what clients generate code from, so an answer it does not
-  // allow is the server's bug, answered and logged as one (FastAPI's response_model does
-  // the same), rather than a surprise in a client. The check costs a schema walk per answer
-  // (BENCHMARKS.md); `log` keeps the line and sends the answer, `off` skips the walk.
-  contract_check response_contract = contract_check::enforce;
-  // The keys typed routes open application/cose request bodies with and protect answers with
-  // (waypoint/app/security/cose.hpp, docs/framework.md "COSE"). Null: a COSE body, or an Accept that
-  // ranks application/cose first, is answered 503.
-  std::shared_ptr<const cose::keyring> cose_keys{};
 };
 
 class application;
 class route_group;
-struct static_file_options;  // waypoint/app/content/static_files.hpp
-class websocket_handler;     // waypoint/app/realtime/websocket.hpp
+class route_entry;
 
 namespace detail {
-
-struct websocket_route;  // waypoint/app/realtime/websocket.hpp
-class route_contract;    // src/app/typed/contract.hpp
-struct websocket_owner;  // src/app/realtime/websocket.cpp
-struct mounted_api;      // src/app/documents/mounted_api.hpp
 
 // A group's composed prefix and its own middleware. Node 0 is the application's root:
 // an empty prefix, and the layers of application::use().
@@ -119,24 +72,6 @@ struct group_node {
   const group_node* parent = nullptr;
   std::vector<middleware> layers;
   std::vector<std::string> tags;  // OpenAPI tags of its routes (route_scope::tag_routes)
-};
-
-// A registered route: what the router's match returns.
-struct endpoint {
-  handler fn;
-  const group_node* group = nullptr;
-  // Every layer that wraps the route, outermost (the application's first) first;
-  // built by freeze().
-  std::vector<const middleware*> chain;
-  bool async_chain = false;  // the handler or a layer is a coroutine
-  const basic_route<const endpoint*>* route = nullptr;  // in the router; stable
-  route_doc doc;
-  std::uint64_t body_limit = 0;  // 0: the server's max_body_bytes
-  bool stream_body = false;      // the handler reads the body (context::read_some)
-  // A WebSocket route (route_scope::websocket): `fn` sends its upgrade requests here.
-  std::shared_ptr<websocket_route> websocket;
-  // A typed route's schemas, compiled by freeze(); null for other routes.
-  std::shared_ptr<const route_contract> contract;
 };
 
 // A typed route: fn's input In (void: none) read from the body, its result written as
@@ -155,27 +90,67 @@ concept declares_inputs = requires { T::inputs.bindings; };
 template <class F>
 struct handler_input;
 
-struct application_access;  // below
-
-// Gives every typed route of `endpoints` its contract (src/app/typed/contract.cpp; freeze() calls
-// it first, so that a refusal leaves the application as it was). Throws
-// std::invalid_argument naming the route and its registration site when a schema holds
-// what the validator cannot enforce.
-void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_members);
-// Why `text` cannot be a schema-first route's schema ("is not JSON: ...", "holds a $ref"),
-// empty when it can (src/app/typed/contract.cpp).
-std::string refuse_schema_text(std::string_view text);
-
-// The handler of a WebSocket route's endpoint: upgrade requests to the route, others to
-// its plain GET handler or a 426 (src/app/realtime/websocket.cpp).
-handler websocket_endpoint(const websocket_route& route);
-
-// "METHOD host/path" from a group's parts and a route's pattern text; throws
-// pattern_error when they cannot combine (two methods, two hosts, no leading '/').
-std::string compose_pattern(const group_node& group, std::string_view method,
-                            std::string_view pattern);
-
 }  // namespace detail
+
+// A registered route as features see it: its pattern and registration site, what it says
+// of itself (route_doc), how it takes its body, and what features attached to it
+// (extensions.hpp). Registration reaches it through route_scope::last_route() and
+// application::edit_routes(); a request through context::matched_route(); a document
+// through application::routes(). Stable in memory for the application's life.
+class route_entry {
+ public:
+  // The composed pattern ("GET api.example.com/v1/users/{id}") and where it was registered.
+  const waypoint::pattern& route_pattern() const noexcept { return route_->pattern; }
+  const registration_site& site() const noexcept { return route_->site; }
+  const route_doc& doc() const noexcept { return doc_; }
+  // Before freeze(): what a feature documents of the route (route_doc::other_answers).
+  route_doc& edit_doc() noexcept { return doc_; }
+  const handler& target() const noexcept { return fn_; }
+  // The longest body the route accepts (0: the server's max_body_bytes), and whether its
+  // handler reads the body as it arrives (route_scope::body).
+  std::uint64_t body_limit() const noexcept { return body_limit_; }
+  bool streams_body() const noexcept { return stream_body_; }
+  // The layers that wrap the route, outermost (the application's first) first, and the
+  // tags of its scopes (route_scope::tag_routes), each once, outermost first.
+  std::vector<const middleware*> layers() const;
+  std::vector<std::string> tags() const;
+
+  // A feature's values on this route, keyed by type; written only before freeze().
+  const extensions& features() const noexcept { return features_; }
+  extensions& features() noexcept { return features_; }
+
+  // Before freeze(): the handler the route runs, in place of the one registered (a feature
+  // that wraps it keeps the old one, target()).
+  void replace_target(handler fn) { fn_ = std::move(fn); }
+  // Before freeze(): a later registration of the same composed pattern in the same scope
+  // hands its handler to `join` and describes this route, instead of being refused as a
+  // conflict (a WebSocket route and a plain GET share one route). Once.
+  void share_pattern(std::function<void(handler)> join);
+  // Before freeze(): why `text` cannot be this route's request or response schema, empty
+  // when it can; describe() asks it (set by the module that reads the route's bodies).
+  void check_schemas_with(std::function<std::string(std::string_view text)> check) {
+    schema_check_ = std::move(check);
+  }
+
+ private:
+  friend class route_scope;
+  friend class application;
+
+  handler fn_;
+  application* owner_ = nullptr;
+  const detail::group_node* group_ = nullptr;
+  // Every layer that wraps the route, outermost (the application's first) first; built by
+  // freeze().
+  std::vector<const middleware*> chain_;
+  bool async_chain_ = false;                                // the handler or a layer is a coroutine
+  const basic_route<const route_entry*>* route_ = nullptr;  // in the router; stable
+  route_doc doc_;
+  std::uint64_t body_limit_ = 0;
+  bool stream_body_ = false;
+  extensions features_;
+  std::function<void(handler)> join_;
+  std::function<std::string(std::string_view)> schema_check_;
+};
 
 // How a route takes its request body (route_scope::body).
 struct route_body {
@@ -207,31 +182,6 @@ class route_scope {
                      source_location where = source_location::current());
   route_scope& del(std::string_view pattern, handler fn,
                    source_location where = source_location::current());
-
-  // Files under the directory `root`, served at `prefix` (ending in '/') by GET and HEAD
-  // "<prefix>{path...}" (waypoint/app/content/static_files.hpp says what may be reached and what is
-  // answered). Throws std::system_error when `root` cannot be opened as a directory.
-  route_scope& static_files(std::string_view prefix, const std::string& root,
-                            const static_file_options& options,
-                            source_location where = source_location::current());
-  route_scope& static_files(std::string_view prefix, const std::string& root,
-                            source_location where = source_location::current());
-  // The same, for files compiled into the binary by waypoint_embed_directory()
-  // (waypoint/embedded_directory.hpp): `files` views static data, and is copied.
-  route_scope& static_files(std::string_view prefix, const embedded_directory& files,
-                            const static_file_options& options,
-                            source_location where = source_location::current());
-  route_scope& static_files(std::string_view prefix, const embedded_directory& files,
-                            source_location where = source_location::current());
-
-  // A WebSocket route: GET `pattern`, whose upgrade requests run `fn` on the upgraded
-  // connection (include waypoint/app/realtime/websocket.hpp, which says what is answered). A plain
-  // GET on the same pattern in the same scope shares the endpoint.
-  route_scope& websocket(std::string_view pattern, websocket_handler fn,
-                         source_location where = source_location::current());
-  route_scope& websocket(std::string_view pattern, websocket_handler fn,
-                         const beast::websocket_options& options,
-                         source_location where = source_location::current());
 
   // Adds a layer around every route of this scope (and, for the application, around
   // every request). Throws std::logic_error after freeze().
@@ -299,18 +249,32 @@ class route_scope {
   // Tags every route of this scope, registered before or after, in the document.
   route_scope& tag_routes(std::string_view tag);
 
+  // --- for features that register routes of their own kind (docs/framework.md) ---------
+  // The application this scope registers in.
+  application& app() const noexcept { return *app_; }
+  // The route this scope registered last; std::logic_error when none, or after freeze().
+  route_entry& last_route();
+  // The route of this scope whose composed pattern is `method` + `pattern` as add() would
+  // compose them; null when there is none.
+  route_entry* find_route(std::string_view method, std::string_view pattern);
+  // Registers a route as get() and the others do (`method` empty: every method), except
+  // that it never joins a route that shares its pattern (route_entry::share_pattern).
+  route_scope& add_route(std::string_view method, std::string_view pattern, handler fn,
+                         source_location where = source_location::current());
+
  protected:
   route_scope(application& app, detail::group_node& node) noexcept : app_(&app), node_(&node) {}
   // For the application, whose root node is a member built after this base.
   explicit route_scope(application& app) noexcept : app_(&app), node_(nullptr) {}
 
   route_scope& add(std::string_view method, std::string_view pattern, handler fn,
-                   const source_location& where);
+                   const source_location& where, bool may_join = true);
   // A typed route: registered as above, then described (defined in schema.hpp).
   template <class In, class Out, class F>
   route_scope& add(std::string_view method, std::string_view pattern,
                    detail::typed_route<In, Out, F> fn, const source_location& where);
   route_group make_group(std::string_view prefix);
+  bool join_shared_pattern(std::string_view text, handler& fn);
   route_doc& last_doc();
   // Adds (or replaces) a parameter of the route registered last; std::invalid_argument
   // naming the route when a path parameter names no wildcard of its pattern.
@@ -318,10 +282,7 @@ class route_scope {
 
   application* app_;
   detail::group_node* node_;
-  detail::endpoint* last_ = nullptr;  // the route this scope registered last
-
- private:
-  friend struct detail::application_access;
+  route_entry* last_ = nullptr;  // the route this scope registered last
 };
 
 // A scope with a prefix and its own layers; a small handle into the application, copied
@@ -341,9 +302,17 @@ route_group route_scope::group(std::string_view prefix, Layers&&... layers) {
 
 class application : public route_scope {
  public:
-  using router_type = basic_router<const detail::endpoint*>;
+  using router_type = basic_router<const route_entry*>;
 
   explicit application(application_options options = {});
+  // With features' settings as well, each kept as the extension of its type:
+  // application app({}, typed_route_options{.json_body_limit = 64 * 1024}).
+  template <class... Settings>
+  requires(sizeof...(Settings) > 0) explicit application(application_options options,
+                                                         Settings&&... settings)
+      : application(std::move(options)) {
+    (extensions_.set(std::forward<Settings>(settings)), ...);
+  }
   application(const application&) = delete;
   application& operator=(const application&) = delete;
   ~application();
@@ -396,17 +365,36 @@ class application : public route_scope {
   std::string url_for(std::string_view route_name, std::initializer_list<url_param> values = {},
                       std::initializer_list<url_param> query = {}) const;
 
-  // The OpenAPI 3.1 document of the routes (openapi.hpp says what it holds), parsed as
-  // `Json` (nlohmann::ordered_json keeps the order it was written in). Call it once routes
-  // are registered; it does not freeze.
-  template <class Json = nlohmann::json>
-  Json openapi(const openapi_info& info = {}) const {
-    return Json::parse(openapi_text(info));
-  }
+  const application_options& options() const noexcept { return options_; }
 
- private:
-  friend class route_scope;
-  friend struct detail::application_access;
+  // --- the seam features build on (docs/framework.md, "Building a feature") -----------
+  // A feature's application-wide value of type T (extensions.hpp), value-initialised on
+  // first use; std::logic_error after freeze().
+  template <class T>
+  T& extension() {
+    if (frozen()) throw std::logic_error("waypoint::app: an extension changed after freeze()");
+    return extensions_.get<T>();
+  }
+  // The value of type T, null when none was made; safe from any thread once frozen.
+  template <class T>
+  const T* find_extension() const noexcept {
+    return extensions_.find<T>();
+  }
+  // Every route, in registration order.
+  auto routes() const noexcept {
+    return std::ranges::subrange(endpoints_.cbegin(), endpoints_.cend());
+  }
+  // The same, to attach values to: during registration and freeze hooks; std::logic_error
+  // after freeze().
+  std::ranges::subrange<std::deque<route_entry>::iterator> edit_routes();
+  // When a freeze hook runs: `prepare` hooks first (compiling what routes declared, such as
+  // typed routes' contracts), then `complete` hooks (what reads every route as prepared,
+  // such as a document), each group in the order added.
+  enum class freeze_stage : std::uint8_t { prepare, complete };
+  // `hook` runs in freeze(), after the last registration and before the first request; a
+  // throw fails freeze() and leaves the application unfrozen.
+  void on_freeze(freeze_stage stage, std::function<void(application&)> hook);
+  bool frozen() const noexcept { return frozen_.load(std::memory_order_acquire); }
 
   // The server's entry point (dispatch_to() in serve.hpp): answers at once, or defers the
   // exchange for a coroutine or deferred response and sends it when done.
@@ -415,8 +403,11 @@ class application : public route_scope {
   // options_for()): the matched route's limit (`server_limit` when it sets none) and
   // whether it streams.
   beast::body_plan plan_body(const request& header, std::uint64_t server_limit) const noexcept;
-  bool frozen() const noexcept { return frozen_.load(std::memory_order_acquire); }
-  std::string openapi_text(const openapi_info& info) const;
+
+ private:
+  friend class route_scope;
+  friend class route_entry;
+  friend struct detail::pending_upgrade;  // routes the request again on its new connection
 
   // The endpoint of requests that no route serves: 404, 405 (or the automatic OPTIONS),
   // redirect, 400.
@@ -424,76 +415,28 @@ class application : public route_scope {
   void route(context& ctx) const noexcept;
   void finish(context& ctx) const noexcept;
   bool run_now(context& ctx) const noexcept;
-  // After the chain of a request a WebSocket route accepted: hands the connection over
-  // (true: `ctx` is the WebSocket's now), or answers 501 when it cannot be.
-  bool start_websocket(context* ctx) const noexcept;
-  static awaitable<void> run_websocket(std::shared_ptr<detail::websocket_owner> owner,
-                                       beast::websocket_channel& channel);
+  // After the chain of a request whose handler asked for the connection
+  // (context::upgrade): hands it over (true: `ctx` is the upgrade's now), or answers 501
+  // when it cannot be.
+  bool start_upgrade(context* ctx) const noexcept;
   awaitable<void> run_rest(context& ctx) const;
 
   application_options options_;
   router_type router_;
   std::deque<detail::group_node> groups_;  // deque: nodes are referenced by address
-  std::deque<detail::endpoint> endpoints_;
-  // WebSocket endpoints by composed pattern, for a GET registered after them.
-  std::vector<std::pair<std::string, detail::endpoint*>> websocket_endpoints_;
-  bool adding_websocket_ = false;  // add() then registers, never joins a WebSocket endpoint
+  std::deque<route_entry> endpoints_;
+  // Routes that a later registration of their pattern joins (route_entry::share_pattern).
+  std::vector<route_entry*> shared_patterns_;
   std::vector<const middleware*> root_chain_;  // the application's layers, once frozen
   bool root_async_ = false;                    // ... hold a coroutine
   handler unrouted_;                           // calls answer_unrouted()
   handler not_found_;
   route_names names_;
-  // Run by freeze() once the routes and contracts are complete (serve_mcp renders its tools).
-  std::vector<std::function<void()>> freeze_hooks_;
-  // Services mounted at a prefix (mount(), child_service.hpp), for the document and MCP.
-  std::vector<std::shared_ptr<const detail::mounted_api>> mounted_apis_;
+  std::vector<std::pair<freeze_stage, std::function<void(application&)>>> freeze_hooks_;
+  extensions extensions_;
   std::atomic<bool> frozen_{false};
   std::mutex freeze_mutex_;
 };
-
-namespace detail {
-
-// What the framework's own parts (the server's wiring in serve.hpp, typed routes, the
-// document's route) reach inside an application for. Not for applications: a handler
-// author meets none of it, which keeps the application's own surface to what registers,
-// answers and documents routes.
-struct application_access {
-  static void dispatch(application& app, beast::exchange& x) noexcept { app.dispatch(x); }
-  static beast::body_plan plan_body(const application& app, const request& header,
-                                    std::uint64_t server_limit) noexcept {
-    return app.plan_body(header, server_limit);
-  }
-  static const application_options& options(const application& app) noexcept {
-    return app.options_;
-  }
-  static std::string openapi_text(const application& app, const openapi_info& info) {
-    return app.openapi_text(info);
-  }
-  // The route that matched `ctx`, null when none did.
-  static const endpoint* endpoint_of(const context& ctx) noexcept;
-  // The contract of the route that matched `ctx`, null when it has none.
-  static const route_contract* contract_of(const context& ctx) noexcept;
-  // Every route, in registration order.
-  static const std::deque<endpoint>& endpoints(const application& app) noexcept {
-    return app.endpoints_;
-  }
-  // `hook` runs when the application freezes, after the contracts are built; a throw fails
-  // freeze().
-  static void on_freeze(application& app, std::function<void()> hook) {
-    app.freeze_hooks_.push_back(std::move(hook));
-  }
-  static application& application_of(route_scope& scope) noexcept { return *scope.app_; }
-  // The route `scope` registered last.
-  static const endpoint& last_endpoint(route_scope& scope) noexcept { return *scope.last_; }
-  static void add_mounted_api(application& app, std::shared_ptr<const mounted_api> api) {
-    app.mounted_apis_.push_back(std::move(api));
-  }
-  static const std::vector<std::shared_ptr<const mounted_api>>& mounted_apis(const application& app) noexcept {
-    return app.mounted_apis_;
-  }
-};
-
-}  // namespace detail
 
 namespace detail {
 // One line to the application's log about a request: 'waypoint: <lead> "METHOD path" (route

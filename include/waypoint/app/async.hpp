@@ -1,5 +1,6 @@
 // Coroutines for waypoint::app. Include this where a handler or a layer is a coroutine: it
-// brings Asio's awaitable (typed routes whose function returns awaitable<Out> need it too).
+// brings Asio's awaitable (typed routes whose function returns awaitable<Out> need it too,
+// with waypoint/app/typed/json.hpp).
 //
 //   namespace asio = boost::asio;
 //   app.get("/slow", [](waypoint::app::context& ctx) -> waypoint::app::awaitable<void> {
@@ -20,7 +21,6 @@
 #pragma once
 
 #include "waypoint/app/application.hpp"
-#include "waypoint/app/typed/json.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>

@@ -27,6 +27,7 @@
 #include "waypoint/app/response.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -35,7 +36,7 @@
 namespace waypoint::app {
 
 namespace detail {
-struct websocket_owner;  // src/app/realtime/websocket.cpp
+struct pending_upgrade;  // src/app/upgrade.cpp
 }
 
 // The body write_chunk() sends, transformed as it goes: the extension point of a layer
@@ -107,11 +108,24 @@ class context : public request_view, public request_values, public connection {
   // What the access log reports.
   std::uint64_t body_size() const noexcept;
 
+  // --- handing the connection over (WebSocket routes build on it: realtime/websocket.hpp)
+  // Whether the connection can be handed over at all: served by waypoint::beast::server;
+  // not under respond() or async_handle(), which answer 501 instead.
+  bool can_upgrade() const noexcept;
+  // What runs on the connection once it is a WebSocket: this context, rebound to the
+  // upgraded connection's request and response, and the connection.
+  using upgrade_run = std::function<awaitable<void>(context&, beast::websocket_channel&)>;
+  // Sets the status to 101 and asks for the connection once the chain is done: if the
+  // answer is then still 101 (no layer replaced it), the server completes the handshake
+  // with `options` and calls `run` on the connection's thread; else the answer goes out
+  // as any other and `run` is dropped. Call can_upgrade() first.
+  void upgrade(const beast::websocket_options& options, upgrade_run run);
+
  private:
   friend class application;
   friend class next;
   friend struct detail::deferred_state;
-  friend struct detail::websocket_owner;
+  friend struct detail::pending_upgrade;
   friend void answer_current_exception(context& ctx) noexcept;
 
   bool deferred() const noexcept { return static_cast<bool>(deferred_); }
@@ -155,7 +169,7 @@ class context : public request_view, public request_values, public connection {
   std::shared_ptr<detail::deferred_state> deferred_;
   std::vector<std::uint32_t> postponed_;
   bool async_chain_ = false;  // the chain holds a coroutine: it runs through run_async
-  bool upgrade_requested_ = false;  // a WebSocket route took the request (status 101)
+  std::shared_ptr<detail::pending_upgrade> upgrade_;  // upgrade(); null for nearly every request
   beast::file_payload file_;  // send_file(): the body, unless a layer replaced it
   std::uint64_t chunked_bytes_ = 0;   // write_chunk(): the body sent so far
   bool streamed_ = false;  // write_chunk() sent the head: an error can only cut the body

@@ -5,6 +5,8 @@
 //   app.get("/me", [](context& ctx) { ctx.response().body(ctx.get<user>().name); });
 #pragma once
 
+#include "waypoint/app/extensions.hpp"  // detail::value_key
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -16,12 +18,6 @@
 
 namespace waypoint::app {
 namespace detail {
-
-// One address per type, used as the key of a request-scoped value.
-template <class T>
-struct value_key {
-  static constexpr char id = 0;
-};
 
 // T built from `args` at `where` (nullptr: on the heap): T(args...) when T has such a
 // constructor, else T{args...}. C++20 lets an aggregate take parenthesised values (P0960),

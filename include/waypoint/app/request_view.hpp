@@ -31,6 +31,8 @@ class exchange_host;
 
 namespace waypoint::app {
 
+class route_entry;  // a registered route (application.hpp)
+
 // One decoded query parameter: "a+b=c%26d" gives name "a b", value "c&d".
 struct query_param {
   std::string_view name;
@@ -38,9 +40,6 @@ struct query_param {
 };
 
 namespace detail {
-
-struct endpoint;  // a registered route: handler and middleware chain (application.hpp)
-struct application_access;
 
 // The query split into decoded parameters on first use. Decoded text is never longer than
 // the raw query, so one buffer of the query's size holds all of it.
@@ -160,6 +159,11 @@ class request_view {
   // "GET api.example.com/v1/users/{id}", and its wildcard_names() in order. An empty
   // pattern (text() "") when no route matched.
   const waypoint::pattern& route_pattern() const noexcept;
+  // The route that matched, with what features attached to it (route_entry,
+  // application.hpp); null when none did.
+  const route_entry* matched_route() const noexcept {
+    return outcome_.matched() && match_.route() ? match_.handler() : nullptr;
+  }
 
   // --- path values -------------------------------------------------------------------
   // The percent-decoded value of wildcard `name`; throws std::logic_error (a 500: a
@@ -196,8 +200,6 @@ class request_view {
   }
 
  protected:
-  friend struct detail::application_access;  // the matched endpoint's contract
-
   request_view(const app::request& req, beast::exchange_host& body_source) noexcept
       : request_(&req), body_source_(&body_source) {}
   ~request_view() = default;
@@ -207,7 +209,7 @@ class request_view {
   // Set by application::route() before any layer runs; for a target that did not
   // resolve, its path is the target up to any '?' (a query may carry secrets), for logs.
   beast::route_outcome outcome_;
-  basic_match_result<const detail::endpoint*> match_;
+  basic_match_result<const route_entry*> match_;
   detail::query_index query_index_;
   std::size_t body_read_ = 0;  // read_some() over a whole body: where it is
   std::unique_ptr<std::string> replaced_body_;  // replace_body(); null for nearly every request

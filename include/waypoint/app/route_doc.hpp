@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace waypoint::app {
@@ -107,6 +108,11 @@ struct route_doc {
   std::string response_schema_text{};
   // The route reads If-None-Match (inputs.hpp): it may answer 304.
   bool conditional = false;
+  // Answers a feature documents for the route besides these (a WebSocket route's 101 and
+  // 426): status and description. With only_other_answers, the handler's own answer (the
+  // document's "default") is not one of them.
+  std::vector<std::pair<int, std::string>> other_answers{};
+  bool only_other_answers = false;
 };
 
 // What route_scope::describe() says of the route registered last; each member is optional
@@ -127,18 +133,6 @@ struct route_info {
   std::string_view response_schema{};
   // A named typed route is a Model Context Protocol tool (mcp.hpp) unless this is false.
   bool tool = true;
-};
-
-// The document's "info" and "servers".
-struct openapi_info {
-  std::string title = "waypoint application";
-  std::string version = "1.0.0";
-  std::string description{};
-  std::string license{};  // an SPDX identifier ("BSL-1.0"); empty: none stated
-  std::vector<std::string> servers{};  // URLs; none: relative to where the document is served
-  // Patterns served beside the application (a plain router in front of it), documented as
-  // untyped operations, as `waypoint-route openapi` documents a route table.
-  std::vector<std::string> other_routes{};
 };
 
 }  // namespace waypoint::app

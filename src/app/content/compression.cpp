@@ -419,8 +419,8 @@ class compression_policy final : public chunk_encoding {
         ctx.request().find(http::field::content_encoding) == ctx.request().end())
       return true;
     auto [first_line, end_line] = ctx.request().equal_range(http::field::content_encoding);
-    const detail::endpoint* route = detail::application_access::endpoint_of(ctx);
-    if (route && route->stream_body) return true;  // the handler reads it as it was sent
+    const route_entry* route = ctx.matched_route();
+    if (route && route->streams_body()) return true;  // the handler reads it as it was sent
     content_coding coding = content_coding::identity;
     int layers = 0;
     bool known = true;
@@ -447,7 +447,8 @@ class compression_policy final : public chunk_encoding {
     }
     if (coding == content_coding::identity) return true;
     std::uint64_t limit = options_.max_decoded_bytes;
-    if (!limit) limit = route && route->body_limit ? route->body_limit : default_max_decoded_bytes;
+    if (!limit)
+      limit = route && route->body_limit() ? route->body_limit() : default_max_decoded_bytes;
     std::string decoded;
     decode_status status = decode(coding, ctx.body(), limit, decoded);
     if (status == decode_status::too_large) {

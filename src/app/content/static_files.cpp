@@ -449,39 +449,29 @@ struct embedded_handler {
 // "<prefix>{path...}"; throws for a prefix that does not end in '/'.
 std::string static_files_pattern(std::string_view prefix) {
   if (prefix.empty() || prefix.back() != '/')
-    throw std::invalid_argument("waypoint::app: a static_files prefix ends in '/': " +
+    throw std::invalid_argument("waypoint::app: a serve_static prefix ends in '/': " +
                                 std::string(prefix));
   return std::string(prefix) + "{path...}";
 }
 
 }  // namespace
 
-route_scope& route_scope::static_files(std::string_view prefix, const std::string& root,
-                                       const static_file_options& options,
-                                       source_location where) {
+route_scope& serve_static(route_scope& scope, std::string_view prefix, const std::string& root,
+                          const static_file_options& options, source_location where) {
   std::string pattern = static_files_pattern(prefix);
   auto shared_options = std::make_shared<const static_file_options>(options);
   auto resolver = std::make_shared<const file_resolver>(root, *shared_options);
-  return add("GET", pattern, static_handler{std::move(resolver), std::move(shared_options)},
-             where);
+  return scope.add_route("GET", pattern,
+                         static_handler{std::move(resolver), std::move(shared_options)}, where);
 }
 
-route_scope& route_scope::static_files(std::string_view prefix, const std::string& root,
-                                       source_location where) {
-  return static_files(prefix, root, static_file_options{}, where);
-}
-
-route_scope& route_scope::static_files(std::string_view prefix, const embedded_directory& files,
-                                       const static_file_options& options,
-                                       source_location where) {
+route_scope& serve_static(route_scope& scope, std::string_view prefix,
+                          const embedded_directory& files, const static_file_options& options,
+                          source_location where) {
   std::string pattern = static_files_pattern(prefix);
-  return add("GET", pattern,
-             embedded_handler{files, std::make_shared<const static_file_options>(options)}, where);
-}
-
-route_scope& route_scope::static_files(std::string_view prefix, const embedded_directory& files,
-                                       source_location where) {
-  return static_files(prefix, files, static_file_options{}, where);
+  return scope.add_route(
+      "GET", pattern, embedded_handler{files, std::make_shared<const static_file_options>(options)},
+      where);
 }
 
 }  // namespace waypoint::app

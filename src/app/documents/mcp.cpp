@@ -140,32 +140,30 @@ json annotations_for(std::string_view method, const std::string& summary) {
   return a;
 }
 
-[[noreturn]] void refuse_tool(const detail::endpoint& ep, const std::string& why) {
+[[noreturn]] void refuse_tool(const route_entry& ep, const std::string& why) {
   throw std::invalid_argument("waypoint::app: serve_mcp: route \"" +
-                              std::string(ep.route->pattern.text()) + "\" registered at " +
-                              ep.route->site.to_string() + ": " + why);
+                              std::string(ep.route_pattern().text()) + "\" registered at " +
+                              ep.site().to_string() + ": " + why);
 }
 
 void render_tools(const application& app, mcp_site& site) {
-  const auto& endpoints = detail::application_access::endpoints(app);
-  detail::schema_sink sink(detail::application_access::options(app).unknown_json_members ==
-                           unknown_members::refuse);
+  detail::schema_sink sink(typed_options(app).unknown_json_members == unknown_members::refuse);
   struct draft {
-    const detail::endpoint* ep = nullptr;
+    const route_entry* ep = nullptr;
     tool t;
     json properties = json::object();
     json required = json::array();
     std::string body, answer;  // schema texts; empty: none
   };
   std::vector<draft> drafts;
-  for (const detail::endpoint& ep : endpoints) {
-    const route_doc& doc = ep.doc;
+  for (const route_entry& ep : app.routes()) {
+    const route_doc& doc = ep.doc();
     if (!doc.typed || doc.name.empty() || doc.hidden || !doc.tool) continue;
     draft d;
     d.ep = &ep;
     d.t.name = doc.name;
-    d.t.method = std::string(ep.route->pattern.method());
-    d.t.route = &ep.route->pattern;
+    d.t.method = std::string(ep.route_pattern().method());
+    d.t.route = &ep.route_pattern();
     auto add = [&](const std::string& in, const std::string& name, json schema,
                    const std::string& description, bool required) {
       if (d.properties.contains(name))
@@ -177,7 +175,7 @@ void render_tools(const application& app, mcp_site& site) {
     };
     for (const parameter_doc& p : doc.parameters)
       add(p.in, p.name, json::parse(detail::parameter_schema(p)), p.description, p.required);
-    for (const std::string& w : ep.route->pattern.wildcard_names())
+    for (const std::string& w : ep.route_pattern().wildcard_names())
       if (std::none_of(doc.parameters.begin(), doc.parameters.end(),
                        [&](const parameter_doc& p) { return p.in == "path" && p.name == w; }))
         add("path", w, json{{"type", "string"}}, "", true);
@@ -189,7 +187,7 @@ void render_tools(const application& app, mcp_site& site) {
 
   json list = json::array();
   for (draft& d : drafts) {
-    const route_doc& doc = d.ep->doc;
+    const route_doc& doc = d.ep->doc();
     bool closed = true;  // arguments outside the properties are refused
     if (!d.body.empty()) {
       json body = json::parse(d.body);
@@ -222,7 +220,7 @@ void render_tools(const application& app, mcp_site& site) {
     // The title is the summary; the description the longer text, when there is one.
     std::string description = !doc.description.empty() ? doc.description
                               : !doc.summary.empty()   ? doc.summary
-                                                       : std::string(d.ep->route->pattern.text());
+                                                       : std::string(d.ep->route_pattern().text());
     json entry = {{"name", d.t.name}};
     if (!doc.summary.empty()) entry["title"] = doc.summary;
     entry["description"] = std::move(description);
@@ -516,20 +514,20 @@ json call_result(const tool& t, const response& res) {
 // The sum of the mounted services' versions: it changes whenever one of their lists does.
 std::uint64_t mounted_version(const application& app) {
   std::uint64_t v = 1;
-  for (const auto& api : detail::application_access::mounted_apis(app)) v += api->version();
+  for (const auto& api : detail::mounted_apis_of(app)) v += api->version();
   return v;
 }
 
 // tools/list's result: the application's tools, then each mounted service's, named
 // "<service>.<tool>" (a name the application has already stays its own).
 std::string tools_list(const application& app, mcp_site& site) {
-  if (detail::application_access::mounted_apis(app).empty()) return site.tools_list;
+  if (detail::mounted_apis_of(app).empty()) return site.tools_list;
   std::uint64_t version = mounted_version(app);
   std::lock_guard lock(site.mutex);
   if (site.merged_version == version) return site.merged_list;
   json result = json::parse(site.tools_list);
   json& listed = result["tools"];
-  for (const auto& api : detail::application_access::mounted_apis(app)) {
+  for (const auto& api : detail::mounted_apis_of(app)) {
     std::shared_ptr<const json> tools = api->tools();
     if (!tools) continue;
     for (const json& t : *tools) {
@@ -551,7 +549,7 @@ std::string tools_list(const application& app, mcp_site& site) {
 // no such tool.
 awaitable<bool> call_mounted_tool(context& ctx, const application& app, const json& id, const std::string& name,
                                   const nlohmann::json& params) {
-  for (const auto& api : detail::application_access::mounted_apis(app)) {
+  for (const auto& api : detail::mounted_apis_of(app)) {
     std::string prefix = api->name() + ".";
     std::shared_ptr<const json> tools = api->tools();
     if (!tools || !name.starts_with(prefix)) continue;
@@ -762,7 +760,8 @@ void serve_mcp(application& app, mcp_options options) {
   auto site = std::make_shared<mcp_site>();
   site->options = std::move(options);
   application* served = &app;
-  detail::application_access::on_freeze(app, [site, served] { render_tools(*served, *site); });
+  app.on_freeze(application::freeze_stage::complete,
+                [site](application& frozen) { render_tools(frozen, *site); });
   app.post(site->options.path, [site, served](context& ctx) -> awaitable<void> {
     co_await answer(ctx, *served, *site);
   });

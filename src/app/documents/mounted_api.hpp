@@ -4,17 +4,16 @@
 // the tools beside the application's and forwards their calls.
 #pragma once
 
-#include "waypoint/app/message.hpp"
+#include "waypoint/app/application.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace waypoint::app {
-
-class context;
 
 namespace detail {
 
@@ -35,6 +34,18 @@ struct mounted_api {
   // http_error when the service cannot be reached.
   virtual awaitable<nlohmann::ordered_json> call_tool(context& ctx, nlohmann::ordered_json params) const = 0;
 };
+
+// The services mounted in an application, in the order mounted: its extension.
+struct mounted_apis {
+  std::vector<std::shared_ptr<const mounted_api>> list;
+};
+
+inline const std::vector<std::shared_ptr<const mounted_api>>& mounted_apis_of(
+    const application& app) noexcept {
+  static const mounted_apis none;
+  const mounted_apis* apis = app.find_extension<mounted_apis>();
+  return (apis ? apis : &none)->list;
+}
 
 }  // namespace detail
 }  // namespace waypoint::app

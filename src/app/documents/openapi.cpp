@@ -1,15 +1,14 @@
-// The OpenAPI document of an application (application::openapi), the component
+// The OpenAPI document of an application (openapi(app, info)), the component
 // collection its schemas go through (schema_sink), and serving both with Swagger UI.
 // Schemas arrive as JSON text written in the registering translation unit (schema.hpp), so
 // nothing here shares a nlohmann/json type with user code.
 #include "waypoint/app/documents/openapi.hpp"
 
-#include "app/typed/contract.hpp"
-#include "app/documents/mounted_api.hpp"
 #include "app/detail/sha256.hpp"
-#include "waypoint/app/security/cose.hpp"
+#include "app/documents/mounted_api.hpp"
+#include "app/typed/contract.hpp"
 #include "waypoint/app/content/static_files.hpp"
-#include "waypoint/app/realtime/websocket.hpp"
+#include "waypoint/app/security/cose.hpp"
 
 #include "waypoint/app/typed/schema.hpp"
 #include "waypoint/beast/adapter.hpp"
@@ -230,35 +229,21 @@ json problem_components(const std::set<int>& used) {
   return responses;
 }
 
-std::vector<std::string> tags_of(const detail::group_node* node) {
-  std::vector<const detail::group_node*> path;
-  for (; node; node = node->parent) path.push_back(node);
-  std::vector<std::string> tags;
-  for (auto it = path.rbegin(); it != path.rend(); ++it)
-    for (const std::string& t : (*it)->tags)
-      if (std::find(tags.begin(), tags.end(), t) == tags.end()) tags.push_back(t);
-  return tags;
-}
-
-// The security requirements of the layers around `node`'s routes (the application's
-// first), as middleware::security() gives them.
-std::vector<const security_requirement*> security_of(const detail::group_node* node) {
-  std::vector<const detail::group_node*> path;
-  for (; node; node = node->parent) path.push_back(node);
+// The security requirements of the layers around `ep` (the application's first), as
+// middleware::security() gives them.
+std::vector<const security_requirement*> security_of(const route_entry& ep) {
   std::vector<const security_requirement*> out;
-  for (auto it = path.rbegin(); it != path.rend(); ++it)
-    for (const middleware& layer : (*it)->layers)
-      if (const security_requirement* s = layer.security()) out.push_back(s);
+  for (const middleware* layer : ep.layers())
+    if (const security_requirement* s = layer->security()) out.push_back(s);
   return out;
 }
 
-// The statuses the layers around `node`'s routes answer in their place (middleware::
-// answers(): a rate limit's 429), each once, in order.
-std::set<int> layer_answers_of(const detail::group_node* node) {
+// The statuses the layers around `ep` answer in its place (middleware::answers(): a rate
+// limit's 429), each once, in order.
+std::set<int> layer_answers_of(const route_entry& ep) {
   std::set<int> out;
-  for (; node; node = node->parent)
-    for (const middleware& layer : node->layers)
-      for (int status : layer.answers()) out.insert(status);
+  for (const middleware* layer : ep.layers())
+    for (int status : layer->answers()) out.insert(status);
   return out;
 }
 
@@ -296,9 +281,9 @@ json form_request_body(const route_doc& doc) {
 }
 
 // One operation of an application route.
-json operation_of(const detail::endpoint& ep, std::string_view method,
-                  const openapi_place& place, detail::schema_sink& sink, bool cose) {
-  const route_doc& doc = ep.doc;
+json operation_of(const route_entry& ep, std::string_view method, const openapi_place& place,
+                  detail::schema_sink& sink, bool cose) {
+  const route_doc& doc = ep.doc();
   auto declared_path = [&](std::string_view name) -> const parameter_doc* {
     for (const parameter_doc& p : doc.parameters)
       if (p.in == "path" && p.name == name) return &p;
@@ -327,10 +312,10 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
   if (!place.match_rule.empty())
     description += (description.empty() ? "" : "\n\n") + place.match_rule;
   if (!description.empty()) described["description"] = description;
-  std::vector<std::string> tags = tags_of(ep.group);
+  std::vector<std::string> tags = ep.tags();
   if (!tags.empty()) described["tags"] = tags;
   // Every layer's requirement holds at once: one Security Requirement Object naming each.
-  std::vector<const security_requirement*> required = security_of(ep.group);
+  std::vector<const security_requirement*> required = security_of(ep);
   if (!required.empty()) {
     json requirement = json::object();
     for (const security_requirement* s : required) {
@@ -390,17 +375,11 @@ json operation_of(const detail::endpoint& ep, std::string_view method,
   // declare their answers (a rate limit's 429).
   if (!required.empty()) responses["401"] = problem_ref(401);
   if (scoped(required)) responses["403"] = problem_ref(403);
-  for (int status : layer_answers_of(ep.group)) responses[std::to_string(status)] = problem_ref(status);
+  for (int status : layer_answers_of(ep)) responses[std::to_string(status)] = problem_ref(status);
   responses["500"] = problem_ref(500);
-  // A WebSocket route is the GET that upgrades (OpenAPI has no WebSocket operations).
-  if (ep.websocket) {
-    responses["101"] = {{"description", "Switching Protocols: the connection becomes a "
-                                        "WebSocket (send Connection: Upgrade, Upgrade: websocket)"}};
-    if (!ep.websocket->get) {
-      responses.erase("default");
-      responses["426"] = {{"description", "Upgrade Required: the route serves WebSocket only"}};
-    }
-  }
+  for (const auto& [status, description] : doc.other_answers)
+    responses[std::to_string(status)] = {{"description", description}};
+  if (doc.only_other_answers) responses.erase("default");
   op["responses"] = std::move(responses);
   return op;
 }
@@ -485,33 +464,34 @@ void merge_mounted(json& doc, const detail::mounted_api& api) {
 
 }  // namespace
 
-std::string application::openapi_text(const openapi_info& info) const {
-  detail::schema_sink sink(options_.unknown_json_members == unknown_members::refuse);
-  bool cose = options_.cose_keys && !options_.cose_keys->empty();
+std::string detail::openapi_text(const application& app, const openapi_info& info) {
+  const typed_route_options& typed = typed_options(app);
+  detail::schema_sink sink(typed.unknown_json_members == unknown_members::refuse);
+  bool cose = typed.cose_keys && !typed.cose_keys->empty();
   openapi_path_writer paths;
   std::vector<std::string> all_tags;
   json security_schemes = json::object();
   std::set<int> used;  // of optional_statuses
   if (cose) used.insert(401);
-  for (const detail::endpoint& ep : endpoints_) {
-    if (ep.doc.hidden) continue;
-    const pattern& p = ep.route->pattern;
+  for (const route_entry& ep : app.routes()) {
+    if (ep.doc().hidden) continue;
+    const pattern& p = ep.route_pattern();
     std::string method = waypoint::detail::ascii_lowercase(p.method().empty() ? "any" : p.method());
-    std::string id = ep.doc.name.empty() ? openapi_operation_id(method, openapi_place_of(p))
-                                         : ep.doc.name;
+    std::string id =
+        ep.doc().name.empty() ? openapi_operation_id(method, openapi_place_of(p)) : ep.doc().name;
     paths.add(p, id, [&](std::string_view op_method, const openapi_place& place) {
       return operation_of(ep, op_method, place, sink, cose).dump();
     });
-    for (const std::string& t : tags_of(ep.group))
+    for (const std::string& t : ep.tags())
       if (std::find(all_tags.begin(), all_tags.end(), t) == all_tags.end()) all_tags.push_back(t);
     // A name keeps the scheme it was first given.
-    std::vector<const security_requirement*> required = security_of(ep.group);
+    std::vector<const security_requirement*> required = security_of(ep);
     for (const security_requirement* s : required)
       if (!security_schemes.contains(s->name))
         security_schemes[s->name] = json::parse(s->scheme);
     if (!required.empty()) used.insert(401);
     if (scoped(required)) used.insert(403);
-    used.merge(layer_answers_of(ep.group));
+    used.merge(layer_answers_of(ep));
   }
   for (const std::string& text : info.other_routes) {
     pattern p = parse_pattern(text);
@@ -546,7 +526,7 @@ std::string application::openapi_text(const openapi_info& info) const {
   schemas.update(json::parse(sink.components_text()));
   doc["components"] = {{"schemas", std::move(schemas)}, {"responses", problem_components(used)}};
   if (!security_schemes.empty()) doc["components"]["securitySchemes"] = std::move(security_schemes);
-  for (const auto& api : mounted_apis_) merge_mounted(doc, *api);
+  for (const auto& api : detail::mounted_apis_of(app)) merge_mounted(doc, *api);
   doc["x-waypoint-unrouted"] = {{"404", problem_ref(404)}, {"405", problem_ref(405)}};
   json unplaced = json::parse(paths.unplaced_text());
   if (!unplaced.empty()) doc["x-waypoint-unplaced"] = std::move(unplaced);
@@ -691,10 +671,10 @@ void serve_openapi(application& app, openapi_info info, openapi_page_options opt
   app.get(site->options.document_path, [site, documented](context& ctx) {
     // Written once, and again when a mounted service's document changed (a start, a reload).
     std::uint64_t version = 1;
-    for (const auto& api : detail::application_access::mounted_apis(*documented)) version += api->version();
+    for (const auto& api : detail::mounted_apis_of(*documented)) version += api->version();
     std::lock_guard lock(site->mutex);
     if (site->version != version) {
-      site->document = detail::application_access::openapi_text(*documented, site->info);
+      site->document = detail::openapi_text(*documented, site->info);
       site->etag = document_etag(site->document);
       site->version = version;
     }

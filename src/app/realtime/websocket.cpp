@@ -1,6 +1,7 @@
-// WebSocket routes: registration beside a plain GET, the endpoint that tells upgrade
-// requests from the others, and the hand-over of the request's context to the upgraded
-// connection, where the route's handler runs.
+// WebSocket routes, built on the kernel's seam: a route whose handler tells upgrade
+// requests from the others and asks for the connection (context::upgrade), sharing its
+// pattern with a plain GET (route_entry::share_pattern), and the handler run on the
+// upgraded connection.
 #include "waypoint/app/realtime/websocket.hpp"
 
 #include "waypoint/app/middleware.hpp"
@@ -41,46 +42,14 @@ void refuse_handshake(context& ctx, beast::handshake_defect defect) {
 
 }  // namespace
 
-// The context of an upgraded request, owned by the upgrade until the connection is done
-// with it. Until the server has taken the upgrade (`armed`), the dispatch still owns it.
-struct detail::websocket_owner {
-  context* ctx = nullptr;
-  std::shared_ptr<websocket_route> route;
-  bool armed = false;
-
-  static constexpr std::string_view cannot_upgrade =
-      "this server cannot upgrade the connection to a WebSocket";
-
-  websocket_owner() = default;
-  websocket_owner(const websocket_owner&) = delete;
-  websocket_owner& operator=(const websocket_owner&) = delete;
-  ~websocket_owner() {
-    if (!armed) return;
-    ctx->~context();
-    ::operator delete(ctx);  // the dispatch's block (context_pool's ::operator new)
-  }
-
-  // In the route's endpoint: takes an upgrade request, answered 101 unless a layer that
-  // wraps the handler changes that, or 501 at once when the connection cannot be handed
-  // over (respond(), async_handle()), so that the layers log what the client gets.
-  static bool take(context& ctx) {
-    beast::handshake_defect defect = beast::websocket_handshake_defect(ctx.request());
-    if (defect != beast::handshake_defect::none) {
-      if (!asks_for_websocket(ctx.request())) return false;
-      refuse_handshake(ctx, defect);
-      return true;
-    }
-    if (!ctx.host_->can_upgrade()) {
-      ctx.response().problem(501, cannot_upgrade);
-      return true;
-    }
-    ctx.upgrade_requested_ = true;
-    ctx.response().status(http::status::switching_protocols);
-    return true;
-  }
-};
-
 namespace {
+
+// What a WebSocket route holds besides its handler: a route extension (extensions.hpp).
+struct websocket_route {
+  websocket_handler fn;
+  websocket_options options;
+  handler get;  // the plain GET handler sharing the pattern, if any
+};
 
 void refuse_plain_request(context& ctx) {
   ctx.response().header(http::field::upgrade, "websocket");
@@ -99,33 +68,75 @@ bool is_cancellation(const std::exception_ptr& error) noexcept {
   }
 }
 
-}  // namespace
+// A handler that threw on an open connection: its line, then the close with 1011.
+void log_handler_failure(context& ctx, const std::exception_ptr& error) {
+  std::string line = "waypoint: WebSocket handler of route \"";
+  line.append(ctx.route_pattern().text());
+  line += "\" (request id ";
+  line.append(ctx.request_id());
+  line += ") threw; closing with 1011: ";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    detail::append_log_text(line, e.what());  // it may quote the client
+  } catch (...) {
+    line += "an exception not derived from std::exception";
+  }
+  ctx.app().log(line);
+}
 
-handler detail::websocket_endpoint(const websocket_route& route) {
-  const websocket_route* r = &route;  // the endpoint holds it (endpoint::websocket)
+// On the upgraded connection: the route's handler.
+awaitable<void> run_handler(const websocket_route& route, context& ctx,
+                            beast::websocket_channel& channel) {
+  app::websocket ws(channel);
+  std::exception_ptr error;
+  try {
+    co_await route.fn(ctx, ws);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  if (!error) co_return;
+  // A write to a connection already closed, or the server's cancellation, ends the handler
+  // as the connection's end does; anything else is the handler's failure.
+  if (channel.is_open() && !is_cancellation(error)) log_handler_failure(ctx, error);
+  std::rethrow_exception(error);
+}
+
+// An upgrade request is answered 101 (the connection handed over once the layers are
+// done, unless one of them changes the answer), or why not; true when it was one. So that
+// the layers log what the client gets, the refusals are answered here.
+bool take_upgrade(const websocket_route& route, context& ctx) {
+  beast::handshake_defect defect = beast::websocket_handshake_defect(ctx.request());
+  if (defect != beast::handshake_defect::none) {
+    if (!asks_for_websocket(ctx.request())) return false;
+    refuse_handshake(ctx, defect);
+    return true;
+  }
+  const websocket_route* r = &route;  // the route's extension: it lives as long as the route
+  ctx.upgrade(route.options, [r](context& c, beast::websocket_channel& channel) {
+    return run_handler(*r, c, channel);
+  });
+  return true;
+}
+
+// The route's handler: upgrade requests to the WebSocket, others to the plain GET handler
+// sharing the route, or a 426.
+handler websocket_target(const websocket_route& route) {
+  const websocket_route* r = &route;
   if (route.get.is_async()) {
     return [r](context& ctx) -> awaitable<void> {
-      if (websocket_owner::take(ctx)) co_return;
+      if (take_upgrade(*r, ctx)) co_return;
       co_await r->get.coroutine()(ctx);
     };
   }
   return [r](context& ctx) {
-    if (websocket_owner::take(ctx)) return;
+    if (take_upgrade(*r, ctx)) return;
     if (r->get) return r->get(ctx);
     refuse_plain_request(ctx);
   };
 }
 
-route_scope& route_scope::websocket(std::string_view pattern, websocket_handler fn,
-                                    source_location where) {
-  return websocket(pattern, std::move(fn), websocket_options{}, where);
-}
-
-route_scope& route_scope::websocket(std::string_view pattern, websocket_handler fn,
-                                    const websocket_options& options, source_location where) {
-  application& app = *app_;
-  if (app.frozen()) throw std::logic_error("waypoint::app: route added after freeze()");
-  if (!fn) throw std::invalid_argument("waypoint::app: empty WebSocket handler");
+void check_options(const websocket_options& options) {
   if (options.max_message_bytes == 0)
     throw std::invalid_argument("waypoint::app: a WebSocket's max_message_bytes must be positive");
   if (options.max_message_frames == 0)
@@ -139,93 +150,51 @@ route_scope& route_scope::websocket(std::string_view pattern, websocket_handler 
                                 std::to_string(options.deflate_mem_level));
   if (options.write_timeout <= std::chrono::milliseconds::zero())
     throw std::invalid_argument("waypoint::app: a WebSocket's write_timeout must be positive");
-  auto route = std::make_shared<detail::websocket_route>();
-  route->fn = std::move(fn);
-  route->options = options;
-  std::string text = detail::compose_pattern(*node_, "GET", pattern);
-  // A plain GET of this scope on the same pattern: the two share its endpoint.
-  for (detail::endpoint& ep : app.endpoints_) {
-    if (ep.group != node_ || ep.websocket || ep.route->pattern.text() != text) continue;
-    route->get = std::move(ep.fn);
-    ep.fn = detail::websocket_endpoint(*route);
-    ep.websocket = std::move(route);
-    app.websocket_endpoints_.emplace_back(std::move(text), &ep);
-    last_ = &ep;
-    return *this;
-  }
-  app.adding_websocket_ = true;
-  try {
-    add("GET", pattern, detail::websocket_endpoint(*route), where);
-  } catch (...) {
-    app.adding_websocket_ = false;
-    throw;
-  }
-  app.adding_websocket_ = false;
-  last_->websocket = std::move(route);
-  app.websocket_endpoints_.emplace_back(std::move(text), last_);
-  return *this;
 }
 
-bool application::start_websocket(context* ctx) const noexcept {
-  ctx->upgrade_requested_ = false;
-  // A layer answered after the handler took the request (an error, a rewrite): that answer
-  // goes out instead.
-  if (ctx->response().status() != 101) return false;
-  try {
-    auto owner = std::make_shared<detail::websocket_owner>();
-    owner->ctx = ctx;
-    owner->route = ctx->match_.handler()->websocket;
-    beast::websocket_upgrade upgrade;
-    upgrade.options = owner->route->options;
-    upgrade.run = [owner](beast::websocket_channel& channel) {
-      return run_websocket(owner, channel);
-    };
-    if (ctx->host_->upgrade(upgrade)) {
-      owner->armed = true;
-      return true;
-    }
-    ctx->response().problem(501, detail::websocket_owner::cannot_upgrade);
-  } catch (...) {
-    answer_current_exception(*ctx);
-  }
-  return false;
+// The route's handler, and its answers in the document: a WebSocket route is the GET that
+// upgrades (OpenAPI has no WebSocket operations), and without a plain GET beside it, 426
+// is all it answers otherwise.
+void serve(route_entry& entry, const websocket_route& route) {
+  entry.replace_target(websocket_target(route));
+  route_doc& doc = entry.edit_doc();
+  doc.other_answers = {{101,
+                        "Switching Protocols: the connection becomes a WebSocket (send "
+                        "Connection: Upgrade, Upgrade: websocket)"}};
+  doc.only_other_answers = !route.get;
+  if (!route.get)
+    doc.other_answers.emplace_back(426, "Upgrade Required: the route serves WebSocket only");
 }
 
-// On the upgraded connection: the context the layers filled now points at the request and
-// response the connection kept, and is routed again so that its views point there too.
-awaitable<void> application::run_websocket(std::shared_ptr<detail::websocket_owner> owner,
-                                           beast::websocket_channel& channel) {
-  context& ctx = *owner->ctx;
-  ctx.request_ = &channel.request();
-  ctx.response_ = response_builder(channel.response());
-  ctx.rebind(channel.host());
-  ctx.app().route(ctx);
-  app::websocket ws(channel);
-  std::exception_ptr error;
-  try {
-    co_await owner->route->fn(ctx, ws);
-  } catch (...) {
-    error = std::current_exception();
+// `entry` becomes the WebSocket route; a plain GET registered later on its pattern joins it.
+void make_websocket_route(route_entry& entry, websocket_route route) {
+  websocket_route* r = entry.features().put(std::make_shared<websocket_route>(std::move(route)));
+  serve(entry, *r);
+  entry.share_pattern([&entry, r](handler get) {
+    r->get = std::move(get);
+    serve(entry, *r);
+  });
+}
+
+}  // namespace
+
+route_scope& serve_websocket(route_scope& scope, std::string_view pattern, websocket_handler fn,
+                             const websocket_options& options, source_location where) {
+  if (scope.app().frozen()) throw std::logic_error("waypoint::app: route added after freeze()");
+  if (!fn) throw std::invalid_argument("waypoint::app: empty WebSocket handler");
+  check_options(options);
+  websocket_route route{std::move(fn), options, {}};
+  // A plain GET of this scope on the same pattern: the two share its route.
+  route_entry* get = scope.find_route("GET", pattern);
+  if (get && !get->features().find<websocket_route>()) {
+    route.get = get->target();
+    make_websocket_route(*get, std::move(route));
+    return scope;
   }
-  if (!error) co_return;
-  // A write to a connection already closed, or the server's cancellation, ends the handler
-  // as the connection's end does; anything else is the handler's failure.
-  if (channel.is_open() && !is_cancellation(error)) {
-    std::string line = "waypoint: WebSocket handler of route \"";
-    line.append(ctx.route_pattern().text());
-    line += "\" (request id ";
-    line.append(ctx.request_id());
-    line += ") threw; closing with 1011: ";
-    try {
-      std::rethrow_exception(error);
-    } catch (const std::exception& e) {
-      detail::append_log_text(line, e.what());  // it may quote the client
-    } catch (...) {
-      line += "an exception not derived from std::exception";
-    }
-    ctx.app().log(line);
-  }
-  std::rethrow_exception(error);
+  scope.add_route(
+      "GET", pattern, [](context&) {}, where);
+  make_websocket_route(scope.last_route(), std::move(route));
+  return scope;
 }
 
 }  // namespace waypoint::app

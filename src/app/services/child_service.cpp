@@ -916,16 +916,17 @@ void mount(route_scope& scope, std::string_view prefix, std::shared_ptr<child_se
   scope.put(pattern, forward).describe(hidden);
   scope.patch(pattern, forward).describe(hidden);
   scope.del(pattern, forward).describe(hidden);
-  scope.websocket(pattern, [service, s, p = std::string(prefix)](context& ctx, websocket& ws) {
-    return relay_websocket(ctx, ws, s, p);
-  });
+  serve_websocket(scope, pattern,
+                  [service, s, p = std::string(prefix)](context& ctx, websocket& ws) {
+                    return relay_websocket(ctx, ws, s, p);
+                  });
   // The composed prefix, a group's included: the GET route's pattern without its method,
   // host and "/{path...}".
-  std::string_view composed = detail::application_access::last_endpoint(scope).route->pattern.text();
+  std::string_view composed = scope.last_route().route_pattern().text();
   composed.remove_prefix(composed.find('/'));
   composed.remove_suffix(std::string_view("/{path...}").size());
-  detail::application_access::add_mounted_api(detail::application_access::application_of(scope),
-                                              std::make_shared<mounted_child>(s, std::string(composed)));
+  scope.app().extension<detail::mounted_apis>().list.push_back(
+      std::make_shared<mounted_child>(s, std::string(composed)));
 }
 
 }  // namespace waypoint::app

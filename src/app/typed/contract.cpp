@@ -10,14 +10,24 @@
 
 namespace waypoint::app::detail {
 
-const endpoint* application_access::endpoint_of(const context& ctx) noexcept {
-  if (ctx.outcome().kind != match_status::matched || !ctx.match_.route()) return nullptr;
-  return ctx.match_.handler();
+const route_contract* contract_of(const context& ctx) noexcept {
+  const route_entry* route = ctx.matched_route();
+  return route ? route->features().find<route_contract>() : nullptr;
 }
 
-const route_contract* application_access::contract_of(const context& ctx) noexcept {
-  const endpoint* ep = endpoint_of(ctx);
-  return ep ? ep->contract.get() : nullptr;
+namespace {
+// The application's typed routes have a freeze hook that builds their contracts.
+struct contracts_hooked {
+  bool yes = false;
+};
+}  // namespace
+
+void register_typed_route(application& app, route_entry& route) {
+  route.check_schemas_with(&refuse_schema_text);
+  bool& hooked = app.extension<contracts_hooked>().yes;
+  if (hooked) return;
+  app.on_freeze(application::freeze_stage::prepare, &build_contracts);
+  hooked = true;
 }
 
 std::string request_schema_text(const route_doc& doc, schema_sink& sink) {
@@ -54,16 +64,17 @@ std::string refuse_schema_text(std::string_view text) {
   return {};
 }
 
-void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_members) {
-  schema_sink sink(refuse_unknown_members);
+void build_contracts(application& app) {
+  schema_sink sink(typed_options(app).unknown_json_members == unknown_members::refuse);
   struct texts {
-    endpoint* route;
+    route_entry* route;
     std::string request, response;
   };
   std::vector<texts> typed;
-  for (endpoint& ep : endpoints) {
-    if (!ep.doc.typed) continue;
-    typed.push_back({&ep, request_schema_text(ep.doc, sink), response_schema_text(ep.doc, sink)});
+  for (route_entry& ep : app.edit_routes()) {
+    if (!ep.doc().typed) continue;
+    typed.push_back(
+        {&ep, request_schema_text(ep.doc(), sink), response_schema_text(ep.doc(), sink)});
   }
   if (typed.empty()) return;
   auto root = std::make_shared<const std::string>(R"({"components":{"schemas":)" +
@@ -79,7 +90,7 @@ void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_member
   std::vector<std::shared_ptr<const route_contract>> contracts;
   contracts.reserve(typed.size());
   for (texts& t : typed) {
-    const route_doc& doc = t.route->doc;
+    const route_doc& doc = t.route->doc();
     std::string checking = "its schema";
     try {
       auto contract = std::make_shared<route_contract>(validator_for(std::move(t.request)),
@@ -98,12 +109,13 @@ void build_contracts(std::deque<endpoint>& endpoints, bool refuse_unknown_member
       contracts.push_back(std::move(contract));
     } catch (const std::exception& e) {
       throw std::invalid_argument("waypoint::app: route \"" +
-                                  std::string(t.route->route->pattern.text()) + "\" registered at " +
-                                  t.route->route->site.to_string() + ": " + checking +
-                                  " cannot be enforced: " + e.what());
+                                  std::string(t.route->route_pattern().text()) +
+                                  "\" registered at " + t.route->site().to_string() + ": " +
+                                  checking + " cannot be enforced: " + e.what());
     }
   }
-  for (std::size_t i = 0; i < typed.size(); ++i) typed[i].route->contract = std::move(contracts[i]);
+  for (std::size_t i = 0; i < typed.size(); ++i)
+    typed[i].route->features().put(std::move(contracts[i]));
 }
 
 }  // namespace waypoint::app::detail

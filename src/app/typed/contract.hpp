@@ -12,6 +12,7 @@
 #pragma once
 
 #include "app/typed/schema_validator.hpp"
+#include "waypoint/app/application.hpp"
 #include "waypoint/app/route_doc.hpp"
 
 #include <array>
@@ -117,5 +118,16 @@ std::string response_schema_text(const route_doc& doc, schema_sink& sink);
 // The JSON Schema of a parameter as the document shows it: its type's, with its constraints
 // merged in and its default. What the route enforces when it has constraints.
 std::string parameter_schema(const parameter_doc& parameter);
+
+// The contract of the route that matched `ctx`, null when it has none.
+const route_contract* contract_of(const context& ctx) noexcept;
+// Gives every typed route of `app` its contract: the freeze hook typed routes add (a
+// `prepare` one, so that a refusal leaves the application unfrozen). Throws
+// std::invalid_argument naming the route and its registration site when a schema holds
+// what the validator cannot enforce.
+void build_contracts(application& app);
+// Why `text` cannot be a schema-first route's schema ("is not JSON: ...", "holds a $ref"),
+// empty when it can.
+std::string refuse_schema_text(std::string_view text);
 
 }  // namespace waypoint::app::detail

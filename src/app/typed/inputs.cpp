@@ -102,8 +102,7 @@ std::string quoted_list(const Names& names, std::size_t& count) {
 }  // namespace
 
 void check_query_keys(context& ctx, std::span<const std::string_view> known) {
-  if (application_access::options(ctx.app()).unknown_query_parameters != unknown_members::refuse)
-    return;
+  if (typed_options(ctx.app()).unknown_query_parameters != unknown_members::refuse) return;
   std::vector<std::string_view> unknown;
   for (const query_param& p : ctx.query())
     if (std::find(known.begin(), known.end(), p.name) == known.end()) unknown.push_back(p.name);

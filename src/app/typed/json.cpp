@@ -112,7 +112,7 @@ std::string with_article(std::string_view type_name) {
 }  // namespace
 
 body_format check_json_request(context& ctx) {
-  std::size_t limit = detail::application_access::options(ctx.app()).json_body_limit;
+  std::size_t limit = typed_options(ctx.app()).json_body_limit;
   if (ctx.body().size() > limit)
     throw http_error(413, "the body is " + std::to_string(ctx.body().size()) +
                               " bytes; this endpoint accepts at most " + std::to_string(limit));
@@ -135,7 +135,7 @@ namespace {
 // The application's keys, or the 503 of a server that cannot do what the request needs:
 // open a COSE body (any key), or protect an answer (a current key).
 const cose::keyring& cose_keys_or_503(const context& ctx, bool to_protect) {
-  const cose::keyring* keys = application_access::options(ctx.app()).cose_keys.get();
+  const cose::keyring* keys = typed_options(ctx.app()).cose_keys.get();
   if (!keys || keys->empty())
     throw http_error(503, "this server holds no COSE keys: it cannot open or protect "
                           "application/cose");
@@ -160,7 +160,7 @@ std::string open_cose_body(context& ctx) {
 }
 
 bool report_broken_answer(context& ctx, std::string_view broken) {
-  contract_check mode = application_access::options(ctx.app()).response_contract;
+  contract_check mode = typed_options(ctx.app()).response_contract;
   log_request(ctx, mode == contract_check::enforce ? "500 for" : "sent anyway,",
               "the response broke the route's contract: " + std::string(broken));
   if (mode != contract_check::enforce) return false;
@@ -169,7 +169,7 @@ bool report_broken_answer(context& ctx, std::string_view broken) {
 }
 
 bool answers_not_modified(context& ctx) {
-  const route_contract* contract = application_access::contract_of(ctx);
+  const route_contract* contract = detail::contract_of(ctx);
   if (!contract || !contract->conditional()) return false;
   if (ctx.request().method() != http::verb::get && ctx.request().method() != http::verb::head)
     return false;
@@ -183,9 +183,8 @@ bool answers_not_modified(context& ctx) {
 }
 
 bool status_keeps_contract(context& ctx) {
-  if (application_access::options(ctx.app()).response_contract == contract_check::off)
-    return true;
-  const route_contract* contract = application_access::contract_of(ctx);
+  if (typed_options(ctx.app()).response_contract == contract_check::off) return true;
+  const route_contract* contract = detail::contract_of(ctx);
   int status = ctx.response().status();
   if (!contract || status == contract->success_status() ||
       (status == 304 && contract->conditional()))
@@ -205,7 +204,7 @@ void check_acceptable(const context& ctx) {
                           "application/cose; Accept \"" + std::string(accept) + "\" takes none");
   // Accept is walked again only where the 503 is possible: an application with a current
   // key answers COSE, and write_typed() reads the format once more when it encodes.
-  const cose::keyring* keys = application_access::options(ctx.app()).cose_keys.get();
+  const cose::keyring* keys = typed_options(ctx.app()).cose_keys.get();
   if ((!keys || !keys->current_key()) && answer_format(ctx) == body_format::cose)
     (void)cose_keys_or_503(ctx, true);
 }
@@ -395,3 +394,13 @@ std::string pointer_token(std::string_view name) {
 }
 
 }  // namespace waypoint::app::detail
+
+namespace waypoint::app {
+
+const typed_route_options& typed_options(const application& app) noexcept {
+  static const typed_route_options defaults{};
+  const typed_route_options* options = app.find_extension<typed_route_options>();
+  return options ? *options : defaults;
+}
+
+}  // namespace waypoint::app

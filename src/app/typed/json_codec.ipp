@@ -32,12 +32,12 @@ std::string described(const schema_violation& broken) {
 }
 
 // The answer against the route's contract: its status, then its body. False when it broke
-// it and application_options::response_contract enforces: a 500 replaced it.
+// it and typed_route_options::response_contract enforces: a 500 replaced it.
 bool keeps_contract(context& ctx, const nlohmann::ordered_json& value) {
   if (!status_keeps_contract(ctx)) return false;
-  if (application_access::options(ctx.app()).response_contract == contract_check::off)
+  if (typed_options(ctx.app()).response_contract == contract_check::off)
     return true;
-  const route_contract* contract = application_access::contract_of(ctx);
+  const route_contract* contract = detail::contract_of(ctx);
   const auto* schema = contract ? contract->response<nlohmann::ordered_json>() : nullptr;
   if (!schema || schema->valid(value)) return true;
   std::optional<schema_violation> broken = schema->check(value);  // as for a request
@@ -72,9 +72,9 @@ void parse_json_body(context& ctx, nlohmann::json& out) {
 }
 
 void check_request_contract(context& ctx, const nlohmann::json& document) {
-  contract_check mode = application_access::options(ctx.app()).request_contract;
+  contract_check mode = typed_options(ctx.app()).request_contract;
   const route_contract* contract =
-      mode == contract_check::off ? nullptr : application_access::contract_of(ctx);
+      mode == contract_check::off ? nullptr : detail::contract_of(ctx);
   const schema_validator<nlohmann::json>* schema = contract ? contract->request<nlohmann::json>()
                                                             : nullptr;
   if (!schema || schema->valid(document)) return;
@@ -92,9 +92,9 @@ void check_request_contract(context& ctx, const nlohmann::json& document) {
 }
 
 void check_parameter(context& ctx, std::size_t index, const nlohmann::json& value) {
-  contract_check mode = application_access::options(ctx.app()).request_contract;
+  contract_check mode = typed_options(ctx.app()).request_contract;
   const route_contract* contract =
-      mode == contract_check::off ? nullptr : application_access::contract_of(ctx);
+      mode == contract_check::off ? nullptr : detail::contract_of(ctx);
   const schema_validator<nlohmann::json>* schema =
       contract ? contract->parameter<nlohmann::json>(index) : nullptr;
   if (!schema || schema->valid(value)) return;

@@ -7,7 +7,7 @@
 
 int main(int argc, char** argv) {
   waypoint::app::application app;
-  app.static_files("/", waypoint::embedded::site());
+  serve_static(app, "/", waypoint::embedded::site());
   for (int i = 1; i < argc; ++i) {
     waypoint::app::request req{waypoint::app::http::verb::get, argv[i], 11};
     req.set(waypoint::app::http::field::host, "localhost");

@@ -3,7 +3,7 @@
 //   #include "waypoint/app/content/static_files.hpp"
 //   waypoint::app::static_file_options files;
 //   files.cache_control = "public, max-age=3600";
-//   app.static_files("/assets/", "/srv/www/assets", files);   // GET (and HEAD) /assets/{path...}
+//   serve_static(app, "/assets/", "/srv/www/assets", files);   // GET (and HEAD) /assets/{path...}
 //
 // What a request may reach: the path value is percent-decoded once (by the router, which
 // refuses dot segments, also escaped ones) and split on '/'; a segment that is empty, "." or
@@ -26,7 +26,7 @@
 // reading it into memory.
 //
 // From files compiled into the binary (waypoint_embed_directory(), embedded_directory.hpp):
-//   app.static_files("/", waypoint::embedded::www());
+//   serve_static(app, "/", waypoint::embedded::www());
 // the same path rules and the same answers, with two differences: the ETag is the start
 // of the content's SHA-256, computed at build time, and there is no Last-Modified (so
 // If-Modified-Since and If-Unmodified-Since are ignored, as RFC 9110 says for a resource
@@ -109,5 +109,18 @@ std::optional<std::vector<std::string_view>> safe_segments(std::string_view path
                                                            bool hidden_files);
 
 }  // namespace detail
+
+// Files under the directory `root`, served at `prefix` (ending in '/') by GET and HEAD
+// "<prefix>{path...}" in `scope`, as above. Returns the scope, for describe(). Throws
+// std::system_error when `root` cannot be opened as a directory, std::invalid_argument for
+// a prefix without its '/'.
+route_scope& serve_static(route_scope& scope, std::string_view prefix, const std::string& root,
+                          const static_file_options& options = {},
+                          source_location where = source_location::current());
+// The same for files compiled into the binary by waypoint_embed_directory()
+// (waypoint/embedded_directory.hpp): `files` views static data, and is copied.
+route_scope& serve_static(route_scope& scope, std::string_view prefix,
+                          const embedded_directory& files, const static_file_options& options = {},
+                          source_location where = source_location::current());
 
 }  // namespace waypoint::app

@@ -4,9 +4,9 @@
 //   waypoint::app::serve_openapi(app, {.title = "Shop", .version = "2.1.0"},
 //                                {.ui_directory = "/usr/share/swagger-ui"});
 //   // GET /openapi.json: the document; GET /docs/: Swagger UI reading it
-//   nlohmann::json doc = app.openapi({.title = "Shop"});   // or the document directly
+//   nlohmann::json doc = waypoint::app::openapi(app, {.title = "Shop"});   // or the document
 //
-// The document (application::openapi) holds, per route:
+// The document holds, per route:
 //   - its path and matching rule as waypoint/openapi_paths.hpp reads patterns;
 //   - operationId: the route's name, else one made of the method and path;
 //   - summary, description, and tags from every enclosing scope's tag_routes();
@@ -24,9 +24,36 @@
 #include "waypoint/app/application.hpp"
 #include "waypoint/embedded_directory.hpp"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
+#include <vector>
 
 namespace waypoint::app {
+
+// The document's "info" and "servers".
+struct openapi_info {
+  std::string title = "waypoint application";
+  std::string version = "1.0.0";
+  std::string description{};
+  std::string license{};               // an SPDX identifier ("BSL-1.0"); empty: none stated
+  std::vector<std::string> servers{};  // URLs; none: relative to where the document is served
+  // Patterns served beside the application (a plain router in front of it), documented as
+  // untyped operations, as `waypoint-route openapi` documents a route table.
+  std::vector<std::string> other_routes{};
+};
+
+namespace detail {
+// The document as text (src/app/documents/openapi.cpp).
+std::string openapi_text(const application& app, const openapi_info& info);
+}  // namespace detail
+
+// The OpenAPI 3.1 document of `app`'s routes, parsed as `Json` (nlohmann::ordered_json keeps
+// the order it was written in). Call it once routes are registered; it does not freeze.
+template <class Json = nlohmann::json>
+Json openapi(const application& app, const openapi_info& info = {}) {
+  return Json::parse(detail::openapi_text(app, info));
+}
 
 struct openapi_page_options {
   std::string document_path = "/openapi.json";

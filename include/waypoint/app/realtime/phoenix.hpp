@@ -3,7 +3,7 @@
 // WebSocket route unchanged:
 //
 //   auto hub = std::make_shared<waypoint::app::topic_hub>();
-//   app.websocket("/socket/websocket", waypoint::app::phoenix_socket(hub, {
+//   serve_websocket(app, "/socket/websocket", waypoint::app::phoenix_socket(hub, {
 //     .join = [](context& ctx, std::string_view topic, std::string_view payload) {
 //       if (!topic.starts_with("room:")) return phoenix_reply::error("unmatched topic");
 //       return phoenix_reply::ok();
@@ -116,7 +116,7 @@ struct phoenix_options {
 // "~> 2.0.0": any 2.0.x is taken).
 inline constexpr std::string_view phoenix_vsn = "2.0.0";
 
-// The handler of a Phoenix socket route (app.websocket(path, phoenix_socket(hub, options))).
+// The handler of a Phoenix socket route (serve_websocket(app, path, phoenix_socket(hub, options))).
 // Topics are the hub's: give Phoenix sockets a hub whose topics no raw route publishes to,
 // since a subscriber gets a topic's messages as they were published. Throws
 // std::invalid_argument without a join hook.

@@ -2,7 +2,8 @@
 // topic_subscriber per connection that joins topics and delivers what is published to them:
 //
 //   auto hub = std::make_shared<waypoint::app::topic_hub>();
-//   app.websocket("/v1/rooms/{room}", [hub](context& ctx, websocket& ws) -> awaitable<void> {
+//   serve_websocket(app, "/v1/rooms/{room}", [hub](context& ctx, websocket& ws)
+//                                                -> awaitable<void> {
 //     std::string topic = "room:" + std::string(ctx.path_value("room"));
 //     waypoint::app::topic_subscriber member(*hub, ws);
 //     member.subscribe(topic);

@@ -1,6 +1,6 @@
 // WebSocket routes of waypoint::app: a GET route whose upgrade requests become WebSockets.
 //
-//   app.websocket("/v1/echo", [](waypoint::app::websocket& ws) -> waypoint::app::awaitable<void> {
+//   serve_websocket(app, "/v1/echo", [](websocket& ws) -> awaitable<void> {
 //     while (auto message = co_await ws.read()) co_await ws.write(*message);
 //   });
 //   // or, reusing one buffer: websocket_message m; while (co_await ws.read(m)) ...
@@ -110,14 +110,19 @@ class websocket_handler {
   function fn_;
 };
 
-namespace detail {
-// What a WebSocket route's endpoint holds besides its handler.
-struct websocket_route {
-  websocket_handler fn;
-  websocket_options options;
-  handler get;  // the plain GET handler sharing the pattern, if any
-};
-}  // namespace detail
+// A WebSocket route in `scope`: GET `pattern`, whose upgrade requests run `fn` on the
+// upgraded connection. A plain GET on the same pattern in the same scope, before or after,
+// shares the route. Returns the scope, for describe() and the next registration. Throws
+// std::invalid_argument for an empty handler or options out of range, std::logic_error
+// after freeze(), and the core's conflict_error as any registration does.
+route_scope& serve_websocket(route_scope& scope, std::string_view pattern, websocket_handler fn,
+                             const websocket_options& options = {},
+                             source_location where = source_location::current());
+// The same with the default options, naming where it was called from.
+inline route_scope& serve_websocket(route_scope& scope, std::string_view pattern,
+                                    websocket_handler fn, source_location where) {
+  return serve_websocket(scope, pattern, std::move(fn), websocket_options{}, where);
+}
 
 // Whether `req` is a WebSocket opening handshake (RFC 6455 §4.2.1): the server's rule.
 using beast::is_websocket_upgrade;

@@ -28,11 +28,11 @@
 // T is a string, a number, bool ("true"/"false") or an enum serialized with
 // NLOHMANN_JSON_SERIALIZE_ENUM (its listed strings); a value that is not one is a 400 naming the
 // parameter and what was expected. An integer beyond T's range (?cursor=-1 for a std::uint32_t)
-// is a 422 with keyword "minimum" or "maximum": the document states T's range as those. `.constraints(schema)` is a JSON merge patch onto the
-// parameter's JSON Schema, shown in the document and enforced: a value that breaks it is a 422
-// naming the parameter and the keyword (as application_options::request_contract says). A
-// header is the first field of its name; a cookie is read from the Cookie fields by cookies()
-// (cookies.hpp: RFC 6265, the first pair of its name).
+// is a 422 with keyword "minimum" or "maximum": the document states T's range as those.
+// `.constraints(schema)` is a JSON merge patch onto the parameter's JSON Schema, shown in the
+// document and enforced: a value that breaks it is a 422 naming the parameter and the keyword (as
+// typed_route_options::request_contract says). A header is the first field of its name; a cookie is
+// read from the Cookie fields by cookies() (cookies.hpp: RFC 6265, the first pair of its name).
 // from::body(&T::member) reads the body into that member with the typed routes' rules
 // (json.hpp); an input type without one reads no body. A route that binds If-None-Match may
 // answer 304: when the handler sets an ETag that the field names, the answer is 304 without
@@ -47,7 +47,7 @@
 // from::body or from::form, not both.
 //
 // Query keys the input type does not bind are ignored, or refused with a 400 naming them when
-// application_options::unknown_query_parameters says refuse.
+// typed_route_options::unknown_query_parameters says refuse.
 #pragma once
 
 #include "waypoint/app/content/form_parser.hpp"

@@ -14,14 +14,14 @@
 //
 // Answers are JSON, or CBOR (RFC 8949) when the request's Accept ranks application/cbor
 // above application/json, with Vary: Accept; problem documents are always
-// application/problem+json. With application_options::cose_keys, a body may also be
-// application/cose (waypoint/app/security/cose.hpp): its protection is checked before anything reads
-// the CBOR inside, and the answer to it is protected with the keyring's current key, as is
+// application/problem+json. With typed_route_options::cose_keys, a body may also be
+// application/cose (waypoint/app/security/cose.hpp): its protection is checked before anything
+// reads the CBOR inside, and the answer to it is protected with the keyring's current key, as is
 // the answer to a request whose Accept ranks application/cose first.
 //
 // A request body goes through, in order (each failure is an application/problem+json
 // document, thrown as an http_error so that middleware can observe it):
-//   413  longer than application_options::json_body_limit
+//   413  longer than typed_route_options::json_body_limit
 //   415  Content-Type not application/json or application/<anything>+json, nor CBOR
 //        (application/cbor, application/<anything>+cbor, RFC 8949), which is read into the
 //        same document and then goes through the same steps, nor application/cose; 400
@@ -49,7 +49,7 @@
 // std::array<T, N> takes exactly N elements; a set refuses duplicates; an enum serialized
 // with NLOHMANN_JSON_SERIALIZE_ENUM refuses a value it does not list (nlohmann/json would
 // silently take the first enumerator). Unknown members are ignored unless the type is a
-// WAYPOINT_JSON_STRICT_OBJECT or application_options::unknown_json_members says refuse.
+// WAYPOINT_JSON_STRICT_OBJECT or typed_route_options::unknown_json_members says refuse.
 // Output keeps the members in declaration order. A from_json written with plain j.at(...)
 // works too; its errors carry a pointer when nlohmann/json is built with JSON_DIAGNOSTICS=1,
 // else only the message.
@@ -70,6 +70,7 @@
 #include <initializer_list>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -85,6 +86,56 @@ namespace waypoint::app {
 
 // max_json_depth: waypoint/app/typed/json_depth.hpp, the one bound for JSON and CBOR alike.
 
+namespace cose {
+class keyring;  // waypoint/app/security/cose.hpp
+}  // namespace cose
+
+// What typed routes do with object members a WAYPOINT_JSON_OBJECT type does not declare.
+enum class unknown_members : std::uint8_t {
+  ignore,  // nlohmann/json's and most frameworks' default: a newer client's extra field passes
+  refuse,  // a 422 naming them: a typo ("quantiy") is caught instead of defaulted
+};
+
+// What typed routes do with a request body their schema refuses, or an answer that breaks
+// their contract (a body their response schema refuses, a status they do not declare).
+enum class contract_check : std::uint8_t {
+  off,      // unchecked
+  log,      // let through; a line names the route and what broke (to try a new constraint)
+  enforce,  // refused (a request: 422; an answer: 500), and for an answer the line
+};
+
+// The application's settings for its typed routes: an extension of the application
+// (extensions.hpp), given to its constructor,
+//   waypoint::app::application app({}, typed_route_options{.json_body_limit = 4096});
+// or set before the first request: app.extension<typed_route_options>().json_body_limit = 4096.
+struct typed_route_options {
+  // Typed routes answer 413 to a body longer than this. 1 MiB, like the server's default
+  // body limit, so the app's answer is what a client of the server sees.
+  std::size_t json_body_limit = 1024 * 1024;
+  // For every WAYPOINT_JSON_OBJECT type of every typed route (WAYPOINT_JSON_STRICT_OBJECT
+  // types refuse whatever this says).
+  unknown_members unknown_json_members = unknown_members::ignore;
+  // For the query keys of typed routes whose input type declares its inputs (inputs.hpp):
+  // refuse answers 400 naming a key the type does not bind (a typo, "?limt=5").
+  unknown_members unknown_query_parameters = unknown_members::ignore;
+  // Typed routes' request bodies checked against the document (docs/framework.md,
+  // "Contracts"). `off` is for measuring what the check costs.
+  contract_check request_contract = contract_check::enforce;
+  // Typed routes' answers checked against the document.
+  // enforce: the document is what clients generate code from, so an answer it does not
+  // allow is the server's bug, answered and logged as one (FastAPI's response_model does
+  // the same), rather than a surprise in a client. The check costs a schema walk per answer
+  // (BENCHMARKS.md); `log` keeps the line and sends the answer, `off` skips the walk.
+  contract_check response_contract = contract_check::enforce;
+  // The keys typed routes open application/cose request bodies with and protect answers with
+  // (waypoint/app/security/cose.hpp, docs/framework.md "COSE"). Null: a COSE body, or an
+  // Accept that ranks application/cose first, is answered 503.
+  std::shared_ptr<const cose::keyring> cose_keys{};
+};
+
+// The settings `app` was given, or the defaults.
+const typed_route_options& typed_options(const application& app) noexcept;
+
 template <class T>
 void json_field(const nlohmann::json& object, std::string_view name, T& out);
 template <class T>
@@ -95,6 +146,10 @@ namespace detail {
 // Non-template parts, compiled once in src/app/typed/json.cpp. They take no nlohmann/json type:
 // a translation unit built with JSON_DIAGNOSTICS=1 uses another nlohmann ABI (another
 // inline namespace), and must link against the same library as one built without.
+
+// A typed route was registered: its schemas are checked as typed routes read them, and the
+// application builds their contracts when it freezes (src/app/typed/contract.cpp).
+void register_typed_route(application& app, route_entry& route);
 
 // The formats of typed bodies, in a request and in an answer. cose is CBOR inside a COSE
 // message.
@@ -116,7 +171,7 @@ body_format answer_format(const context& ctx) noexcept;
 // be sent).
 void check_acceptable(const context& ctx);
 // A typed answer's status against its route's contract (the body's is write_typed's): false
-// when it broke it and application_options::response_contract enforces, and a 500 replaced
+// when it broke it and typed_route_options::response_contract enforces, and a 500 replaced
 // it; the line is logged unless the check is off.
 bool status_keeps_contract(context& ctx);
 // For a route that binds If-None-Match (inputs.hpp), a GET or HEAD whose If-None-Match names
@@ -183,7 +238,7 @@ void parse_json_body(context& ctx, nlohmann::json& out);
 // converted, against the request schema the document shows; a 422 naming the value's
 // pointer and the keyword it broke. Nothing for a route without a contract.
 void check_request_contract(context& ctx, const nlohmann::json& document);
-// The answer, checked against the route's contract as application_options::response_contract
+// The answer, checked against the route's contract as typed_route_options::response_contract
 // says, then encoded.
 void write_typed(context& ctx, const nlohmann::ordered_json& value);
 // Schema text (schema.hpp) read and written: the same parser and serializer, compiled once.
@@ -691,7 +746,7 @@ template <class T>
 T read_json(context& ctx) {
   nlohmann::json document;
   detail::parse_json_body(ctx, document);
-  detail::decoding_scope policy(detail::application_access::options(ctx.app()).unknown_json_members);
+  detail::decoding_scope policy(typed_options(ctx.app()).unknown_json_members);
   T value = detail::convert_body<T>(document);
   detail::check_request_contract(ctx, document);
   detail::hook::run_validate(value);

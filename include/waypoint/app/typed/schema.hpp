@@ -47,7 +47,7 @@ class schema_sink {
   schema_sink(const schema_sink&) = delete;
   schema_sink& operator=(const schema_sink&) = delete;
 
-  // Every object refuses unknown members (application_options::unknown_json_members).
+  // Every object refuses unknown members (typed_route_options::unknown_json_members).
   bool refuse_unknown_members() const noexcept;
   // The component name of the type identified by `key`, empty when it has none yet.
   std::string find(const void* key) const;
@@ -252,9 +252,10 @@ route_scope& route_scope::add(std::string_view method, std::string_view pattern,
                               detail::typed_route<In, Out, F> fn, const source_location& where) {
   int status = fn.default_status();
   add(method, pattern, handler(std::move(fn)), where);
+  detail::register_typed_route(*app_, *last_);
   std::vector<parameter_doc> parameters;
-  detail::describe_typed<In, typename detail::typed_route<In, Out, F>::output>(last_->doc, status,
-                                                                                parameters);
+  detail::describe_typed<In, typename detail::typed_route<In, Out, F>::output>(last_->doc_, status,
+                                                                               parameters);
   for (parameter_doc& p : parameters) describe_parameter(std::move(p));
   return *this;
 }
