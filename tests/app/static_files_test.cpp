@@ -83,7 +83,7 @@ TEST(StaticFields, IfNoneMatchComparesWeakly) {
       {"another tag", "\"a-2\"", false},
       {"an unquoted tag is another tag", "a-1", false},
   };
-  for (const row& r : rows) EXPECT_EQ(wd::etag_listed(r.field, "\"a-1\""), r.listed) << r.rule;
+  for (const row& r : rows) EXPECT_EQ(waypoint::detail::etag_listed(r.field, "\"a-1\""), r.listed) << r.rule;
 }
 
 TEST(StaticFields, HttpDateReadsBackWhatTheServerWrites) {

@@ -75,6 +75,27 @@ constexpr bool list_has_token(std::string_view list, std::string_view token) noe
   return found;
 }
 
+// If-None-Match (RFC 9110 §13.1.2): whether `field` (a list of entity tags, or "*") names
+// `etag`, weakly. The one rule of static files, typed routes and the OpenAPI document.
+constexpr bool etag_listed(std::string_view field, std::string_view etag) noexcept {
+  auto opaque = [](std::string_view tag) { return tag.starts_with("W/") ? tag.substr(2) : tag; };
+  bool listed = false;
+  for_each_list_element(field, [&](std::string_view tag) {
+    listed = listed || tag == "*" || opaque(tag) == opaque(etag);
+  });
+  return listed;
+}
+
+// If-Match (RFC 9110 §8.8.3.2, §13.1.1): whether `field` names `etag` strongly (a weak tag
+// matches nothing; "*" matches any current representation).
+constexpr bool etag_listed_strongly(std::string_view field, std::string_view etag) noexcept {
+  bool listed = false;
+  for_each_list_element(field, [&](std::string_view tag) {
+    listed = listed || tag == "*" || (!etag.starts_with("W/") && tag == etag);
+  });
+  return listed;
+}
+
 // Appends `n` in decimal (a status code, a Content-Length, a metric's count).
 inline void append_decimal(std::string& out, std::uint64_t n) {
   char digits[20];  // 2^64 - 1 has 20 digits

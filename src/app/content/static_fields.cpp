@@ -123,23 +123,6 @@ std::optional<range_request> parse_range(std::string_view field, std::uint64_t s
   return range_request{false, {first, last - first + 1}};
 }
 
-bool etag_listed(std::string_view field, std::string_view etag) noexcept {
-  auto opaque = [](std::string_view tag) { return tag.starts_with("W/") ? tag.substr(2) : tag; };
-  bool listed = false;
-  for_each_list_element(field, [&](std::string_view tag) {
-    listed = listed || tag == "*" || opaque(tag) == opaque(etag);
-  });
-  return listed;
-}
-
-bool etag_listed_strongly(std::string_view field, std::string_view etag) noexcept {
-  bool listed = false;
-  for_each_list_element(field, [&](std::string_view tag) {
-    listed = listed || tag == "*" || (!etag.starts_with("W/") && tag == etag);
-  });
-  return listed;
-}
-
 std::optional<std::time_t> parse_http_date(std::string_view text) noexcept {
   // "Sun, 06 Nov 1994 08:49:37 GMT": fixed positions.
   text = trim(text);

@@ -305,7 +305,7 @@ class file_answer {
   const char* failed_precondition(const representation& r) const {
     std::string_view match = ctx_.header(http::field::if_match);
     if (!match.empty()) {
-      if (detail::etag_listed_strongly(match, r.etag)) return nullptr;
+      if (waypoint::detail::etag_listed_strongly(match, r.etag)) return nullptr;
       return "If-Match names no current version of the file";
     }
     std::string_view since = ctx_.header(http::field::if_unmodified_since);
@@ -317,7 +317,7 @@ class file_answer {
   // RFC 9110 §13.1.2-3: If-None-Match decides when present, else If-Modified-Since.
   bool not_modified(const representation& r) const {
     std::string_view none_match = ctx_.header(http::field::if_none_match);
-    if (!none_match.empty()) return detail::etag_listed(none_match, r.etag);
+    if (!none_match.empty()) return waypoint::detail::etag_listed(none_match, r.etag);
     std::string_view since = ctx_.header(http::field::if_modified_since);
     if (since.empty() || !r.modified) return false;
     std::optional<std::time_t> when = detail::parse_http_date(since);

@@ -7,7 +7,6 @@
 #include "app/detail/sha256.hpp"
 #include "app/documents/mounted_api.hpp"
 #include "app/typed/contract.hpp"
-#include "waypoint/app/content/static_files.hpp"
 #include "waypoint/app/security/cose.hpp"
 
 #include "waypoint/app/typed/schema.hpp"
@@ -633,7 +632,7 @@ void answer_document(context& ctx, const std::string& document, const std::strin
   res.header(http::field::etag, etag);
   res.header(http::field::cache_control, "no-cache");
   std::string_view none_match = ctx.header(http::field::if_none_match);
-  if (!none_match.empty() && detail::etag_listed(none_match, etag)) {
+  if (!none_match.empty() && waypoint::detail::etag_listed(none_match, etag)) {
     res.status(304);
     return;
   }

@@ -13,9 +13,9 @@
 #include "waypoint/detail/http_grammar.hpp"
 
 #include "app/security/authorization.hpp"
-#include "app/typed/cbor.hpp"
 #include "app/detail/base64url.hpp"
 #include "app/detail/sha256.hpp"
+#include "app/detail/utf8.hpp"
 
 #include <nlohmann/json.hpp>
 #include <openssl/crypto.h>
@@ -251,7 +251,7 @@ struct basic_policy {
       refuse(ctx, "the Basic credentials have no ':' between user name and password");
       return false;
     }
-    if (!detail::cbor::is_utf8(*decoded)) {
+    if (!detail::is_utf8(*decoded)) {
       refuse(ctx, "the Basic credentials are not UTF-8");
       return false;
     }

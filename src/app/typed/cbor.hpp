@@ -135,7 +135,4 @@ class reader {
   std::size_t depth_ = 0;
 };
 
-// Whether `text` is UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
-bool is_utf8(std::string_view text) noexcept;
-
 }  // namespace waypoint::app::detail::cbor

@@ -8,7 +8,6 @@
 #include "app/typed/contract.hpp"
 #include "app/detail/media_type.hpp"
 #include "waypoint/app/security/cose.hpp"
-#include "waypoint/app/content/static_files.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 #include "waypoint/json_string.hpp"
 
@@ -175,7 +174,7 @@ bool answers_not_modified(context& ctx) {
     return false;
   std::string_view etag = ctx.response().header("ETag");
   std::string_view none_match = ctx.header(http::field::if_none_match);
-  if (etag.empty() || none_match.empty() || !etag_listed(none_match, etag)) return false;
+  if (etag.empty() || none_match.empty() || !waypoint::detail::etag_listed(none_match, etag)) return false;
   // RFC 9110 15.4.5: the 304 carries the ETag and Vary a 200 would have, and no content.
   ctx.response().status(304);
   ctx.response().header(http::field::vary, "Accept");

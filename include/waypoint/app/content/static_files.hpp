@@ -92,11 +92,8 @@ struct range_request {
 };
 std::optional<range_request> parse_range(std::string_view field, std::uint64_t size) noexcept;
 
-// If-None-Match: whether `field` (a list of entity tags, or "*") names `etag`, weakly.
-bool etag_listed(std::string_view field, std::string_view etag) noexcept;
-// If-Match: whether `field` names `etag` strongly (RFC 9110 §8.8.3.2: a weak tag matches
-// nothing; "*" matches any current file).
-bool etag_listed_strongly(std::string_view field, std::string_view etag) noexcept;
+// If-None-Match and If-Match: waypoint::detail::etag_listed(_strongly)
+// (waypoint/detail/http_grammar.hpp).
 
 // An IMF-fixdate ("Tue, 01 Dec 2026 16:58:06 GMT") as seconds since the epoch; nullopt for
 // anything else (the obsolete forms are not worth their parsers here).
