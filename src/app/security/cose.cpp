@@ -606,6 +606,64 @@ message parse(std::string_view bytes) {
   return m;
 }
 
+// Stage 1 of open(): the message's structure, a CBOR error reported as the message's.
+message parse_message(std::string_view bytes) {
+  try {
+    return parse(bytes);
+  } catch (const cbor::malformed& e) {
+    malformed(e.byte(), e.what());
+  }
+}
+
+// Stage 2 of open(): the message is one `k` opens, with the algorithm protected and the
+// tag or signature of the size the algorithm makes. Sets the message's type to the key's.
+void check_key_fits(message& m, const key& k) {
+  const key::material& held = k.held();
+  // A well-formed message of another kind than the key makes is refused as a wrong algorithm
+  // is (401): the message is readable, it is just not one this key opens.
+  bool kind_fits =
+      m.tagged ? m.type == k.type() : (m.items == 3) == (k.type() == message_type::encrypt0);
+  if (!kind_fits)
+    unauthorized("COSE: key " + quoted(held.id) + " opens " + std::string(name_of(k.type())) +
+                 " messages, not " +
+                 std::string(name_of(m.tagged ? m.type : message_type::encrypt0)));
+  m.type = k.type();
+  // The algorithm must be protected: the one this library writes, and the one the MAC,
+  // signature or AEAD tag then covers.
+  if (!m.header.has_alg || !m.header.alg_protected)
+    unauthorized("COSE: no algorithm (alg, label 1) in the protected header");
+  if (!m.header.alg_is_integer || m.header.alg != static_cast<std::int64_t>(held.alg))
+    unauthorized("COSE: the message's algorithm is not " + std::string(name_of(held.alg)) +
+                 ", key " + quoted(held.id) + "'s");
+  std::size_t wanted = m.type == message_type::mac0 ? hmac_size : signature_size;
+  if (m.type != message_type::encrypt0 && m.tag.size() != wanted)
+    malformed(m.tag_at, std::string(m.type == message_type::mac0 ? "MAC tag" : "signature") +
+                            " of " + std::to_string(m.tag.size()) + " bytes; " +
+                            std::string(name_of(held.alg)) + " makes " + std::to_string(wanted));
+}
+
+// Stage 3 of open(): the protection. True, with the payload, when the message verifies.
+bool verify_message(const key::material& held, const message& m, std::string_view external_aad,
+                    std::string& payload) {
+  bool verified = false;
+  switch (m.type) {
+    case message_type::encrypt0:
+      return aead_open(held, m.header.iv, enc_structure(m.protected_bytes, external_aad), m.content,
+                       payload);
+    case message_type::mac0:
+      verified = detail::hmac_sha256_matches(
+          held.secret, {to_be_protected("MAC0", m.protected_bytes, external_aad, m.content)},
+          m.tag);
+      break;
+    case message_type::sign1:
+      verified = verify(
+          held, to_be_protected("Signature1", m.protected_bytes, external_aad, m.content), m.tag);
+      break;
+  }
+  if (verified) payload.assign(m.content);
+  return verified;
+}
+
 }  // namespace
 
 std::string protect(const key& k, std::string_view payload, std::string_view external_aad) {
@@ -687,64 +745,16 @@ const key* keyring::find(std::string_view id) const noexcept {
 }
 
 std::string keyring::open(std::string_view bytes, std::string_view external_aad) const {
-  message m;
-  try {
-    m = parse(bytes);
-  } catch (const cbor::malformed& e) {
-    malformed(e.byte(), e.what());
-  }
-
-  // Stage 2: the key.
+  message m = parse_message(bytes);
   if (!m.header.has_kid)
     unauthorized("COSE: no key id (kid, label 4): no key to open the message with");
   const key* k = find(m.header.kid);
   if (k == nullptr) unauthorized("COSE: no key has the id " + quoted(m.header.kid));
-  const key::material& held = k->held();
-  // A well-formed message of another kind than the key makes is refused as a wrong algorithm
-  // is (401): the message is readable, it is just not one this key opens.
-  bool kind_fits =
-      m.tagged ? m.type == k->type() : (m.items == 3) == (k->type() == message_type::encrypt0);
-  if (!kind_fits)
-    unauthorized("COSE: key " + quoted(held.id) + " opens " + std::string(name_of(k->type())) +
-                 " messages, not " +
-                 std::string(name_of(m.tagged ? m.type : message_type::encrypt0)));
-  m.type = k->type();
-  // The algorithm must be protected: the one this library writes, and the one the MAC,
-  // signature or AEAD tag then covers.
-  if (!m.header.has_alg || !m.header.alg_protected)
-    unauthorized("COSE: no algorithm (alg, label 1) in the protected header");
-  if (!m.header.alg_is_integer || m.header.alg != static_cast<std::int64_t>(held.alg))
-    unauthorized("COSE: the message's algorithm is not " + std::string(name_of(held.alg)) +
-                 ", key " + quoted(held.id) + "'s");
-  std::size_t wanted = m.type == message_type::mac0 ? hmac_size : signature_size;
-  if (m.type != message_type::encrypt0 && m.tag.size() != wanted)
-    malformed(m.tag_at, std::string(m.type == message_type::mac0 ? "MAC tag" : "signature") +
-                            " of " + std::to_string(m.tag.size()) + " bytes; " +
-                            std::string(name_of(held.alg)) + " makes " + std::to_string(wanted));
-
-  // Stage 3: the protection.
+  check_key_fits(m, *k);
   std::string payload;
-  bool verified = false;
-  switch (m.type) {
-    case message_type::encrypt0:
-      verified = aead_open(held, m.header.iv, enc_structure(m.protected_bytes, external_aad),
-                           m.content, payload);
-      break;
-    case message_type::mac0:
-      verified = detail::hmac_sha256_matches(
-          held.secret, {to_be_protected("MAC0", m.protected_bytes, external_aad, m.content)},
-          m.tag);
-      if (verified) payload.assign(m.content);
-      break;
-    case message_type::sign1:
-      verified = verify(
-          held, to_be_protected("Signature1", m.protected_bytes, external_aad, m.content), m.tag);
-      if (verified) payload.assign(m.content);
-      break;
-  }
-  if (!verified)
+  if (!verify_message(k->held(), m, external_aad, payload))
     unauthorized("COSE: authentication failed: the message did not verify with key " +
-                 quoted(held.id));
+                 quoted(k->held().id));
   return payload;
 }
 
