@@ -128,11 +128,10 @@ void validate(const redis_topic_broker_options& o) {
 struct redis_topic_broker::state {
   explicit state(redis_topic_broker_options o)
       : options((validate(o), std::move(o))),
-        pool({.owner = "redis_topic_broker",
-              .host = options.host,
-              .port = options.port,
-              .timeout = options.timeout,
-              .max_idle_connections = 1}),
+        pool("redis_topic_broker", {.host = options.host,
+                                    .port = options.port,
+                                    .timeout = options.timeout,
+                                    .max_idle_connections = 1}),
         self(random_instance_id()) {}
 
   ~state() {
