@@ -543,6 +543,36 @@ class pattern_program {
       return value;
     }
 
+    // \cX, after the "\c": the letter's code modulo 32.
+    char32_t control_escape() {
+      char letter = peek();
+      if (!((letter >= 'a' && letter <= 'z') || (letter >= 'A' && letter <= 'Z')))
+        refuse("a malformed \\c escape");
+      ++at;
+      return static_cast<char32_t>(letter % 32);
+    }
+
+    // \u{X...} or \uXXXX after the "\u"; a high surrogate followed by \u and a low one is
+    // the pair's code point.
+    char32_t unicode_escape() {
+      if (eat('{')) {
+        char32_t value = 0;
+        std::size_t digits = 0;
+        while (!done() && peek() != '}' && digits < 8) value = value * 16 + hex_digits(1), ++digits;
+        if (!eat('}') || digits == 0 || value > 0x10FFFF) refuse("a malformed \\u{...} escape");
+        return value;
+      }
+      char32_t unit = hex_digits(4);
+      if (unit >= 0xD800 && unit <= 0xDBFF && text.substr(at, 2) == "\\u") {
+        std::size_t mark = at;
+        at += 2;
+        char32_t low = hex_digits(4);
+        if (low >= 0xDC00 && low <= 0xDFFF) return 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+        at = mark;
+      }
+      return unit;
+    }
+
     // An escape naming one code point, after the backslash; `in_class` allows \b and \-.
     // Returns no_character for \d \w \s and their negations, setting `set`.
     char32_t escape(bool in_class, std::vector<range>& set, bool& set_negated) {
@@ -560,32 +590,9 @@ class pattern_program {
         case '0':
           if (peek() >= '0' && peek() <= '9') refuse("an octal escape");
           return 0;
-        case 'c': {
-          char letter = peek();
-          if (!((letter >= 'a' && letter <= 'z') || (letter >= 'A' && letter <= 'Z')))
-            refuse("a malformed \\c escape");
-          ++at;
-          return static_cast<char32_t>(letter % 32);
-        }
+        case 'c': return control_escape();
         case 'x': return hex_digits(2);
-        case 'u': {
-          if (eat('{')) {
-            char32_t value = 0;
-            std::size_t digits = 0;
-            while (!done() && peek() != '}' && digits < 8) value = value * 16 + hex_digits(1), ++digits;
-            if (!eat('}') || digits == 0 || value > 0x10FFFF) refuse("a malformed \\u{...} escape");
-            return value;
-          }
-          char32_t unit = hex_digits(4);
-          if (unit >= 0xD800 && unit <= 0xDBFF && text.substr(at, 2) == "\\u") {
-            std::size_t mark = at;
-            at += 2;
-            char32_t low = hex_digits(4);
-            if (low >= 0xDC00 && low <= 0xDFFF) return 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-            at = mark;
-          }
-          return unit;
-        }
+        case 'u': return unicode_escape();
         case 'b':
           if (in_class) return 0x08;
           break;
