@@ -32,7 +32,7 @@ void BM_RateLimitStore(benchmark::State& state, limit which) {
   if (which == limit::redis)
     application.use(app::rate_limit({.rate = 1e6, .burst = 1'000'000,
                                      .store = std::make_shared<app::redis_rate_limit_store>(
-                                         app::redis_rate_limit_store_options{.port = server().port()})}));
+                                         app::redis_rate_limit_store_options{.connection = {.port = server().port()}})}));
   application.get("/v1/users/{id}", [](app::context& ctx) { ctx.response().body() = "user"; });
   application.freeze();
   app::request req{app::http::verb::get, "/v1/users/42", 11};

@@ -404,9 +404,11 @@ waypoint::examples::security_setup security_stores(const options& o) {
 #if WAYPOINT_GATEWAY_REDIS
   if (o.redis_host.empty()) return {};
   return {.sessions = std::make_shared<wa::redis_session_store>(
-              wa::redis_session_store_options{.host = o.redis_host, .port = o.redis_port}),
+              wa::redis_session_store_options{
+                  .connection = {.host = o.redis_host, .port = o.redis_port}}),
           .limits = std::make_shared<wa::redis_rate_limit_store>(
-              wa::redis_rate_limit_store_options{.host = o.redis_host, .port = o.redis_port})};
+              wa::redis_rate_limit_store_options{
+                  .connection = {.host = o.redis_host, .port = o.redis_port}})};
 #else
   (void)o;  // parse_arguments refused --redis
   return {};

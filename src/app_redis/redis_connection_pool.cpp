@@ -19,15 +19,16 @@ constexpr std::size_t max_words = 16;
 
 }  // namespace
 
-redis_connection_pool::redis_connection_pool(options o) : options_(std::move(o)) {
-  if (options_.host.empty()) throw std::invalid_argument(options_.owner + ": host is empty");
-  if (options_.timeout.count() <= 0) throw std::invalid_argument(options_.owner + ": timeout must be positive");
+redis_connection_pool::redis_connection_pool(std::string owner, redis_connection_options options)
+    : owner_(std::move(owner)), options_(std::move(options)) {
+  if (options_.host.empty()) throw std::invalid_argument(owner_ + ": host is empty");
+  if (options_.timeout.count() <= 0) throw std::invalid_argument(owner_ + ": timeout must be positive");
 }
 
 redis_connection_pool::~redis_connection_pool() = default;
 
 std::string redis_connection_pool::where(std::string_view command) const {
-  std::string text = options_.owner;
+  std::string text = owner_;
   text.append(": ").append(command).append(" on ").append(options_.host);
   text.append(":").append(std::to_string(options_.port));
   return text;
@@ -71,7 +72,7 @@ void redis_connection_pool::drop_idle() {
 }
 
 redis_reply redis_connection_pool::run(std::initializer_list<std::string_view> words) {
-  if (words.size() == 0 || words.size() > max_words) throw std::logic_error(options_.owner + ": a command of 1..16 words");
+  if (words.size() == 0 || words.size() > max_words) throw std::logic_error(owner_ + ": a command of 1..16 words");
   const char* argv[max_words];
   std::size_t lengths[max_words];
   std::size_t n = 0;
@@ -98,7 +99,7 @@ std::vector<redis_reply> redis_connection_pool::pipelined(
   std::vector<const char*> argv;
   std::vector<std::size_t> lengths;
   for (const std::vector<std::string_view>& words : commands) {
-    if (words.empty()) throw std::logic_error(options_.owner + ": a command of no words");
+    if (words.empty()) throw std::logic_error(owner_ + ": a command of no words");
     argv.clear();
     lengths.clear();
     for (std::string_view w : words) {

@@ -3,6 +3,8 @@
 // connecting and on every command. Private to src/app_redis/.
 #pragma once
 
+#include "waypoint/app/security/redis_connection.hpp"
+
 #include <hiredis/hiredis.h>
 
 #include <chrono>
@@ -30,17 +32,11 @@ using redis_reply = std::unique_ptr<redisReply, redis_reply_deleter>;
 // and goes back to the pool.
 class redis_connection_pool {
  public:
-  struct options {
-    std::string owner;  // the store, for messages: "redis_session_store"
-    std::string host;
-    std::uint16_t port;
-    std::chrono::milliseconds timeout;
-    std::size_t max_idle_connections;
-  };
 
-  // Throws std::invalid_argument for an empty host or a timeout that is not positive.
-  // Connects nowhere (connect_once() does).
-  explicit redis_connection_pool(options o);
+  // `owner` names the store in messages ("redis_session_store"). Throws
+  // std::invalid_argument for an empty host or a timeout that is not positive. Connects
+  // nowhere (connect_once() does).
+  redis_connection_pool(std::string owner, redis_connection_options options);
   ~redis_connection_pool();
   redis_connection_pool(const redis_connection_pool&) = delete;
   redis_connection_pool& operator=(const redis_connection_pool&) = delete;
@@ -77,7 +73,8 @@ class redis_connection_pool {
   void give_back(connection c);
   void drop_idle();
 
-  options options_;
+  std::string owner_;
+  redis_connection_options options_;
   std::mutex mutex_;
   std::vector<connection> idle_;  // guarded by mutex_
 };

@@ -60,8 +60,7 @@ struct redis_rate_limit_store::state {
   explicit state(redis_rate_limit_store_options o)
       : key_prefix(std::move(o.key_prefix)),
         retry_after_failure_ns(std::chrono::nanoseconds(o.retry_after_failure).count()),
-        pool({.owner = "redis_rate_limit_store", .host = std::move(o.host), .port = o.port,
-              .timeout = o.timeout, .max_idle_connections = o.max_idle_connections}) {
+        pool("redis_rate_limit_store", std::move(o.connection)) {
     pool.connect_once();
     detail::redis_reply r = pool.checked({"SCRIPT", "LOAD", gcra_script});
     if (r->type != REDIS_REPLY_STRING)

@@ -15,8 +15,7 @@ struct redis_session_store::state {
 
   explicit state(redis_session_store_options o)
       : key_prefix(std::move(o.key_prefix)),
-        pool({.owner = "redis_session_store", .host = std::move(o.host), .port = o.port,
-              .timeout = o.timeout, .max_idle_connections = o.max_idle_connections}) {}
+        pool("redis_session_store", std::move(o.connection)) {}
 
   std::string full_key(std::string_view key) const {
     std::string k;

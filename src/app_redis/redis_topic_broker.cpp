@@ -128,11 +128,10 @@ void validate(const redis_topic_broker_options& o) {
 struct redis_topic_broker::state {
   explicit state(redis_topic_broker_options o)
       : options((validate(o), std::move(o))),
-        pool({.owner = "redis_topic_broker",
-              .host = options.host,
-              .port = options.port,
-              .timeout = options.timeout,
-              .max_idle_connections = 1}),
+        pool("redis_topic_broker", {.host = options.host,
+                                    .port = options.port,
+                                    .timeout = options.timeout,
+                                    .max_idle_connections = 1}),
         self(random_instance_id()) {}
 
   ~state() {
@@ -170,55 +169,68 @@ struct redis_topic_broker::state {
     return wake.wait_for(lock, d, [&] { return stopping; });
   }
 
+  // Waits for publishes and moves up to max_batch of them into `batch`; false when stopped.
+  bool take_batch(std::vector<std::string>& batch) {
+    batch.clear();
+    std::unique_lock lock(mutex);
+    wake.wait(lock, [&] { return stopping || !pending.empty(); });
+    if (stopping) return false;
+    while (!pending.empty() && batch.size() < max_batch) {
+      pending_bytes -= pending.front().size();
+      batch.push_back(std::move(pending.front()));
+      pending.pop_front();
+    }
+    return true;
+  }
+
+  // Sends the batch pipelined; on a failure drops it and all that is queued, and says so.
+  bool publish_batch(const std::vector<std::string>& batch,
+                     std::vector<std::vector<std::string_view>>& commands) {
+    commands.clear();
+    for (const std::string& frame : batch) commands.push_back({"PUBLISH", options.channel, frame});
+    try {
+      for (const detail::redis_reply& r : pool.pipelined(commands))
+        if (r->type == REDIS_REPLY_ERROR)
+          throw std::runtime_error(pool.where("PUBLISH") + ": " + std::string(r->str, r->len));
+      sent += batch.size();
+      return true;
+    } catch (const std::runtime_error& e) {
+      {
+        std::lock_guard lock(mutex);
+        dropped += batch.size() + pending.size();
+        pending.clear();
+        pending_bytes = 0;
+        publisher_down = true;
+      }
+      log(std::string(e.what()) +
+          ": publishes reach this instance's subscribers only until Redis is back");
+      return false;
+    }
+  }
+
+  // Tries to connect again with a growing backoff until it can; false when stopped first.
+  bool reconnect_publisher() {
+    for (auto backoff = options.reconnect_min;; backoff = next_backoff(backoff)) {
+      if (publisher_wait(backoff)) return false;
+      try {
+        pool.connect_once();
+        break;
+      } catch (const std::runtime_error&) {
+      }
+    }
+    {
+      std::lock_guard lock(mutex);
+      publisher_down = false;
+    }
+    log(pool.where("PUBLISH") + ": Redis reached again, publishing to other instances");
+    return true;
+  }
+
   void run_publisher() {
     std::vector<std::string> batch;
     std::vector<std::vector<std::string_view>> commands;
-    for (;;) {
-      batch.clear();
-      {
-        std::unique_lock lock(mutex);
-        wake.wait(lock, [&] { return stopping || !pending.empty(); });
-        if (stopping) return;
-        while (!pending.empty() && batch.size() < max_batch) {
-          pending_bytes -= pending.front().size();
-          batch.push_back(std::move(pending.front()));
-          pending.pop_front();
-        }
-      }
-      commands.clear();
-      for (const std::string& frame : batch)
-        commands.push_back({"PUBLISH", options.channel, frame});
-      try {
-        for (const detail::redis_reply& r : pool.pipelined(commands))
-          if (r->type == REDIS_REPLY_ERROR)
-            throw std::runtime_error(pool.where("PUBLISH") + ": " + std::string(r->str, r->len));
-        sent += batch.size();
-        continue;
-      } catch (const std::runtime_error& e) {
-        {
-          std::lock_guard lock(mutex);
-          dropped += batch.size() + pending.size();
-          pending.clear();
-          pending_bytes = 0;
-          publisher_down = true;
-        }
-        log(std::string(e.what()) +
-            ": publishes reach this instance's subscribers only until Redis is back");
-      }
-      for (auto backoff = options.reconnect_min;; backoff = next_backoff(backoff)) {
-        if (publisher_wait(backoff)) return;
-        try {
-          pool.connect_once();
-          break;
-        } catch (const std::runtime_error&) {
-        }
-      }
-      {
-        std::lock_guard lock(mutex);
-        publisher_down = false;
-      }
-      log(pool.where("PUBLISH") + ": Redis reached again, publishing to other instances");
-    }
+    while (take_batch(batch))
+      if (!publish_batch(batch, commands) && !reconnect_publisher()) return;
   }
 
   // ---- subscribing ----

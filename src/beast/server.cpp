@@ -88,7 +88,10 @@ struct server::impl {
     });
   }
 
+  void make_workers();
   void bind_all();
+  void listen_for_signals();
+  void run_workers();
   void start_accepting(listener& l);
   void accept_failed(listener& l, error_code ec);
   void hand_over(listener& l, worker& target, socket_type socket);
@@ -353,6 +356,49 @@ server::~server() {
   wait();
 }
 
+// The workers, one per caller context or per thread (options.threads, else one a core),
+// with the limits and descriptor budget they share.
+void server::impl::make_workers() {
+  bool own_threads = caller_contexts.empty();
+  unsigned n = !own_threads      ? static_cast<unsigned>(caller_contexts.size())
+               : options.threads ? options.threads
+                                 : std::max(1u, std::thread::hardware_concurrency());
+  count.limits = limits_for(options);
+  count.descriptors = resource_budget(count.limits.connections);
+  for (unsigned i = 0; i < n; ++i)
+    workers.push_back(std::make_unique<worker>(own_threads ? nullptr : caller_contexts[i], options,
+                                               dispatch, stop_requested, count, *tls));
+}
+
+// SIGINT and SIGTERM stop the server; SIGHUP reloads TLS files or calls on_reload.
+void server::impl::listen_for_signals() {
+  signals.emplace(*control, SIGINT, SIGTERM);
+  if (tls->enabled() || options.on_reload) signals->add(SIGHUP);
+  wait_for_signals();
+}
+
+// Each worker runs on the caller's context it was made for, or on a thread of its own,
+// and the control context on one more.
+void server::impl::run_workers() {
+  running_workers = workers.size();
+  if (!caller_contexts.empty()) {
+    for (auto& w : workers)
+      asio::post(w->context(), [this, w = w.get()] {
+        w->start_on_caller_context([this] { worker_finished(); });
+      });
+    return;
+  }
+  for (auto& w : workers)
+    threads.emplace_back([this, w = w.get()] {
+      w->run();
+      worker_finished();
+    });
+  threads.emplace_back([this] {
+    on_server_thread = true;
+    control->run();
+  });
+}
+
 void server::start() {
   impl& s = *impl_;
   {
@@ -360,49 +406,18 @@ void server::start() {
     if (s.started || s.stop_requested)
       throw std::logic_error("waypoint: start() called twice or after stop()");
   }
-  bool own_threads = s.caller_contexts.empty();
-  unsigned n = !own_threads      ? static_cast<unsigned>(s.caller_contexts.size())
-               : s.options.threads ? s.options.threads
-                                   : std::max(1u, std::thread::hardware_concurrency());
-  s.count.limits = limits_for(s.options);
-  s.count.descriptors = resource_budget(s.count.limits.connections);
-  for (unsigned i = 0; i < n; ++i)
-    s.workers.push_back(std::make_unique<worker>(own_threads ? nullptr : s.caller_contexts[i],
-                                                 s.options, s.dispatch, s.stop_requested,
-                                                 s.count, *s.tls));
+  s.make_workers();
   s.bind_all();
   for (listener& l : s.listeners) {
     asio::post(l.owner ? l.owner->context() : *s.control, [&s, &l] { s.start_accepting(l); });
   }
-  if (own_threads) s.control_guard.emplace(s.control->get_executor());
-  if (s.options.handle_signals) {
-    s.signals.emplace(*s.control, SIGINT, SIGTERM);
-    if (s.tls->enabled() || s.options.on_reload) s.signals->add(SIGHUP);
-    s.wait_for_signals();
-  }
+  if (s.caller_contexts.empty()) s.control_guard.emplace(s.control->get_executor());
+  if (s.options.handle_signals) s.listen_for_signals();
   {
     std::lock_guard lock(s.mutex);
     s.started = true;
   }
-  s.running_workers = s.workers.size();
-  if (!own_threads) {
-    for (auto& w : s.workers) {
-      asio::post(w->context(), [&s, w = w.get()] {
-        w->start_on_caller_context([&s] { s.worker_finished(); });
-      });
-    }
-    return;
-  }
-  for (auto& w : s.workers) {
-    s.threads.emplace_back([&s, w = w.get()] {
-      w->run();
-      s.worker_finished();
-    });
-  }
-  s.threads.emplace_back([&s] {
-    on_server_thread = true;
-    s.control->run();
-  });
+  s.run_workers();
 }
 
 void server::run() {

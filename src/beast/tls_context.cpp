@@ -52,19 +52,18 @@ int select_http11(SSL*, const unsigned char** out, unsigned char* out_length,
   return SSL_TLSEXT_ERR_OK;
 }
 
-}  // namespace
-
-std::shared_ptr<ssl::context> make_tls_context(const tls_options& o) {
+// The files must be readable, and a required client certificate needs CAs to verify it.
+void check_files(const tls_options& o) {
   check_readable("certificate chain file", o.certificate_chain_file);
   check_readable("private key file", o.private_key_file);
   if (!o.client_ca_file.empty()) check_readable("client CA file", o.client_ca_file);
   if (o.require_client_certificate && o.client_ca_file.empty())
     throw std::invalid_argument(
         "waypoint: TLS require_client_certificate needs a client_ca_file to verify them with");
+}
 
-  auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
-  SSL_CTX* native = context->native_handle();
-  ::ERR_clear_error();
+// Protocol versions, ciphers and options that do not depend on the files.
+void set_protocol(SSL_CTX* native, const tls_options& o) {
   // TLS 1.2's ciphers are ours (tls_options::tls12_ciphers), TLS 1.3's and the groups
   // OpenSSL's. Renegotiation is off: a client-started one costs the server a handshake per
   // request of the attacker's.
@@ -78,25 +77,44 @@ std::shared_ptr<ssl::context> make_tls_context(const tls_options& o) {
   // than keeping them for the connection's life: an idle keep-alive connection, or one
   // between the records of its handshake, holds none.
   ::SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS);
+}
+
+// The certificate chain and its private key, which must match.
+void use_certificate(ssl::context& context, const tls_options& o) {
   boost::system::error_code ec;
-  context->use_certificate_chain_file(o.certificate_chain_file, ec);
+  context.use_certificate_chain_file(o.certificate_chain_file, ec);
   if (ec) fail("certificate chain file", o.certificate_chain_file, reason(ec));
-  context->use_private_key_file(o.private_key_file, ssl::context::pem, ec);
+  context.use_private_key_file(o.private_key_file, ssl::context::pem, ec);
   if (ec) fail("private key file", o.private_key_file, reason(ec));
-  if (::SSL_CTX_check_private_key(native) != 1)
+  if (::SSL_CTX_check_private_key(context.native_handle()) != 1)
     fail("private key file", o.private_key_file,
          "does not match the certificate in \"" + o.certificate_chain_file + "\"");
-  if (!o.client_ca_file.empty()) {
-    context->load_verify_file(o.client_ca_file, ec);
-    if (ec) fail("client CA file", o.client_ca_file, reason(ec));
-    // The CAs are also named in the certificate request, so a client with several
-    // certificates knows which to send.
-    STACK_OF(X509_NAME)* names = ::SSL_load_client_CA_file(o.client_ca_file.c_str());
-    if (names) ::SSL_CTX_set_client_CA_list(native, names);
-    ssl::context::verify_mode mode = ssl::verify_peer;
-    if (o.require_client_certificate) mode |= ssl::verify_fail_if_no_peer_cert;
-    context->set_verify_mode(mode);
-  }
+}
+
+// Client certificates verified against client_ca_file, asked for (or required).
+void verify_clients(ssl::context& context, const tls_options& o) {
+  boost::system::error_code ec;
+  context.load_verify_file(o.client_ca_file, ec);
+  if (ec) fail("client CA file", o.client_ca_file, reason(ec));
+  // The CAs are also named in the certificate request, so a client with several
+  // certificates knows which to send.
+  STACK_OF(X509_NAME)* names = ::SSL_load_client_CA_file(o.client_ca_file.c_str());
+  if (names) ::SSL_CTX_set_client_CA_list(context.native_handle(), names);
+  ssl::context::verify_mode mode = ssl::verify_peer;
+  if (o.require_client_certificate) mode |= ssl::verify_fail_if_no_peer_cert;
+  context.set_verify_mode(mode);
+}
+
+}  // namespace
+
+std::shared_ptr<ssl::context> make_tls_context(const tls_options& o) {
+  check_files(o);
+  auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
+  SSL_CTX* native = context->native_handle();
+  ::ERR_clear_error();
+  set_protocol(native, o);
+  use_certificate(*context, o);
+  if (!o.client_ca_file.empty()) verify_clients(*context, o);
   // Session resumption with client verification needs a session id context, or OpenSSL
   // refuses every resumed handshake.
   static constexpr unsigned char session_context[] = "waypoint";

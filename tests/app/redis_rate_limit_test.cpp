@@ -30,7 +30,8 @@ using namespace std::chrono_literals;
 
 std::shared_ptr<redis_rate_limit_store> store_on(std::uint16_t port, std::chrono::milliseconds retry = 1000ms) {
   return std::make_shared<redis_rate_limit_store>(
-      redis_rate_limit_store_options{.port = port, .timeout = 200ms, .retry_after_failure = retry});
+      redis_rate_limit_store_options{.connection = {.port = port, .timeout = 200ms},
+                                     .retry_after_failure = retry});
 }
 
 // A server of the fleet: its own application and its own store (its own connections),
@@ -256,8 +257,8 @@ TEST(RedisRateLimit, ASilentRedisCostsOneTimeoutThenFailsAtOnce) {
 
 TEST(RedisRateLimit, AStoreThatCannotConnectFailsWhenMade) {
   std::uint16_t nobody = free_port();
-  EXPECT_THROW(redis_rate_limit_store({.port = nobody, .timeout = 200ms}), std::runtime_error);
-  EXPECT_THROW(redis_rate_limit_store({.host = ""}), std::invalid_argument);
+  EXPECT_THROW(redis_rate_limit_store({.connection = {.port = nobody, .timeout = 200ms}}), std::runtime_error);
+  EXPECT_THROW(redis_rate_limit_store({.connection = {.host = ""}}), std::invalid_argument);
 }
 
 }  // namespace

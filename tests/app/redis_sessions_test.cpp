@@ -32,7 +32,8 @@ using namespace std::chrono_literals;
 
 std::shared_ptr<redis_session_store> store_with(std::string prefix) {
   return std::make_shared<redis_session_store>(
-      redis_session_store_options{.port = server->port(), .key_prefix = std::move(prefix)});
+      redis_session_store_options{.connection = {.port = server->port()},
+                                  .key_prefix = std::move(prefix)});
 }
 
 void add_routes(application& app) {
@@ -135,7 +136,7 @@ TEST(RedisSessionStore, ThreadsEachKeepTheirOwnSession) {
 TEST(RedisSessionStore, ARedisThatIsGoneIsA500NotAHang) {
   redis_server own;
   auto store = std::make_shared<redis_session_store>(
-      redis_session_store_options{.port = own.port(), .timeout = 200ms});
+      redis_session_store_options{.connection = {.port = own.port(), .timeout = 200ms}});
   application app;
   app.use(sessions({.store = store}));
   add_routes(app);
@@ -145,7 +146,7 @@ TEST(RedisSessionStore, ARedisThatIsGoneIsA500NotAHang) {
   response res = answer(app, with_id("/read", id));
   EXPECT_EQ(res.result_int(), 500u);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
-  EXPECT_THROW(redis_session_store({.port = own.port(), .timeout = 200ms}), std::runtime_error)
+  EXPECT_THROW(redis_session_store({.connection = {.port = own.port(), .timeout = 200ms}}), std::runtime_error)
       << "a store that cannot connect fails when made";
 }
 
@@ -159,7 +160,7 @@ TEST(RedisSessionStore, ARedisThatStopsAnsweringCostsATimeoutNotAHang) {
   addr.sin_port = htons(port);
   ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ASSERT_EQ(::listen(fd, 16), 0);
-  redis_session_store store({.port = port, .timeout = 200ms});
+  redis_session_store store({.connection = {.port = port, .timeout = 200ms}});
   auto start = std::chrono::steady_clock::now();
   EXPECT_THROW((void)store.load("k"), std::runtime_error);
   auto took = std::chrono::steady_clock::now() - start;

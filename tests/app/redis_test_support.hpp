@@ -74,7 +74,7 @@ class redis_server {
       throw std::runtime_error("cannot start redis-server");
     for (int i = 0; i < 100; ++i) {  // up to 5 s for it to listen
       try {
-        redis_session_store probe({.port = port_});
+        redis_session_store probe({.connection = {.port = port_}});
         return;
       } catch (const std::runtime_error&) {
         std::this_thread::sleep_for(50ms);

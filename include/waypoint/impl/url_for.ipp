@@ -50,73 +50,78 @@ inline const url_param* find_param(std::span<const url_param> values, std::strin
   return found;
 }
 
-}  // namespace detail
-
-WAYPOINT_INLINE std::string build_path(const pattern& p, std::span<const url_param> values,
-                                       std::span<const url_param> query) {
+// Refuses a value whose name is none of the pattern's wildcards.
+inline void refuse_unknown_values(const pattern& p, std::span<const url_param> values) {
   for (const url_param& v : values) {
     const auto& names = p.wildcard_names();
     bool known = false;
     for (const auto& n : names) known = known || n == v.name;
-    if (!known)
-      detail::refuse_url(p, "it has no wildcard {" + std::string(v.name) + "} (extra value)");
+    if (!known) refuse_url(p, "it has no wildcard {" + std::string(v.name) + "} (extra value)");
   }
-  std::string out;
-  for (const segment& s : p.segments()) {
-    switch (s.type) {
-      case segment::kind::literal:
-        out += '/';
-        detail::append_escaped(out, s.text);
-        break;
-      case segment::kind::end:
-        out += '/';
-        break;
-      case segment::kind::wildcard:
-      case segment::kind::rest: {
-        if (s.text.empty()) {  // a trailing slash: the prefix itself is the shortest match
-          out += '/';
-          break;
-        }
-        const url_param* v = detail::find_param(values, s.text);
-        if (!v) detail::refuse_url(p, "no value for {" + s.text + "}");
-        if (s.type == segment::kind::wildcard) {
-          detail::append_value_segment(out, p, s.text, v->value, false);
-          break;
-        }
-        // A rest value keeps its slashes: each piece is one segment. Empty, it matches "/";
-        // a trailing '/' in it is kept (the path then ends in '/').
-        if (v->value.empty()) {
-          out += '/';
-          break;
-        }
-        std::string_view rest = v->value;
-        while (true) {
-          std::size_t slash = rest.find('/');
-          std::string_view piece = rest.substr(0, slash);
-          if (slash == std::string_view::npos) {
-            detail::append_value_segment(out, p, s.text, piece, true);
-            break;
-          }
-          detail::append_value_segment(out, p, s.text, piece, true);
-          rest.remove_prefix(slash + 1);
-          if (rest.empty()) {
-            out += '/';
-            break;
-          }
-        }
-        break;
-      }
+}
+
+// A rest value keeps its slashes: each piece is one segment. Empty, it matches "/"; a
+// trailing '/' in it is kept (the path then ends in '/').
+inline void append_rest_value(std::string& out, const pattern& p, std::string_view name,
+                              std::string_view rest) {
+  if (rest.empty()) {
+    out += '/';
+    return;
+  }
+  while (true) {
+    std::size_t slash = rest.find('/');
+    append_value_segment(out, p, name, rest.substr(0, slash), true);
+    if (slash == std::string_view::npos) return;
+    rest.remove_prefix(slash + 1);
+    if (rest.empty()) {
+      out += '/';
+      return;
     }
   }
+}
+
+// Appends one segment of the pattern, a wildcard's from its value in `values`.
+inline void append_pattern_segment(std::string& out, const pattern& p, const segment& s,
+                                   std::span<const url_param> values) {
+  if (s.type == segment::kind::literal) {
+    out += '/';
+    append_escaped(out, s.text);
+    return;
+  }
+  // A wildcard without a name is a trailing slash: the prefix itself is the shortest match.
+  if (s.type == segment::kind::end || s.text.empty()) {
+    out += '/';
+    return;
+  }
+  const url_param* v = find_param(values, s.text);
+  if (!v) refuse_url(p, "no value for {" + s.text + "}");
+  if (s.type == segment::kind::wildcard)
+    append_value_segment(out, p, s.text, v->value, false);
+  else
+    append_rest_value(out, p, s.text, v->value);
+}
+
+// "?name=value&..." with both escaped; nothing when there is no query.
+inline void append_query(std::string& out, std::span<const url_param> query) {
+  for (std::size_t i = 0; i < query.size(); ++i) {
+    out += i == 0 ? '?' : '&';
+    append_query_escaped(out, query[i].name);
+    out += '=';
+    append_query_escaped(out, query[i].value);
+  }
+}
+
+}  // namespace detail
+
+WAYPOINT_INLINE std::string build_path(const pattern& p, std::span<const url_param> values,
+                                       std::span<const url_param> query) {
+  detail::refuse_unknown_values(p, values);
+  std::string out;
+  for (const segment& s : p.segments()) detail::append_pattern_segment(out, p, s, values);
   if (out.size() > max_path_length)
     detail::refuse_url(p, "the path would be " + std::to_string(out.size()) +
                               " bytes, longer than max_path_length");
-  for (std::size_t i = 0; i < query.size(); ++i) {
-    out += i == 0 ? '?' : '&';
-    detail::append_query_escaped(out, query[i].name);
-    out += '=';
-    detail::append_query_escaped(out, query[i].value);
-  }
+  detail::append_query(out, query);
   return out;
 }
 

@@ -74,36 +74,66 @@ struct line_facts {
   system_clock::time_point now;
 };
 
-void append_field(std::string& line, access_field field, context& ctx, const line_facts& facts) {
+// A JSON string, or null when `text` is empty.
+void append_string_or_null(std::string& line, std::string_view text) {
+  if (text.empty())
+    line += "null";
+  else
+    waypoint::append_json_string(line, text);
+}
+
+// The trace id from tracing(), null without it.
+void append_trace_id(std::string& line, context& ctx) {
+  if (const trace_context* trace = ctx.find<trace_context>()) {
+    auto id = trace->trace_id_hex();
+    waypoint::append_json_string(line, std::string_view(id.data(), id.size()));
+  } else {
+    line += "null";
+  }
+}
+
+// A field of the request: what the client sent, what the router matched, who it was.
+void append_request_field(std::string& line, access_field field, context& ctx) {
+  switch (field) {
+    case access_field::remote:
+      line += "\"remote\":";
+      return append_client_text(line, ctx.endpoints().remote.address, true);
+    case access_field::method:
+      line += "\"method\":";
+      return append_client_text(line, ctx.method());
+    case access_field::path:
+      line += "\"path\":";
+      return append_client_text(line, ctx.path());
+    case access_field::route:
+      line += "\"route\":";
+      return append_string_or_null(line, ctx.route_pattern().text());
+    case access_field::user_agent:
+      line += "\"user_agent\":";
+      return append_client_text(line, ctx.header(http::field::user_agent), true);
+    case access_field::request_id:
+      line += "\"request_id\":";
+      return waypoint::append_json_string(line, ctx.request_id());
+    case access_field::trace_id:
+      line += "\"trace_id\":";
+      return append_trace_id(line, ctx);
+    default:
+      return;  // the answer's fields
+  }
+}
+
+// A field of the answer: when, which status, how many body bytes, how long it took.
+void append_answer_field(std::string& line, access_field field, context& ctx,
+                         const line_facts& facts) {
+  using std::chrono::microseconds;
   switch (field) {
     case access_field::time:
       line += "\"time\":\"";
       append_time(line, facts.now);
       line += '"';
       return;
-    case access_field::remote:
-      line += "\"remote\":";
-      append_client_text(line, ctx.endpoints().remote.address, true);
-      return;
-    case access_field::method:
-      line += "\"method\":";
-      append_client_text(line, ctx.method());
-      return;
-    case access_field::path:
-      line += "\"path\":";
-      append_client_text(line, ctx.path());
-      return;
-    case access_field::route:
-      line += "\"route\":";
-      if (ctx.route_pattern().text().empty())
-        line += "null";
-      else
-        waypoint::append_json_string(line, ctx.route_pattern().text());
-      return;
     case access_field::status:
       line += "\"status\":";
-      append_decimal(line, static_cast<std::uint64_t>(facts.status));
-      return;
+      return append_decimal(line, static_cast<std::uint64_t>(facts.status));
     case access_field::bytes:
       line += "\"bytes\":";
       if (facts.failed)
@@ -113,27 +143,23 @@ void append_field(std::string& line, access_field field, context& ctx, const lin
       return;
     case access_field::duration:
       line += "\"duration_us\":";
-      append_decimal(
-          line, static_cast<std::uint64_t>(
-                    std::chrono::duration_cast<std::chrono::microseconds>(facts.elapsed).count()));
-      return;
-    case access_field::user_agent:
-      line += "\"user_agent\":";
-      append_client_text(line, ctx.header(http::field::user_agent), true);
-      return;
-    case access_field::request_id:
-      line += "\"request_id\":";
-      waypoint::append_json_string(line, ctx.request_id());
-      return;
-    case access_field::trace_id:
-      line += "\"trace_id\":";
-      if (const trace_context* trace = ctx.find<trace_context>()) {
-        auto id = trace->trace_id_hex();
-        waypoint::append_json_string(line, std::string_view(id.data(), id.size()));
-      } else {
-        line += "null";
-      }
-      return;
+      return append_decimal(line,
+                            static_cast<std::uint64_t>(
+                                std::chrono::duration_cast<microseconds>(facts.elapsed).count()));
+    default:
+      return;  // the request's fields
+  }
+}
+
+void append_field(std::string& line, access_field field, context& ctx, const line_facts& facts) {
+  switch (field) {
+    case access_field::time:
+    case access_field::status:
+    case access_field::bytes:
+    case access_field::duration:
+      return append_answer_field(line, field, ctx, facts);
+    default:
+      return append_request_field(line, field, ctx);
   }
 }
 

@@ -139,77 +139,96 @@ bool skip_to_next_element(std::string_view field, std::size_t& i) noexcept {
   return true;
 }
 
+// A position in one Forwarded field.
+struct forwarded_cursor {
+  std::string_view field;
+  std::size_t i = 0;
+
+  bool at_end() const noexcept { return i == field.size(); }
+  bool at(char c) const noexcept { return i < field.size() && field[i] == c; }
+  void skip_ows() noexcept {
+    while (i < field.size() && is_ows(field[i])) ++i;
+  }
+  std::string_view token() noexcept {
+    std::size_t start = i;
+    while (i < field.size() && is_token_byte(field[i])) ++i;
+    return field.substr(start, i - start);
+  }
+};
+
+// A pair's value, a token or a quoted-string (its text between the quotes; `escaped` when
+// it holds a quoted-pair); false when it is malformed.
+bool read_pair_value(forwarded_cursor& c, std::string_view& value, bool& escaped) noexcept {
+  if (!c.at('"')) {
+    value = c.token();
+    return !value.empty();
+  }
+  std::size_t start = ++c.i;
+  while (c.i < c.field.size() && c.field[c.i] != '"') {
+    if (c.field[c.i] == '\\') escaped = true, ++c.i;
+    ++c.i;
+  }
+  if (c.i >= c.field.size()) return false;
+  value = c.field.substr(start, c.i - start);
+  ++c.i;
+  return true;
+}
+
+// One name=value pair of an element; false when it is malformed. A for= pair sets
+// `for_value` (once: RFC 7239 §4 allows a parameter at most once per element).
+bool read_pair(forwarded_cursor& c, bool& seen_for, hop& for_value) noexcept {
+  std::string_view name = c.token();
+  if (name.empty() || !c.at('=')) return false;
+  ++c.i;
+  std::string_view value;
+  bool escaped = false;
+  if (!read_pair_value(c, value, escaped)) return false;
+  c.skip_ows();
+  if (!c.at_end() && !c.at(';') && !c.at(',')) return false;
+  if (!iequals(name, "for")) return true;
+  if (seen_for) return false;
+  seen_for = true;
+  // No address needs a quoted-pair, and decoding one would need a copy.
+  if (!escaped) for_value = parse_node(value, false);
+  return true;
+}
+
+// An element's pairs, up to the ',' that ends it or the field's end; false when it is
+// malformed. `for_value` is its for= address, when it names one we can believe.
+bool read_element(forwarded_cursor& c, hop& for_value) noexcept {
+  bool seen_for = false;
+  while (true) {
+    c.skip_ows();
+    if (c.at_end() || c.at(',')) return true;
+    if (c.at(';')) {
+      ++c.i;
+      continue;
+    }
+    if (!read_pair(c, seen_for, for_value)) return false;
+  }
+}
+
 // Calls `visit(hop)` for each element of the Forwarded fields, left to right. A malformed
 // element is visited as an unbelievable hop; parsing resumes after the ',' that ends it.
 template <class Visit>
 void for_each_forwarded_hop(std::span<const std::string_view> fields, Visit&& visit) {
   for (std::string_view field : fields) {
-    std::size_t i = 0;
-    auto skip_ows = [&] {
-      while (i < field.size() && is_ows(field[i])) ++i;
-    };
+    forwarded_cursor c{field};
     while (true) {
-      skip_ows();
-      if (i == field.size()) break;
-      if (field[i] == ',') {  // an empty list element
-        ++i;
+      c.skip_ows();
+      if (c.at_end()) break;
+      if (c.at(',')) {  // an empty list element
+        ++c.i;
         continue;
       }
-      hop for_value;  // the element's for=, when it is an address
-      bool seen_for = false;
-      bool malformed = false;
-      while (!malformed) {  // the element's pairs
-        skip_ows();
-        if (i == field.size() || field[i] == ',') break;
-        if (field[i] == ';') {
-          ++i;
-          continue;
-        }
-        std::size_t name_start = i;
-        while (i < field.size() && is_token_byte(field[i])) ++i;
-        std::string_view name = field.substr(name_start, i - name_start);
-        if (name.empty() || i == field.size() || field[i] != '=') {
-          malformed = true;
-          break;
-        }
-        ++i;
-        std::string_view value;
-        bool escaped = false;
-        if (i < field.size() && field[i] == '"') {
-          std::size_t start = ++i;
-          while (i < field.size() && field[i] != '"') {
-            if (field[i] == '\\') escaped = true, ++i;
-            ++i;
-          }
-          if (i >= field.size()) {
-            malformed = true;
-            break;
-          }
-          value = field.substr(start, i - start);
-          ++i;
-        } else {
-          std::size_t start = i;
-          while (i < field.size() && is_token_byte(field[i])) ++i;
-          value = field.substr(start, i - start);
-          if (value.empty()) malformed = true;
-        }
-        skip_ows();
-        if (i < field.size() && field[i] != ';' && field[i] != ',') malformed = true;
-        if (!malformed && iequals(name, "for")) {
-          // RFC 7239 §4: a parameter occurs at most once per element.
-          if (seen_for) malformed = true;
-          seen_for = true;
-          // No address needs a quoted-pair, and decoding one would need a copy.
-          if (!escaped) for_value = parse_node(value, false);
-        }
-      }
-      if (malformed) {
+      hop for_value;
+      if (!read_element(c, for_value)) {
         visit(hop());
-        if (!skip_to_next_element(field, i)) break;
+        if (!skip_to_next_element(field, c.i)) break;
         continue;
       }
       visit(for_value);
-      if (i < field.size()) ++i;  // the ','
+      if (!c.at_end()) ++c.i;  // the ','
     }
   }
 }

@@ -10,14 +10,15 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstdio>
 #include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -254,6 +255,33 @@ void append_sample(std::string& out, std::string_view name, std::string_view lab
   out += '\n';
 }
 
+// One sample with a single label: name{label="value"} n.
+void append_labelled_sample(std::string& out, std::string_view name, std::string_view label,
+                            std::string_view value, std::uint64_t n) {
+  std::string labels;
+  append_label(labels, label, value);
+  append_sample(out, name, labels, n);
+}
+
+// A family that has one sample and no labels (a server-wide gauge or counter).
+struct unlabelled_family {
+  std::string_view name;
+  std::string_view type;
+  std::string_view help;
+  std::uint64_t value;
+};
+
+void append_unlabelled(std::string& out, const unlabelled_family& f) {
+  append_family(out, f.name, f.type, f.help);
+  append_sample(out, f.name, "", f.value);
+}
+
+// A family whose samples differ by one label: (label value, count) pairs.
+void append_by_label(std::string& out, std::string_view name, std::string_view label,
+                     std::span<const std::pair<std::string_view, std::uint64_t>> samples) {
+  for (const auto& [value, n] : samples) append_labelled_sample(out, name, label, value, n);
+}
+
 std::string route_text(const series_key& k) {
   if (k.overflow) return "(overflow)";
   return k.route ? std::string(k.route, k.route_size) : std::string();
@@ -265,50 +293,47 @@ struct latency_sum {
   std::uint64_t sum_us = 0;
 };
 
-void render_server(std::string& out, const beast::server_stats& s) {
-  append_family(out, "waypoint_server_connections_open", "gauge", "Connections open now.");
-  append_sample(out, "waypoint_server_connections_open", "", s.open);
-  append_family(out, "waypoint_server_descriptors_in_use", "gauge",
-                "Of the descriptor budget (max_connections): connections and request permits.");
-  append_sample(out, "waypoint_server_descriptors_in_use", "", s.descriptors);
-  append_family(out, "waypoint_server_connections_total", "counter", "Connections accepted.");
-  append_sample(out, "waypoint_server_connections_total", "", s.connections);
-  append_family(out, "waypoint_server_connections_refused_total", "counter",
-                "Connections refused at max_connections.");
-  append_sample(out, "waypoint_server_connections_refused_total", "", s.refused);
-  append_family(out, "waypoint_server_received_bytes_total", "counter",
-                "Bytes read from connections.");
-  append_sample(out, "waypoint_server_received_bytes_total", "", s.bytes_received);
-  append_family(out, "waypoint_server_sent_bytes_total", "counter", "Bytes written to connections.");
-  append_sample(out, "waypoint_server_sent_bytes_total", "", s.bytes_sent);
+void render_server_counts(std::string& out, const beast::server_stats& s) {
+  const unlabelled_family families[] = {
+      {"waypoint_server_connections_open", "gauge", "Connections open now.", s.open},
+      {"waypoint_server_descriptors_in_use", "gauge",
+       "Of the descriptor budget (max_connections): connections and request permits.",
+       s.descriptors},
+      {"waypoint_server_connections_total", "counter", "Connections accepted.", s.connections},
+      {"waypoint_server_connections_refused_total", "counter",
+       "Connections refused at max_connections.", s.refused},
+      {"waypoint_server_received_bytes_total", "counter", "Bytes read from connections.",
+       s.bytes_received},
+      {"waypoint_server_sent_bytes_total", "counter", "Bytes written to connections.",
+       s.bytes_sent},
+  };
+  for (const unlabelled_family& f : families) append_unlabelled(out, f);
+}
+
+void render_server_errors(std::string& out, const beast::server_stats& s) {
   append_family(out, "waypoint_server_errors_total", "counter",
                 "Requests the server answered itself (unparsable, over a limit, timed out), by status.");
-  for (std::size_t i = 0; i < s.errors.size(); ++i) {
-    std::string label;
-    append_label(label, "status", std::to_string(beast::server_stats::error_statuses[i]));
-    append_sample(out, "waypoint_server_errors_total", label, s.errors[i]);
-  }
+  for (std::size_t i = 0; i < s.errors.size(); ++i)
+    append_labelled_sample(out, "waypoint_server_errors_total", "status",
+                           std::to_string(beast::server_stats::error_statuses[i]), s.errors[i]);
+}
+
+void render_server(std::string& out, const beast::server_stats& s) {
+  render_server_counts(out, s);
+  render_server_errors(out, s);
   append_family(out, "waypoint_server_timeouts_total", "counter",
                 "Connections timed out, by what the server waited for.");
   const std::pair<std::string_view, std::uint64_t> kinds[] = {
       {"idle", s.timeouts.idle}, {"header", s.timeouts.header},
       {"body", s.timeouts.body}, {"write", s.timeouts.write},
       {"tls_handshake", s.timeouts.tls_handshake}};
-  for (const auto& [kind, n] : kinds) {
-    std::string label;
-    append_label(label, "kind", kind);
-    append_sample(out, "waypoint_server_timeouts_total", label, n);
-  }
+  append_by_label(out, "waypoint_server_timeouts_total", "kind", kinds);
   append_family(out, "waypoint_server_tls_total", "counter",
                 "TLS listeners: handshakes completed and failed, and the wrong protocol on a port.");
   const std::pair<std::string_view, std::uint64_t> events[] = {
       {"handshake", s.tls.handshakes}, {"handshake_failure", s.tls.handshake_failures},
       {"plaintext_on_tls", s.tls.plaintext_on_tls}, {"tls_on_plaintext", s.tls.tls_on_plaintext}};
-  for (const auto& [event, n] : events) {
-    std::string label;
-    append_label(label, "event", event);
-    append_sample(out, "waypoint_server_tls_total", label, n);
-  }
+  append_by_label(out, "waypoint_server_tls_total", "event", events);
 }
 
 }  // namespace
@@ -349,50 +374,47 @@ void render_topics(std::string& out,
   };
   for (const family& f : families) {
     append_family(out, f.name, f.type, f.help);
-    for (const auto& [name, stats] : hubs) {
-      std::string labels;
-      append_label(labels, "hub", name);
-      append_sample(out, f.name, labels, f.value(stats));
-    }
+    for (const auto& [name, stats] : hubs)
+      append_labelled_sample(out, f.name, "hub", name, f.value(stats));
   }
 }
 
-}  // namespace
-
-std::string detail::metrics_state::render() const {
-  // Summed over shards: by (route, method, class) for the counter, by route for the
-  // histogram, by outcome for the unrouted family.
+// A scrape's sums over the shards: by (route, method, class) for the counter, by route for
+// the histogram, by outcome for the unrouted family.
+struct metrics_totals {
   std::map<std::tuple<std::string, std::uint8_t, std::uint8_t>, std::uint64_t> requests;
   std::map<std::string, latency_sum> latency;
   std::array<std::uint64_t, outcome_labels.size()> outcomes{};
   std::uint64_t started = 0, finished = 0;
-  std::vector<std::pair<std::string, topic_hub_stats>> hub_stats;
-  {
-    std::lock_guard lock(mutex);
-    for (const auto& [name, hub] : hubs) hub_stats.emplace_back(name, hub->stats());
-    for (const auto& s : shards) {
-      started += read(s->started);
-      finished += read(s->finished);
-      for (std::size_t i = 0; i < s->size(); ++i) {
-        const series& e = s->table[i];
-        if (!e.used.load(std::memory_order_acquire)) continue;
-        std::uint64_t n = read(e.count);
-        if (n == 0) continue;
-        std::string route = route_text(e.key);
-        requests[{route, e.key.method, e.key.status_class}] += n;
-        outcomes[e.key.outcome] += n;
-        latency_sum& l = latency[route];
-        l.buckets.resize(bounds_us.size() + 1);
-        for (std::size_t b = 0; b <= bounds_us.size(); ++b) l.buckets[b] += read(e.buckets[b]);
-        l.count += n;
-        l.sum_us += read(e.sum_us);
-      }
-    }
+};
+
+// Adds one series' counts; `bucket_count` is the number of bounds plus +Inf.
+void add_series(metrics_totals& totals, const series& e, std::size_t bucket_count) {
+  std::uint64_t n = read(e.count);
+  if (n == 0) return;
+  std::string route = route_text(e.key);
+  totals.requests[{route, e.key.method, e.key.status_class}] += n;
+  totals.outcomes[e.key.outcome] += n;
+  latency_sum& l = totals.latency[route];
+  l.buckets.resize(bucket_count);
+  for (std::size_t b = 0; b < bucket_count; ++b) l.buckets[b] += read(e.buckets[b]);
+  l.count += n;
+  l.sum_us += read(e.sum_us);
+}
+
+void add_shard(metrics_totals& totals, const metrics_shard& s, std::size_t bucket_count) {
+  totals.started += read(s.started);
+  totals.finished += read(s.finished);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const series& e = s.table[i];
+    if (e.used.load(std::memory_order_acquire)) add_series(totals, e, bucket_count);
   }
-  std::string out;
+}
+
+void render_requests(std::string& out, const metrics_totals& totals) {
   append_family(out, "waypoint_http_requests_total", "counter",
                 "Requests answered, by matched route pattern (empty: none matched), method and status class.");
-  for (const auto& [k, n] : requests) {
+  for (const auto& [k, n] : totals.requests) {
     const auto& [route, method, status_class] = k;
     std::string labels;
     append_label(labels, "route", route);
@@ -403,38 +425,59 @@ std::string detail::metrics_state::render() const {
                                                 : std::string("other"));
     append_sample(out, "waypoint_http_requests_total", labels, n);
   }
-  append_family(out, "waypoint_http_request_duration_seconds", "histogram",
-                "Time from the metrics layer's entry to its exit, by matched route pattern.");
-  for (const auto& [route, l] : latency) {
-    std::string route_label;
-    append_label(route_label, "route", route);
-    std::uint64_t cumulative = 0;
-    for (std::size_t b = 0; b <= bounds_us.size(); ++b) {
-      cumulative += l.buckets[b];
-      std::string labels = route_label + ",le=\"";
-      if (b < bounds_us.size())
-        append_seconds(labels, options.latency_buckets[b]);
-      else
-        labels += "+Inf";
-      labels += '"';
-      append_sample(out, "waypoint_http_request_duration_seconds_bucket", labels, cumulative);
-    }
-    out += "waypoint_http_request_duration_seconds_sum{" + route_label + "} ";
-    append_seconds(out, static_cast<double>(l.sum_us) / 1e6);
-    out += '\n';
-    append_sample(out, "waypoint_http_request_duration_seconds_count", route_label, l.count);
+}
+
+// One route's histogram: cumulative buckets by upper bound (`bounds`, then +Inf), sum, count.
+void render_route_latency(std::string& out, const std::string& route, const latency_sum& l,
+                          const std::vector<double>& bounds) {
+  std::string route_label;
+  append_label(route_label, "route", route);
+  std::uint64_t cumulative = 0;
+  for (std::size_t b = 0; b <= bounds.size(); ++b) {
+    cumulative += l.buckets[b];
+    std::string labels = route_label + ",le=\"";
+    if (b < bounds.size())
+      append_seconds(labels, bounds[b]);
+    else
+      labels += "+Inf";
+    labels += '"';
+    append_sample(out, "waypoint_http_request_duration_seconds_bucket", labels, cumulative);
   }
+  out += "waypoint_http_request_duration_seconds_sum{" + route_label + "} ";
+  append_seconds(out, static_cast<double>(l.sum_us) / 1e6);
+  out += '\n';
+  append_sample(out, "waypoint_http_request_duration_seconds_count", route_label, l.count);
+}
+
+void render_unrouted(std::string& out, const metrics_totals& totals) {
   append_family(out, "waypoint_http_unrouted_requests_total", "counter",
                 "Requests no route served, by what the router answered.");
-  for (std::size_t i = 1; i < outcome_labels.size(); ++i) {
-    std::string labels;
-    append_label(labels, "outcome", outcome_labels[i]);
-    append_sample(out, "waypoint_http_unrouted_requests_total", labels, outcomes[i]);
+  for (std::size_t i = 1; i < outcome_labels.size(); ++i)
+    append_labelled_sample(out, "waypoint_http_unrouted_requests_total", "outcome",
+                           outcome_labels[i], totals.outcomes[i]);
+}
+
+}  // namespace
+
+std::string detail::metrics_state::render() const {
+  metrics_totals totals;
+  std::vector<std::pair<std::string, topic_hub_stats>> hub_stats;
+  {
+    std::lock_guard lock(mutex);
+    for (const auto& [name, hub] : hubs) hub_stats.emplace_back(name, hub->stats());
+    for (const auto& s : shards) add_shard(totals, *s, bounds_us.size() + 1);
   }
+  std::string out;
+  render_requests(out, totals);
+  append_family(out, "waypoint_http_request_duration_seconds", "histogram",
+                "Time from the metrics layer's entry to its exit, by matched route pattern.");
+  for (const auto& [route, l] : totals.latency)
+    render_route_latency(out, route, l, options.latency_buckets);
+  render_unrouted(out, totals);
   append_family(out, "waypoint_http_requests_in_flight", "gauge",
                 "Requests inside the metrics layer now (a scrape counts itself).");
   append_sample(out, "waypoint_http_requests_in_flight", "",
-                started >= finished ? started - finished : 0);
+                totals.started >= totals.finished ? totals.started - totals.finished : 0);
   if (const beast::server* s = server.load(std::memory_order_acquire)) render_server(out, s->stats());
   render_topics(out, hub_stats);
   return out;

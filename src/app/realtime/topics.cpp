@@ -375,41 +375,53 @@ void topic_subscriber::close(close_code code, std::string_view reason) {
 
 namespace {
 
+// What the drain does next, taken from the mailbox under its lock: stop (the connection is
+// gone), close (a slow consumer, or finish_with()), send a message, or (all empty) wait.
+struct drain_step {
+  bool stop = false;
+  std::optional<std::pair<close_code, std::string>> close;
+  std::shared_ptr<const published> next;
+};
+
+drain_step take_step(detail::topic_mailbox& box) {
+  drain_step step;
+  std::lock_guard lock(box.mutex);
+  if (!box.open) {
+    step.stop = true;
+  } else if (box.closing) {
+    step.close.emplace(close_code::policy_error, "slow consumer");
+  } else if (!box.queue.empty()) {
+    step.next = std::move(box.queue.front());
+    box.queue.pop_front();
+    box.bytes -= step.next->payload.size();
+    box.counters->queued_bytes -= step.next->payload.size();
+  } else if (box.finish) {
+    step.close = box.finish;
+  }
+  return step;
+}
+
 // Sends what the mailbox holds, and waits for more, until the connection closes.
 awaitable<void> drain(detail::topic_mailbox& box, websocket& ws) {
   for (;;) {
-    std::shared_ptr<const published> next;
-    std::optional<std::pair<close_code, std::string>> close;
-    {
-      std::lock_guard lock(box.mutex);
-      if (!box.open) co_return;
-      if (box.closing) {
-        close.emplace(close_code::policy_error, "slow consumer");
-      } else if (!box.queue.empty()) {
-        next = std::move(box.queue.front());
-        box.queue.pop_front();
-        box.bytes -= next->payload.size();
-        box.counters->queued_bytes -= next->payload.size();
-      } else if (box.finish) {
-        close = box.finish;
-      }
-    }
-    if (close) {
+    drain_step step = take_step(box);
+    if (step.stop) co_return;
+    if (step.close) {
       try {
-        co_await ws.close(close->first, close->second);
+        co_await ws.close(step.close->first, step.close->second);
       } catch (const boost::system::system_error&) {
       }
       co_return;
     }
-    if (next) {
+    if (step.next) {
       // A write fails only when the connection is gone or cut (its timeout, its own queue
       // bound): the reader sees the close and ends run().
       try {
         // Two statements, not a conditional of two awaitables (GCC 12 resumes a freed frame).
-        if (next->binary)
-          co_await ws.write_binary(next->payload);
+        if (step.next->binary)
+          co_await ws.write_binary(step.next->payload);
         else
-          co_await ws.write_text(next->payload);
+          co_await ws.write_text(step.next->payload);
       } catch (const boost::system::system_error&) {
         co_return;
       }

@@ -224,41 +224,47 @@ struct basic_policy {
     return check && check(user, password);
   }
 
-  bool admit(context& ctx) const {
-    std::optional<std::string_view> encoded =
-        authorization_credentials(ctx.header(http::field::authorization), "basic");
+  // Why decoded credentials cannot be read as "user:password", or empty when they can.
+  static std::string_view decoded_defect(std::string_view decoded) {
+    if (decoded.find(':') == std::string_view::npos)
+      return "the Basic credentials have no ':' between user name and password";
+    if (!detail::is_utf8(decoded)) return "the Basic credentials are not UTF-8";
+    if (has_control_byte(decoded))
+      return "the Basic credentials hold a control character (RFC 7617 §2)";
+    return {};
+  }
+
+  // The credentials after "Basic", decoded; nothing, the request refused, when they are
+  // missing, too long or not "user:password".
+  std::optional<std::string> decode_credentials(context& ctx,
+                                                std::optional<std::string_view> encoded) const {
     if (!encoded) {
       refuse(ctx, "this resource needs a user name and password: Authorization: Basic "
                   "<base64 of user:password>");
-      return false;
+      return std::nullopt;
     }
     if (encoded->empty()) {
       refuse(ctx, "the Authorization field has no credentials after Basic");
-      return false;
+      return std::nullopt;
     }
     if (encoded->size() > max_credentials_bytes) {
       refuse(ctx, "the Basic credentials are longer than " +
                       std::to_string(max_credentials_bytes) + " bytes");
-      return false;
+      return std::nullopt;
     }
     std::optional<std::string> decoded = detail::base64_decode(*encoded);
-    if (!decoded) {
-      refuse(ctx, "the Basic credentials are not base64 (RFC 4648 §4)");
-      return false;
-    }
+    std::string_view why =
+        decoded ? decoded_defect(*decoded) : "the Basic credentials are not base64 (RFC 4648 §4)";
+    if (why.empty()) return decoded;
+    refuse(ctx, why);
+    return std::nullopt;
+  }
+
+  bool admit(context& ctx) const {
+    std::optional<std::string> decoded = decode_credentials(
+        ctx, authorization_credentials(ctx.header(http::field::authorization), "basic"));
+    if (!decoded) return false;
     std::size_t colon = decoded->find(':');
-    if (colon == std::string::npos) {
-      refuse(ctx, "the Basic credentials have no ':' between user name and password");
-      return false;
-    }
-    if (!detail::is_utf8(*decoded)) {
-      refuse(ctx, "the Basic credentials are not UTF-8");
-      return false;
-    }
-    if (has_control_byte(*decoded)) {
-      refuse(ctx, "the Basic credentials hold a control character (RFC 7617 §2)");
-      return false;
-    }
     std::string_view user = std::string_view(*decoded).substr(0, colon);
     if (!accepts(user, std::string_view(*decoded).substr(colon + 1))) {
       refuse(ctx, "the user name or password is not accepted");

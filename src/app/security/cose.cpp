@@ -444,55 +444,58 @@ std::size_t offset_in(std::string_view whole, std::string_view part) noexcept {
   return static_cast<std::size_t>(part.data() - whole.data());
 }
 
+// alg (label 1): an integer, ours or not (text names one that is never ours).
+void read_alg(const cbor::item& value, bool is_protected, std::size_t base, headers& h) {
+  if (value.type == cbor::kind::unsigned_integer || value.type == cbor::kind::negative_integer) {
+    h.alg_is_integer = value.argument <= static_cast<std::uint64_t>(INT64_MAX);
+    h.alg = value.type == cbor::kind::unsigned_integer
+                ? static_cast<std::int64_t>(value.argument)
+                : -1 - static_cast<std::int64_t>(value.argument);
+  } else if (value.type != cbor::kind::text_string) {  // text: a name, never one of ours
+    malformed(base + value.offset, "alg (label 1) is neither an integer nor text");
+  }
+  h.has_alg = true;
+  h.alg_protected = is_protected;
+}
+
+// RFC 9052 §3.1: crit lists headers the reader must understand to process the message;
+// every one of ours is a standard header, so any crit names an extension we do not know.
+[[noreturn]] void refuse_crit(const cbor::item& value, bool is_protected, std::size_t base) {
+  if (!is_protected) malformed(base + value.offset, "crit (label 2) outside the protected header");
+  if (value.type != cbor::kind::array || value.argument == 0)
+    malformed(base + value.offset, "crit (label 2) is not a non-empty array of labels");
+  malformed(base + value.offset, "crit (label 2) names headers this library does not understand");
+}
+
+// kid (label 4) or IV (label 5): byte strings.
+void read_kid_or_iv(const cbor::item& value, bool is_kid, std::size_t base, headers& h) {
+  if (value.type != cbor::kind::byte_string)
+    malformed(base + value.offset,
+              is_kid ? "kid (label 4) is not a byte string" : "IV (label 5) is not a byte string");
+  if (is_kid) {
+    h.has_kid = true;
+    h.kid = value.content;
+  } else {
+    h.has_iv = true;
+    h.iv = value.content;
+    h.iv_at = base + value.offset;
+  }
+}
+
 // One header parameter's value, for the labels this library reads; others are skipped.
 void read_parameter(cbor::reader& r, const label& name, bool is_protected, std::size_t base,
                     headers& h) {
-  if (name.type == cbor::kind::text_string) {
-    r.skip();
-    return;
-  }
-  if (name.is(label_alg)) {
-    cbor::item value = r.next();
-    if (value.type == cbor::kind::unsigned_integer || value.type == cbor::kind::negative_integer) {
-      h.alg_is_integer = value.argument <= static_cast<std::uint64_t>(INT64_MAX);
-      h.alg = value.type == cbor::kind::unsigned_integer
-                  ? static_cast<std::int64_t>(value.argument)
-                  : -1 - static_cast<std::int64_t>(value.argument);
-    } else if (value.type != cbor::kind::text_string) {  // text: a name, never one of ours
-      malformed(base + value.offset, "alg (label 1) is neither an integer nor text");
-    }
-    h.has_alg = true;
-    h.alg_protected = is_protected;
-  } else if (name.is(label_crit)) {
-    cbor::item value = r.next();
-    // RFC 9052 §3.1: crit lists headers the reader must understand to process the message;
-    // every one of ours is a standard header, so any crit names an extension we do not know.
-    if (!is_protected)
-      malformed(base + value.offset, "crit (label 2) outside the protected header");
-    if (value.type != cbor::kind::array || value.argument == 0)
-      malformed(base + value.offset, "crit (label 2) is not a non-empty array of labels");
-    malformed(base + value.offset, "crit (label 2) names headers this library does not understand");
-  } else if (name.is(label_kid) || name.is(label_iv)) {
-    cbor::item value = r.next();
-    bool is_kid = name.is(label_kid);
-    if (value.type != cbor::kind::byte_string)
-      malformed(base + value.offset, is_kid ? "kid (label 4) is not a byte string"
-                                            : "IV (label 5) is not a byte string");
-    if (is_kid) {
-      h.has_kid = true;
-      h.kid = value.content;
-    } else {
-      h.has_iv = true;
-      h.iv = value.content;
-      h.iv_at = base + value.offset;
-    }
-  } else if (name.is(label_partial_iv)) {
-    cbor::item value = r.next();
+  // A text label is never one of ours (is() compares integers only).
+  bool ours = name.is(label_alg) || name.is(label_crit) || name.is(label_kid) ||
+              name.is(label_iv) || name.is(label_partial_iv);
+  if (!ours) return r.skip();
+  cbor::item value = r.next();
+  if (name.is(label_alg)) return read_alg(value, is_protected, base, h);
+  if (name.is(label_crit)) refuse_crit(value, is_protected, base);
+  if (name.is(label_partial_iv))
     malformed(base + value.offset,
               "Partial IV (label 6) needs a Base IV, which these keys do not have");
-  } else {
-    r.skip();
-  }
+  read_kid_or_iv(value, name.is(label_kid), base, h);
 }
 
 // One header map (RFC 9052 §3): labels integers or text, each once across both buckets.
@@ -544,10 +547,8 @@ std::string_view read_bytes(cbor::reader& r, const char* what, std::size_t& at) 
   return item.content;
 }
 
-// The structure of the message (stage 1): everything that can be checked without a key.
-message parse(std::string_view bytes) {
-  message m;
-  cbor::reader r(bytes);
+// The message's head: an optional tag, then the array of 3 or 4 items. Returns the array.
+cbor::item read_message_head(cbor::reader& r, message& m) {
   cbor::item first = r.next();
   if (first.type == cbor::kind::tag) {
     m.tagged = true;
@@ -566,22 +567,26 @@ message parse(std::string_view bytes) {
               "of 4, not " +
                   std::to_string(m.items));
   if (m.items == 3) m.type = message_type::encrypt0;
-  r.enter(first);
+  return first;
+}
 
+// The protected header: a byte string holding a map, its errors at their offsets in `bytes`.
+void read_protected_header(cbor::reader& r, std::string_view bytes, message& m) {
   std::size_t protected_at = 0;
   m.protected_bytes = read_bytes(r, "the protected header", protected_at);
-  if (!m.protected_bytes.empty()) {  // an empty string is an empty map (RFC 9052 §3)
-    std::size_t base = offset_in(bytes, m.protected_bytes);
-    cbor::reader inner(m.protected_bytes);
-    try {
-      read_header_map(inner, true, base, m.header);
-      inner.expect_end();
-    } catch (const cbor::malformed& e) {
-      malformed(base + e.byte(), std::string(e.what()) + " (in the protected header)");
-    }
+  if (m.protected_bytes.empty()) return;  // an empty string is an empty map (RFC 9052 §3)
+  std::size_t base = offset_in(bytes, m.protected_bytes);
+  cbor::reader inner(m.protected_bytes);
+  try {
+    read_header_map(inner, true, base, m.header);
+    inner.expect_end();
+  } catch (const cbor::malformed& e) {
+    malformed(base + e.byte(), std::string(e.what()) + " (in the protected header)");
   }
-  read_header_map(r, false, 0, m.header);
+}
 
+// The payload or ciphertext, which must be in the message, then the tag or signature.
+void read_content_and_tag(cbor::reader& r, message& m) {
   cbor::item content = r.next();
   m.content_at = content.offset;
   if (content.type == cbor::kind::null)
@@ -591,49 +596,125 @@ message parse(std::string_view bytes) {
                                            : "the payload is not a byte string");
   m.content = content.content;
   if (m.items == 4) m.tag = read_bytes(r, "the tag or signature", m.tag_at);
+}
+
+// A COSE_Encrypt0 (tagged or not) has an IV of the AEADs' size and room for their tag.
+void check_encrypt0(const message& m, std::size_t array_at) {
+  if (!m.header.has_iv) malformed(array_at, "COSE_Encrypt0 without an IV (label 5)");
+  if (m.header.iv.size() != iv_size)
+    malformed(m.header.iv_at, "IV (label 5) of " + std::to_string(m.header.iv.size()) +
+                                  " bytes; the AEADs take " + std::to_string(iv_size));
+  if (m.content.size() < aead_tag_size)
+    malformed(m.content_at, "ciphertext of " + std::to_string(m.content.size()) +
+                                " bytes is shorter than its 16-byte tag");
+}
+
+// The structure of the message (stage 1): everything that can be checked without a key.
+message parse(std::string_view bytes) {
+  message m;
+  cbor::reader r(bytes);
+  cbor::item array = read_message_head(r, m);
+  r.enter(array);
+  read_protected_header(r, bytes, m);
+  read_header_map(r, false, 0, m.header);
+  read_content_and_tag(r, m);
   r.leave();
   r.expect_end();
-
-  if (m.items == 3) {  // COSE_Encrypt0, tagged or not
-    if (!m.header.has_iv) malformed(first.offset, "COSE_Encrypt0 without an IV (label 5)");
-    if (m.header.iv.size() != iv_size)
-      malformed(m.header.iv_at, "IV (label 5) of " + std::to_string(m.header.iv.size()) +
-                                    " bytes; the AEADs take " + std::to_string(iv_size));
-    if (m.content.size() < aead_tag_size)
-      malformed(m.content_at, "ciphertext of " + std::to_string(m.content.size()) +
-                                  " bytes is shorter than its 16-byte tag");
-  }
+  if (m.items == 3) check_encrypt0(m, array.offset);
   return m;
 }
 
-}  // namespace
+// Stage 1 of open(): the message's structure, a CBOR error reported as the message's.
+message parse_message(std::string_view bytes) {
+  try {
+    return parse(bytes);
+  } catch (const cbor::malformed& e) {
+    malformed(e.byte(), e.what());
+  }
+}
 
-std::string protect(const key& k, std::string_view payload, std::string_view external_aad) {
+// Stage 2 of open(): the message is one `k` opens, with the algorithm protected and the
+// tag or signature of the size the algorithm makes. Sets the message's type to the key's.
+void check_key_fits(message& m, const key& k) {
   const key::material& held = k.held();
-  if (!k.can_protect())
-    throw std::invalid_argument("COSE key " + quoted(held.id) +
-                                " is a public key: it verifies, it cannot sign");
-  std::string protected_bytes = protected_header(held.alg);
-  message_type type = type_of(held.alg);
+  // A well-formed message of another kind than the key makes is refused as a wrong algorithm
+  // is (401): the message is readable, it is just not one this key opens.
+  bool kind_fits =
+      m.tagged ? m.type == k.type() : (m.items == 3) == (k.type() == message_type::encrypt0);
+  if (!kind_fits)
+    unauthorized("COSE: key " + quoted(held.id) + " opens " + std::string(name_of(k.type())) +
+                 " messages, not " +
+                 std::string(name_of(m.tagged ? m.type : message_type::encrypt0)));
+  m.type = k.type();
+  // The algorithm must be protected: the one this library writes, and the one the MAC,
+  // signature or AEAD tag then covers.
+  if (!m.header.has_alg || !m.header.alg_protected)
+    unauthorized("COSE: no algorithm (alg, label 1) in the protected header");
+  if (!m.header.alg_is_integer || m.header.alg != static_cast<std::int64_t>(held.alg))
+    unauthorized("COSE: the message's algorithm is not " + std::string(name_of(held.alg)) +
+                 ", key " + quoted(held.id) + "'s");
+  std::size_t wanted = m.type == message_type::mac0 ? hmac_size : signature_size;
+  if (m.type != message_type::encrypt0 && m.tag.size() != wanted)
+    malformed(m.tag_at, std::string(m.type == message_type::mac0 ? "MAC tag" : "signature") +
+                            " of " + std::to_string(m.tag.size()) + " bytes; " +
+                            std::string(name_of(held.alg)) + " makes " + std::to_string(wanted));
+}
 
+// Stage 3 of open(): the protection. True, with the payload, when the message verifies.
+bool verify_message(const key::material& held, const message& m, std::string_view external_aad,
+                    std::string& payload) {
+  bool verified = false;
+  switch (m.type) {
+    case message_type::encrypt0:
+      return aead_open(held, m.header.iv, enc_structure(m.protected_bytes, external_aad), m.content,
+                       payload);
+    case message_type::mac0:
+      verified = detail::hmac_sha256_matches(
+          held.secret, {to_be_protected("MAC0", m.protected_bytes, external_aad, m.content)},
+          m.tag);
+      break;
+    case message_type::sign1:
+      verified = verify(
+          held, to_be_protected("Signature1", m.protected_bytes, external_aad, m.content), m.tag);
+      break;
+  }
+  if (verified) payload.assign(m.content);
+  return verified;
+}
+
+// What protect() writes after the headers: an Encrypt0's IV and ciphertext, or a Mac0's
+// tag or a Sign1's signature over the payload.
+struct protection {
   std::string iv, content, tag;
+};
+
+protection protect_payload(const key::material& held, message_type type,
+                           std::string_view protected_bytes, std::string_view payload,
+                           std::string_view external_aad) {
+  protection p;
   switch (type) {
     case message_type::encrypt0:
       // A fresh random nonce per message: with 96 random bits, a repeat under one key is
       // negligible well past any key's life (NIST SP 800-38D §8.3 bounds a key to 2^32
       // messages), and a repeat is the one way these AEADs fail catastrophically.
-      iv.assign(iv_size, '\0');
-      fresh_nonce(reinterpret_cast<unsigned char*>(iv.data()));
-      content = aead_seal(held, iv, enc_structure(protected_bytes, external_aad), payload);
+      p.iv.assign(iv_size, '\0');
+      fresh_nonce(reinterpret_cast<unsigned char*>(p.iv.data()));
+      p.content = aead_seal(held, p.iv, enc_structure(protected_bytes, external_aad), payload);
       break;
     case message_type::mac0:
-      tag = mac_tag(held, to_be_protected("MAC0", protected_bytes, external_aad, payload));
+      p.tag = mac_tag(held, to_be_protected("MAC0", protected_bytes, external_aad, payload));
       break;
     case message_type::sign1:
-      tag = sign(held, to_be_protected("Signature1", protected_bytes, external_aad, payload));
+      p.tag = sign(held, to_be_protected("Signature1", protected_bytes, external_aad, payload));
       break;
   }
+  return p;
+}
 
+// The tagged message: [protected, {kid, IV for Encrypt0}, ciphertext or payload, tag].
+std::string encode_message(const key::material& held, message_type type,
+                           std::string_view protected_bytes, std::string_view payload,
+                           const protection& p) {
   std::string out;
   out.reserve(payload.size() + protected_bytes.size() + held.id.size() + 128);
   cbor::writer w(out);
@@ -646,13 +727,26 @@ std::string protect(const key& k, std::string_view payload, std::string_view ext
   w.bytes(held.id);
   if (type == message_type::encrypt0) {
     w.integer(label_iv);
-    w.bytes(iv);
-    w.bytes(content);
+    w.bytes(p.iv);
+    w.bytes(p.content);
   } else {
     w.bytes(payload);
-    w.bytes(tag);
+    w.bytes(p.tag);
   }
   return out;
+}
+
+}  // namespace
+
+std::string protect(const key& k, std::string_view payload, std::string_view external_aad) {
+  const key::material& held = k.held();
+  if (!k.can_protect())
+    throw std::invalid_argument("COSE key " + quoted(held.id) +
+                                " is a public key: it verifies, it cannot sign");
+  std::string protected_bytes = protected_header(held.alg);
+  message_type type = type_of(held.alg);
+  protection p = protect_payload(held, type, protected_bytes, payload, external_aad);
+  return encode_message(held, type, protected_bytes, payload, p);
 }
 
 keyring& keyring::current(key k) {
@@ -687,64 +781,16 @@ const key* keyring::find(std::string_view id) const noexcept {
 }
 
 std::string keyring::open(std::string_view bytes, std::string_view external_aad) const {
-  message m;
-  try {
-    m = parse(bytes);
-  } catch (const cbor::malformed& e) {
-    malformed(e.byte(), e.what());
-  }
-
-  // Stage 2: the key.
+  message m = parse_message(bytes);
   if (!m.header.has_kid)
     unauthorized("COSE: no key id (kid, label 4): no key to open the message with");
   const key* k = find(m.header.kid);
   if (k == nullptr) unauthorized("COSE: no key has the id " + quoted(m.header.kid));
-  const key::material& held = k->held();
-  // A well-formed message of another kind than the key makes is refused as a wrong algorithm
-  // is (401): the message is readable, it is just not one this key opens.
-  bool kind_fits =
-      m.tagged ? m.type == k->type() : (m.items == 3) == (k->type() == message_type::encrypt0);
-  if (!kind_fits)
-    unauthorized("COSE: key " + quoted(held.id) + " opens " + std::string(name_of(k->type())) +
-                 " messages, not " +
-                 std::string(name_of(m.tagged ? m.type : message_type::encrypt0)));
-  m.type = k->type();
-  // The algorithm must be protected: the one this library writes, and the one the MAC,
-  // signature or AEAD tag then covers.
-  if (!m.header.has_alg || !m.header.alg_protected)
-    unauthorized("COSE: no algorithm (alg, label 1) in the protected header");
-  if (!m.header.alg_is_integer || m.header.alg != static_cast<std::int64_t>(held.alg))
-    unauthorized("COSE: the message's algorithm is not " + std::string(name_of(held.alg)) +
-                 ", key " + quoted(held.id) + "'s");
-  std::size_t wanted = m.type == message_type::mac0 ? hmac_size : signature_size;
-  if (m.type != message_type::encrypt0 && m.tag.size() != wanted)
-    malformed(m.tag_at, std::string(m.type == message_type::mac0 ? "MAC tag" : "signature") +
-                            " of " + std::to_string(m.tag.size()) + " bytes; " +
-                            std::string(name_of(held.alg)) + " makes " + std::to_string(wanted));
-
-  // Stage 3: the protection.
+  check_key_fits(m, *k);
   std::string payload;
-  bool verified = false;
-  switch (m.type) {
-    case message_type::encrypt0:
-      verified = aead_open(held, m.header.iv, enc_structure(m.protected_bytes, external_aad),
-                           m.content, payload);
-      break;
-    case message_type::mac0:
-      verified = detail::hmac_sha256_matches(
-          held.secret, {to_be_protected("MAC0", m.protected_bytes, external_aad, m.content)},
-          m.tag);
-      if (verified) payload.assign(m.content);
-      break;
-    case message_type::sign1:
-      verified = verify(
-          held, to_be_protected("Signature1", m.protected_bytes, external_aad, m.content), m.tag);
-      if (verified) payload.assign(m.content);
-      break;
-  }
-  if (!verified)
+  if (!verify_message(k->held(), m, external_aad, payload))
     unauthorized("COSE: authentication failed: the message did not verify with key " +
-                 quoted(held.id));
+                 quoted(k->held().id));
   return payload;
 }
 

@@ -263,6 +263,33 @@ parsed_url parse_unix_url(const std::string& url, std::string_view rest) {
   return parsed;
 }
 
+// The host of an http URL: a bracketed IPv6 address, or a name or IPv4 address.
+void check_host(const std::string& url, const waypoint::detail::host_port& split) {
+  std::string_view host = split.host;
+  if (split.bracketed) {
+    error_code ec;
+    asio::ip::make_address_v6(std::string(host), ec);
+    if (ec) throw_bad_url(url, "has a bracketed host that is not an IPv6 address");
+    return;
+  }
+  auto host_char = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+           c == '-' || c == '_';
+  };
+  if (host.empty() || !std::all_of(host.begin(), host.end(), host_char))
+    throw_bad_url(url, "has a host that is not a name or an IPv4 address");
+}
+
+// The port, when the URL names one: a number in 1..65535.
+void check_port(const std::string& url, const waypoint::detail::host_port& split) {
+  if (!split.has_port) return;
+  std::string_view port = split.port;
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535)
+    throw_bad_url(url, "has a port that is not a number in 1..65535");
+}
+
 parsed_url parse_url(const std::string& url) {
   waypoint::detail::url_parts parts;
   if (!waypoint::detail::split_http_url(url, parts))
@@ -276,33 +303,14 @@ parsed_url parse_url(const std::string& url) {
     throw_bad_url(url, "has user information; send credentials as request fields");
   if (parts.has_query || parts.has_fragment)
     throw_bad_url(url, "has a query or fragment; only a base path may follow the host");
-
   waypoint::detail::host_port split;
   if (const char* why = waypoint::detail::split_host_port(authority, split))
     throw_bad_url(url, "has " + std::string(why));
-  std::string_view host = split.host;
-  if (split.bracketed) {
-    error_code ec;
-    asio::ip::make_address_v6(std::string(host), ec);
-    if (ec) throw_bad_url(url, "has a bracketed host that is not an IPv6 address");
-  } else {
-    auto host_char = [](char c) {
-      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
-             c == '-' || c == '_';
-    };
-    if (host.empty() || !std::all_of(host.begin(), host.end(), host_char))
-      throw_bad_url(url, "has a host that is not a name or an IPv4 address");
-  }
-  std::string_view port = split.port;
-  if (split.has_port) {
-    unsigned value = 0;
-    auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (port.empty() || ec != std::errc() || end != port.data() + port.size() || value == 0 || value > 65535)
-      throw_bad_url(url, "has a port that is not a number in 1..65535");
-  }
+  check_host(url, split);
+  check_port(url, split);
   parsed_url parsed;
-  parsed.host = std::string(host);
-  parsed.port = port.empty() ? "80" : std::string(port);
+  parsed.host = std::string(split.host);
+  parsed.port = split.port.empty() ? "80" : std::string(split.port);
   parsed.authority = std::string(authority);
   parsed.base_path = trimmed_base_path(parts.path);
   return parsed;

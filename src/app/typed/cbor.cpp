@@ -156,51 +156,70 @@ std::string_view reader::take(std::size_t head_at, std::uint64_t length) {
   return content;
 }
 
-item reader::next() {
-  item out;
-  out.offset = at_;
-  if (at_ == bytes_.size()) throw malformed(at_, "truncated: an item expected");
-  auto initial = static_cast<unsigned char>(bytes_[at_++]);
-  auto type = static_cast<major>(initial >> 5);
-  unsigned additional = initial & 0x1fu;
-  if (type == major::simple) {
-    switch (additional) {
-      case simple_false:
-      case simple_true:
-        out.type = kind::boolean;
-        out.argument = additional == simple_true;
-        return out;
-      case simple_null: out.type = kind::null; return out;
-      case simple_half:
-      case simple_single:
-      case simple_double: {
-        std::uint64_t bits = argument(out.offset, additional);
-        out.number = additional == simple_half
-                         ? from_half(static_cast<std::uint16_t>(bits))
-                     : additional == simple_single
-                         ? static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits)))
-                         : std::bit_cast<double>(bits);
-        if (!std::isfinite(out.number))
-          throw malformed(out.offset, "NaN or infinity (no JSON number is one)");
-        out.type = kind::floating;
-        return out;
-      }
-      case additional_indefinite: throw malformed(out.offset, "unexpected break");
-      default:
-        if (additional > simple_double)  // 28-30, as for the other major types
-          throw malformed(out.offset,
-                          "reserved additional information " + std::to_string(additional));
-        throw malformed(out.offset, additional == 23 ? "undefined (no JSON value is one)"
-                                                     : "simple value " + std::to_string(additional));
-    }
+namespace {
+
+// A float head's bits as a double, by the head's width (half, single or double).
+double float_of(unsigned additional, std::uint64_t bits) {
+  if (additional == simple_half) return from_half(static_cast<std::uint16_t>(bits));
+  if (additional == simple_single)
+    return static_cast<double>(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
+  return std::bit_cast<double>(bits);
+}
+
+// Refuses a simple value no JSON value is: undefined, the others, and the reserved heads.
+[[noreturn]] void refuse_simple(std::size_t offset, unsigned additional) {
+  if (additional > simple_double)  // 28-30, as for the other major types
+    throw malformed(offset, "reserved additional information " + std::to_string(additional));
+  throw malformed(offset, additional == 23 ? "undefined (no JSON value is one)"
+                                           : "simple value " + std::to_string(additional));
+}
+
+// §4.2.1: the argument in the fewest bytes. A one-byte argument under 24 fits the initial byte.
+void check_shortest(const item& head, unsigned additional, major type) {
+  if (additional < additional_one_byte) return;
+  unsigned size = 1u << (additional - additional_one_byte);
+  std::uint64_t smaller_max =
+      size == 1 ? additional_one_byte - 1 : (std::uint64_t{1} << (4 * size)) - 1;
+  if (head.argument <= smaller_max) throw malformed(head.offset, shortest_rule(type));
+}
+
+// Every element takes at least a byte: a count beyond the bytes `left` cannot be met.
+void check_count(const item& head, major type, std::uint64_t left) {
+  std::uint64_t needed_pairs = type == major::map ? 2 : 1;
+  if (head.argument > left / needed_pairs)
+    throw malformed(head.offset, (type == major::map ? "map of " : "array of ") +
+                                     std::to_string(head.argument) + " items where " +
+                                     std::to_string(left) + " bytes are left");
+}
+
+}  // namespace
+
+void reader::read_simple(item& out, unsigned additional) {
+  switch (additional) {
+    case simple_false:
+    case simple_true:
+      out.type = kind::boolean;
+      out.argument = additional == simple_true;
+      return;
+    case simple_null:
+      out.type = kind::null;
+      return;
+    case simple_half:
+    case simple_single:
+    case simple_double:
+      out.number = float_of(additional, argument(out.offset, additional));
+      if (!std::isfinite(out.number))
+        throw malformed(out.offset, "NaN or infinity (no JSON number is one)");
+      out.type = kind::floating;
+      return;
+    case additional_indefinite:
+      throw malformed(out.offset, "unexpected break");
+    default:
+      refuse_simple(out.offset, additional);
   }
-  out.argument = argument(out.offset, additional);
-  // §4.2.1: the argument in the fewest bytes. A one-byte argument under 24 fits the initial byte.
-  if (additional >= additional_one_byte) {
-    unsigned size = 1u << (additional - additional_one_byte);
-    std::uint64_t smaller_max = size == 1 ? additional_one_byte - 1 : (std::uint64_t{1} << (4 * size)) - 1;
-    if (out.argument <= smaller_max) throw malformed(out.offset, shortest_rule(type));
-  }
+}
+
+void reader::read_content(item& out, major type) {
   switch (type) {
     case major::unsigned_integer: out.type = kind::unsigned_integer; break;
     case major::negative_integer: out.type = kind::negative_integer; break;
@@ -214,20 +233,30 @@ item reader::next() {
       if (!is_utf8(out.content)) throw malformed(out.offset, "text string not valid UTF-8");
       break;
     case major::array:
-    case major::map: {
-      // Every element takes at least a byte: a count beyond the bytes left cannot be met.
-      std::uint64_t left = bytes_.size() - at_;
-      std::uint64_t needed_pairs = type == major::map ? 2 : 1;
-      if (out.argument > left / needed_pairs)
-        throw malformed(out.offset, (type == major::map ? "map of " : "array of ") +
-                                        std::to_string(out.argument) + " items where " +
-                                        std::to_string(left) + " bytes are left");
+    case major::map:
+      check_count(out, type, bytes_.size() - at_);
       out.type = type == major::map ? kind::map : kind::array;
       break;
-    }
     case major::tag: out.type = kind::tag; break;
-    case major::simple: break;  // returned above
+    case major::simple:
+      break;  // read_simple's
   }
+}
+
+item reader::next() {
+  item out;
+  out.offset = at_;
+  if (at_ == bytes_.size()) throw malformed(at_, "truncated: an item expected");
+  auto initial = static_cast<unsigned char>(bytes_[at_++]);
+  auto type = static_cast<major>(initial >> 5);
+  unsigned additional = initial & 0x1fu;
+  if (type == major::simple) {
+    read_simple(out, additional);
+    return out;
+  }
+  out.argument = argument(out.offset, additional);
+  check_shortest(out, additional, type);
+  read_content(out, type);
   return out;
 }
 

@@ -129,6 +129,9 @@ class reader {
  private:
   std::uint64_t argument(std::size_t head_at, unsigned additional);
   std::string_view take(std::size_t head_at, std::uint64_t length);
+  // The rest of next(): a simple value or float (major type 7), or another type's content.
+  void read_simple(item& out, unsigned additional);
+  void read_content(item& out, major type);
 
   std::string_view bytes_;
   std::size_t at_ = 0;

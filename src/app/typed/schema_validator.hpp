@@ -543,6 +543,36 @@ class pattern_program {
       return value;
     }
 
+    // \cX, after the "\c": the letter's code modulo 32.
+    char32_t control_escape() {
+      char letter = peek();
+      if (!((letter >= 'a' && letter <= 'z') || (letter >= 'A' && letter <= 'Z')))
+        refuse("a malformed \\c escape");
+      ++at;
+      return static_cast<char32_t>(letter % 32);
+    }
+
+    // \u{X...} or \uXXXX after the "\u"; a high surrogate followed by \u and a low one is
+    // the pair's code point.
+    char32_t unicode_escape() {
+      if (eat('{')) {
+        char32_t value = 0;
+        std::size_t digits = 0;
+        while (!done() && peek() != '}' && digits < 8) value = value * 16 + hex_digits(1), ++digits;
+        if (!eat('}') || digits == 0 || value > 0x10FFFF) refuse("a malformed \\u{...} escape");
+        return value;
+      }
+      char32_t unit = hex_digits(4);
+      if (unit >= 0xD800 && unit <= 0xDBFF && text.substr(at, 2) == "\\u") {
+        std::size_t mark = at;
+        at += 2;
+        char32_t low = hex_digits(4);
+        if (low >= 0xDC00 && low <= 0xDFFF) return 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+        at = mark;
+      }
+      return unit;
+    }
+
     // An escape naming one code point, after the backslash; `in_class` allows \b and \-.
     // Returns no_character for \d \w \s and their negations, setting `set`.
     char32_t escape(bool in_class, std::vector<range>& set, bool& set_negated) {
@@ -560,32 +590,9 @@ class pattern_program {
         case '0':
           if (peek() >= '0' && peek() <= '9') refuse("an octal escape");
           return 0;
-        case 'c': {
-          char letter = peek();
-          if (!((letter >= 'a' && letter <= 'z') || (letter >= 'A' && letter <= 'Z')))
-            refuse("a malformed \\c escape");
-          ++at;
-          return static_cast<char32_t>(letter % 32);
-        }
+        case 'c': return control_escape();
         case 'x': return hex_digits(2);
-        case 'u': {
-          if (eat('{')) {
-            char32_t value = 0;
-            std::size_t digits = 0;
-            while (!done() && peek() != '}' && digits < 8) value = value * 16 + hex_digits(1), ++digits;
-            if (!eat('}') || digits == 0 || value > 0x10FFFF) refuse("a malformed \\u{...} escape");
-            return value;
-          }
-          char32_t unit = hex_digits(4);
-          if (unit >= 0xD800 && unit <= 0xDBFF && text.substr(at, 2) == "\\u") {
-            std::size_t mark = at;
-            at += 2;
-            char32_t low = hex_digits(4);
-            if (low >= 0xDC00 && low <= 0xDFFF) return 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-            at = mark;
-          }
-          return unit;
-        }
+        case 'u': return unicode_escape();
         case 'b':
           if (in_class) return 0x08;
           break;
@@ -749,74 +756,88 @@ inline bool is_email(std::string_view s) noexcept {
   return is_hostname(domain);
 }
 
+// RFC 3986's unreserved and sub-delims characters.
+inline bool is_uri_unreserved(char c) noexcept {
+  return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';
+}
+inline bool is_uri_sub_delim(char c) noexcept { return std::string_view("!$&'()*+,;=").find(c) != std::string_view::npos; }
+
+// Characters of s[from, to) all unreserved, sub-delims, in `extra`, or a complete %HH.
+inline bool is_uri_component(std::string_view s, std::size_t from, std::size_t to, std::string_view extra) noexcept {
+  for (std::size_t i = from; i < to; ++i) {
+    char c = s[i];
+    if (c == '%') {
+      if (i + 2 >= to || !is_hex(s[i + 1]) || !is_hex(s[i + 2])) return false;
+      i += 2;
+    } else if (!is_uri_unreserved(c) && !is_uri_sub_delim(c) && extra.find(c) == std::string_view::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
+inline bool is_uri_scheme(std::string_view scheme) noexcept {
+  if (scheme.empty() || !is_alpha(scheme[0])) return false;
+  for (char c : scheme.substr(1))
+    if (!is_alpha(c) && !is_digit(c) && c != '+' && c != '-' && c != '.') return false;
+  return true;
+}
+
+// host [":" port] in s[host, end): an IP literal "[...]" of hex digits, ':' and '.', or a
+// name of component characters; the port all digits.
+inline bool is_uri_host_port(std::string_view s, std::size_t host, std::size_t end) noexcept {
+  std::size_t port = end;
+  if (host < end && s[host] == '[') {
+    std::size_t close = s.find(']', host);
+    if (close == std::string_view::npos || close >= end) return false;
+    for (std::size_t i = host + 1; i < close; ++i)
+      if (!is_hex(s[i]) && s[i] != ':' && s[i] != '.') return false;
+    if (close + 1 < end && s[close + 1] != ':') return false;
+    port = close + 1;
+  } else {
+    std::size_t last_colon = s.rfind(':', end - 1);
+    if (last_colon != std::string_view::npos && last_colon >= host) port = last_colon;
+    if (!is_uri_component(s, host, port, "")) return false;
+  }
+  for (std::size_t i = port + 1; i < end; ++i)
+    if (!is_digit(s[i])) return false;
+  return true;
+}
+
+// The authority after "//" at `authority`: [userinfo "@"] host [":" port], up to the next
+// '/' or `question`, where `end` is set (the path starts there).
+inline bool is_uri_authority(std::string_view s, std::size_t authority, std::size_t question,
+                             std::size_t& end) noexcept {
+  end = s.find('/', authority);
+  if (end == std::string_view::npos || end > question) end = question;
+  std::size_t host = authority;
+  std::size_t at_sign = s.find('@', authority);
+  if (at_sign != std::string_view::npos && at_sign < end) {
+    if (!is_uri_component(s, authority, at_sign, ":")) return false;
+    host = at_sign + 1;
+  }
+  return is_uri_host_port(s, host, end);
+}
+
 // RFC 3986's URI (an absolute reference, with a scheme): scheme ":" hier-part ["?" query]
 // ["#" fragment], every character in its component's set, percent-encodings complete.
 inline bool is_uri(std::string_view s) noexcept {
-  auto unreserved = [](char c) {
-    return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~';
-  };
-  auto sub_delim = [](char c) { return std::string_view("!$&'()*+,;=").find(c) != std::string_view::npos; };
-  // Characters of [from, to) all in `allowed` or a complete %HH.
-  auto component = [&](std::size_t from, std::size_t to, std::string_view extra) {
-    for (std::size_t i = from; i < to; ++i) {
-      char c = s[i];
-      if (c == '%') {
-        if (i + 2 >= to || !is_hex(s[i + 1]) || !is_hex(s[i + 2])) return false;
-        i += 2;
-      } else if (!unreserved(c) && !sub_delim(c) && extra.find(c) == std::string_view::npos) {
-        return false;
-      }
-    }
-    return true;
-  };
   std::size_t colon = s.find(':');
-  if (colon == 0 || colon == std::string_view::npos || !is_alpha(s[0])) return false;
-  for (std::size_t i = 1; i < colon; ++i)
-    if (!is_alpha(s[i]) && !is_digit(s[i]) && s[i] != '+' && s[i] != '-' && s[i] != '.') return false;
+  if (colon == std::string_view::npos || !is_uri_scheme(s.substr(0, colon))) return false;
   std::size_t hash = s.find('#', colon);
-  std::size_t end_of_fragment = s.size();
-  if (hash != std::string_view::npos) {
-    if (!component(hash + 1, end_of_fragment, ":@/?")) return false;
-  } else {
+  if (hash == std::string_view::npos)
     hash = s.size();
-  }
+  else if (!is_uri_component(s, hash + 1, s.size(), ":@/?"))
+    return false;
   std::size_t question = s.find('?', colon);
-  if (question != std::string_view::npos && question < hash) {
-    if (!component(question + 1, hash, ":@/?")) return false;
-  } else {
+  if (question == std::string_view::npos || question >= hash)
     question = hash;
-  }
+  else if (!is_uri_component(s, question + 1, hash, ":@/?"))
+    return false;
   std::size_t path = colon + 1;
-  if (s.substr(path, 2) == "//") {
-    std::size_t authority = path + 2;
-    std::size_t end = s.find('/', authority);
-    if (end == std::string_view::npos || end > question) end = question;
-    std::size_t host = authority;
-    std::size_t at_sign = s.find('@', authority);
-    if (at_sign != std::string_view::npos && at_sign < end) {
-      if (!component(authority, at_sign, ":")) return false;
-      host = at_sign + 1;
-    }
-    std::size_t port = end;
-    if (host < end && s[host] == '[') {
-      std::size_t close = s.find(']', host);
-      if (close == std::string_view::npos || close >= end) return false;
-      for (std::size_t i = host + 1; i < close; ++i)
-        if (!is_hex(s[i]) && s[i] != ':' && s[i] != '.') return false;
-      if (close + 1 < end && s[close + 1] != ':') return false;
-      port = close + 1;
-    } else {
-      std::size_t last_colon = s.rfind(':', end - 1);
-      if (last_colon != std::string_view::npos && last_colon >= host) port = last_colon;
-      if (!component(host, port, "")) return false;
-    }
-    if (port < end) {
-      for (std::size_t i = port + 1; i < end; ++i)
-        if (!is_digit(s[i])) return false;
-    }
-    path = end;
-  }
-  return component(path, question, ":@/");
+  if (s.substr(path, 2) == "//" && !is_uri_authority(s, path + 2, question, path)) return false;
+  return is_uri_component(s, path, question, ":@/");
 }
 
 // --- numbers -----------------------------------------------------------------------------
@@ -1193,79 +1214,125 @@ class schema_validator {
       return list;
     }
 
+    static void mark(node& n, keyword k) { n.present |= std::uint32_t{1} << k; }
+
+    // One schema keyword into `n`, by its vocabulary; an unknown keyword that is not an
+    // annotation is refused, since nothing would enforce it.
     void keyword_of(node& n, const string_t& name, const Json& v, const std::string& pointer, std::size_t depth) {
-      auto set = [&](keyword k) { n.present |= std::uint32_t{1} << k; };
+      if (value_keyword(n, name, v, pointer) || number_keyword(n, name, v, pointer) ||
+          count_keyword(n, name, v, pointer) || object_keyword(n, name, v, pointer, depth) ||
+          applicator_keyword(n, name, v, pointer, depth))
+        return;
+      if (!is_annotation(name))
+        refuse(pointer, "the keyword \"" + std::string(name) + "\" is not supported (it would not be enforced)");
+    }
+
+    // type, enum, const, pattern, format; false for another keyword.
+    bool value_keyword(node& n, const string_t& name, const Json& v, const std::string& pointer) {
       if (name == "type") {
-        set(k_type);
-        auto add = [&](const Json& t) {
-          static constexpr std::array<std::pair<std::string_view, std::uint8_t>, 7> known = {{
-              {"null", t_null}, {"boolean", t_boolean}, {"object", t_object}, {"array", t_array},
-              {"number", t_number}, {"string", t_string}, {"integer", t_integer}}};
-          for (const auto& [type_name, bit] : known)
-            if (t.is_string() && t.template get_ref<const string_t&>() == type_name) return void(n.types |= bit);
-          refuse(pointer, "an unknown type " + t.dump());
-        };
-        if (v.is_array()) {
-          for (const auto& t : v) add(t);
-        } else {
-          add(v);
-        }
+        type_keyword(n, v, pointer);
       } else if (name == "enum") {
         if (!v.is_array()) refuse(pointer, "must be an array");
-        set(k_enum);
+        mark(n, k_enum);
         n.values.assign(v.begin(), v.end());
       } else if (name == "const") {
-        set(k_const);
+        mark(n, k_const);
         n.values = {v};
-      } else if (name == "minimum") {
-        set(k_minimum), n.minimum = numeric(v, pointer);
+      } else if (name == "pattern") {
+        pattern_keyword(n, v, pointer);
+      } else if (name == "format") {
+        format_keyword(n, v, pointer);
+      } else {
+        return false;
+      }
+      return true;
+    }
+
+    // "type": a type name or an array of them, each one of JSON Schema's seven.
+    static void type_keyword(node& n, const Json& v, const std::string& pointer) {
+      mark(n, k_type);
+      auto add = [&](const Json& t) {
+        static constexpr std::array<std::pair<std::string_view, std::uint8_t>, 7> known = {{
+            {"null", t_null}, {"boolean", t_boolean}, {"object", t_object}, {"array", t_array},
+            {"number", t_number}, {"string", t_string}, {"integer", t_integer}}};
+        for (const auto& [type_name, bit] : known)
+          if (t.is_string() && t.template get_ref<const string_t&>() == type_name) return void(n.types |= bit);
+        refuse(pointer, "an unknown type " + t.dump());
+      };
+      if (v.is_array()) {
+        for (const auto& t : v) add(t);
+      } else {
+        add(v);
+      }
+    }
+
+    void pattern_keyword(node& n, const Json& v, const std::string& pointer) {
+      if (!v.is_string()) refuse(pointer, "must be a string");
+      const auto& source = v.template get_ref<const string_t&>();
+      try {
+        out.patterns_.push_back(validation::pattern_program::compile(source));
+      } catch (const std::invalid_argument& e) {
+        refuse(pointer, "the pattern " + v.dump() + " is not supported: " + e.what());
+      }
+      out.pattern_sources_.push_back(source);
+      n.pattern = static_cast<std::uint32_t>(out.patterns_.size() - 1);
+      mark(n, k_pattern);
+    }
+
+    // "format": asserted for the formats we check; any other name is an annotation.
+    static void format_keyword(node& n, const Json& v, const std::string& pointer) {
+      if (!v.is_string()) refuse(pointer, "must be a string");
+      static constexpr std::array<std::pair<std::string_view, format_kind>, 5> asserted = {{
+          {"date-time", format_kind::date_time}, {"date", format_kind::date}, {"email", format_kind::email},
+          {"uuid", format_kind::uuid}, {"uri", format_kind::uri}}};
+      for (const auto& [format_name, kind] : asserted)
+        if (v.template get_ref<const string_t&>() == format_name) n.format = kind, mark(n, k_format);
+    }
+
+    // The bounds on a number; false for another keyword.
+    static bool number_keyword(node& n, const string_t& name, const Json& v, const std::string& pointer) {
+      if (name == "minimum") {
+        mark(n, k_minimum), n.minimum = numeric(v, pointer);
       } else if (name == "maximum") {
-        set(k_maximum), n.maximum = numeric(v, pointer);
+        mark(n, k_maximum), n.maximum = numeric(v, pointer);
       } else if (name == "exclusiveMinimum") {
-        set(k_exclusive_minimum), n.exclusive_minimum = numeric(v, pointer);
+        mark(n, k_exclusive_minimum), n.exclusive_minimum = numeric(v, pointer);
       } else if (name == "exclusiveMaximum") {
-        set(k_exclusive_maximum), n.exclusive_maximum = numeric(v, pointer);
+        mark(n, k_exclusive_maximum), n.exclusive_maximum = numeric(v, pointer);
       } else if (name == "multipleOf") {
         n.multiple_of = numeric(v, pointer);
         if (n.multiple_of.negative() || n.multiple_of.as_double() == 0) refuse(pointer, "must be greater than 0");
-        set(k_multiple_of);
-      } else if (name == "minLength") {
-        set(k_min_length), n.min_length = count(v, pointer);
+        mark(n, k_multiple_of);
+      } else {
+        return false;
+      }
+      return true;
+    }
+
+    // The bounds on a string's length and an array's items; false for another keyword.
+    static bool count_keyword(node& n, const string_t& name, const Json& v, const std::string& pointer) {
+      if (name == "minLength") {
+        mark(n, k_min_length), n.min_length = count(v, pointer);
       } else if (name == "maxLength") {
-        set(k_max_length), n.max_length = count(v, pointer);
+        mark(n, k_max_length), n.max_length = count(v, pointer);
       } else if (name == "minItems") {
-        set(k_min_items), n.min_items = count(v, pointer);
+        mark(n, k_min_items), n.min_items = count(v, pointer);
       } else if (name == "maxItems") {
-        set(k_max_items), n.max_items = count(v, pointer);
+        mark(n, k_max_items), n.max_items = count(v, pointer);
       } else if (name == "uniqueItems") {
         if (!v.is_boolean()) refuse(pointer, "must be a boolean");
-        if (v.template get<bool>()) set(k_unique_items);
-      } else if (name == "pattern") {
-        if (!v.is_string()) refuse(pointer, "must be a string");
-        const auto& source = v.template get_ref<const string_t&>();
-        try {
-          out.patterns_.push_back(validation::pattern_program::compile(source));
-        } catch (const std::invalid_argument& e) {
-          refuse(pointer, "the pattern " + v.dump() + " is not supported: " + e.what());
-        }
-        out.pattern_sources_.push_back(source);
-        n.pattern = static_cast<std::uint32_t>(out.patterns_.size() - 1);
-        set(k_pattern);
-      } else if (name == "format") {
-        if (!v.is_string()) refuse(pointer, "must be a string");
-        static constexpr std::array<std::pair<std::string_view, format_kind>, 5> asserted = {{
-            {"date-time", format_kind::date_time}, {"date", format_kind::date}, {"email", format_kind::email},
-            {"uuid", format_kind::uuid}, {"uri", format_kind::uri}}};
-        for (const auto& [format_name, kind] : asserted)
-          if (v.template get_ref<const string_t&>() == format_name) n.format = kind, set(k_format);
-      } else if (name == "items") {
-        if (v.is_array()) refuse(pointer, "must be a schema (the array form is draft 2019-09's; use prefixItems)");
-        set(k_items), n.items = compile(v, pointer, depth + 1);
-      } else if (name == "prefixItems") {
-        set(k_prefix_items), n.prefix_items = schemas(v, pointer, depth, false);
-      } else if (name == "properties") {
+        if (v.template get<bool>()) mark(n, k_unique_items);
+      } else {
+        return false;
+      }
+      return true;
+    }
+
+    // properties, required, additionalProperties; false for another keyword.
+    bool object_keyword(node& n, const string_t& name, const Json& v, const std::string& pointer, std::size_t depth) {
+      if (name == "properties") {
         if (!v.is_object()) refuse(pointer, "must be an object of schemas");
-        set(k_properties);
+        mark(n, k_properties);
         for (auto it = v.begin(); it != v.end(); ++it)
           n.properties.emplace_back(it.key(), compile(it.value(), pointer + validation::pointer_token(it.key()), depth + 1));
       } else if (name == "required") {
@@ -1274,26 +1341,40 @@ class schema_validator {
           if (!r.is_string()) refuse(pointer, "must be an array of strings");
           n.required.push_back(r.template get<string_t>());
         }
-        set(k_required);
+        mark(n, k_required);
       } else if (name == "additionalProperties") {
-        set(k_additional_properties), n.additional = compile(v, pointer, depth + 1);
+        mark(n, k_additional_properties), n.additional = compile(v, pointer, depth + 1);
+      } else {
+        return false;
+      }
+      return true;
+    }
+
+    // The keywords that apply subschemas (and $defs, which holds them); false for another.
+    bool applicator_keyword(node& n, const string_t& name, const Json& v, const std::string& pointer, std::size_t depth) {
+      if (name == "items") {
+        if (v.is_array()) refuse(pointer, "must be a schema (the array form is draft 2019-09's; use prefixItems)");
+        mark(n, k_items), n.items = compile(v, pointer, depth + 1);
+      } else if (name == "prefixItems") {
+        mark(n, k_prefix_items), n.prefix_items = schemas(v, pointer, depth, false);
       } else if (name == "allOf") {
-        set(k_all_of), n.all_of = schemas(v, pointer, depth, false);
+        mark(n, k_all_of), n.all_of = schemas(v, pointer, depth, false);
       } else if (name == "anyOf") {
-        set(k_any_of), n.any_of = schemas(v, pointer, depth, false);
+        mark(n, k_any_of), n.any_of = schemas(v, pointer, depth, false);
       } else if (name == "oneOf") {
-        set(k_one_of), n.one_of = schemas(v, pointer, depth, false);
+        mark(n, k_one_of), n.one_of = schemas(v, pointer, depth, false);
       } else if (name == "not") {
-        set(k_not), n.negated = compile(v, pointer, depth + 1);
+        mark(n, k_not), n.negated = compile(v, pointer, depth + 1);
       } else if (name == "$ref") {
         if (!v.is_string()) refuse(pointer, "must be a string");
         auto [target, target_pointer] = resolve(v.template get_ref<const string_t&>(), pointer);
-        set(k_ref), n.ref = compile(*target, target_pointer, depth + 1);
+        mark(n, k_ref), n.ref = compile(*target, target_pointer, depth + 1);
       } else if (name == "$defs") {
         if (!v.is_object()) refuse(pointer, "must be an object of schemas");
-      } else if (!is_annotation(name)) {
-        refuse(pointer, "the keyword \"" + std::string(name) + "\" is not supported (it would not be enforced)");
+      } else {
+        return false;
       }
+      return true;
     }
 
     // The schema "#/a/b" names in root: percent-decoded (RFC 3986), then RFC 6901 tokens.

@@ -1,7 +1,8 @@
 // Rate limits in Redis, shared by every server that points at the same instance:
 //
 //   auto buckets = std::make_shared<waypoint::app::redis_rate_limit_store>(
-//       waypoint::app::redis_rate_limit_store_options{.host = "10.0.0.5", .port = 6379});
+//       waypoint::app::redis_rate_limit_store_options{
+//           .connection = {.host = "10.0.0.5", .port = 6379}});
 //   app.use(waypoint::app::rate_limit({.rate = 5, .burst = 20, .store = buckets}));
 //
 // N servers with that layer let a client through `burst` times at once and `rate` a second
@@ -30,10 +31,9 @@
 #pragma once
 
 #include "waypoint/app/security/rate_limit.hpp"
+#include "waypoint/app/security/redis_connection.hpp"
 
 #include <chrono>
-#include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -41,16 +41,9 @@
 namespace waypoint::app {
 
 struct redis_rate_limit_store_options {
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 6379;
-  // For connecting and for each command: past it the call throws and the connection is
-  // dropped. A limiter sits in front of every request, so keep it short.
-  std::chrono::milliseconds timeout{100};
+  redis_connection_options connection;  // host, port, timeout, idle connections
   // Prefixed to every key, so that limits share an instance with other data.
   std::string key_prefix = "waypoint:ratelimit:";
-  // Connections kept open between calls, at most (redis_session_store_options says how the
-  // pool behaves).
-  std::size_t max_idle_connections = 8;
   // After a call fails on the socket, calls fail at once for this long (see above). Zero:
   // every call tries.
   std::chrono::milliseconds retry_after_failure{1000};

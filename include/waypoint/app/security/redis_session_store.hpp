@@ -1,7 +1,8 @@
 // Sessions in Redis, shared by every server that points at the same instance:
 //
 //   auto store = std::make_shared<waypoint::app::redis_session_store>(
-//       waypoint::app::redis_session_store_options{.host = "10.0.0.5", .port = 6379});
+//       waypoint::app::redis_session_store_options{
+//           .connection = {.host = "10.0.0.5", .port = 6379}});
 //   app.use(waypoint::app::sessions({.store = store}));
 //
 // Built as its own library, waypoint::app_redis, when Debian's libhiredis-dev is installed
@@ -18,11 +19,10 @@
 // server more threads than cores (server_options::threads).
 #pragma once
 
+#include "waypoint/app/security/redis_connection.hpp"
 #include "waypoint/app/security/sessions.hpp"
 
 #include <chrono>
-#include <cstddef>
-#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,18 +31,10 @@
 namespace waypoint::app {
 
 struct redis_session_store_options {
-  std::string host = "127.0.0.1";
-  std::uint16_t port = 6379;
-  // For connecting and for each command: past it the call throws (the request gets a 500)
-  // and the connection is dropped.
-  std::chrono::milliseconds timeout{100};
+  redis_connection_options connection;  // host, port, timeout, idle connections
   // Prefixed to every key, so that sessions share an instance with other data (and two
   // applications that must not share sessions use two prefixes).
   std::string key_prefix = "waypoint:session:";
-  // Connections kept open between calls, at most. A call takes an idle one or opens one, so
-  // as many are open as calls run at once (at most the server's threads); past this many,
-  // those handed back are closed.
-  std::size_t max_idle_connections = 8;
 };
 
 // A session_store on Redis: GET, SET with PX (the session's time to live, so Redis drops
