@@ -11,15 +11,16 @@
 // holds (curl's -u encoding of its password); sessions()
 // on a returning client whose session is unchanged (a load from the memory store, nothing
 // saved). Every row reports allocs/op (waypoint_bench_alloc_counter).
+#include <waypoint/app/middleware.hpp>
+#include <waypoint/app/operations/access_log.hpp>
+#include <waypoint/app/operations/metrics.hpp>
+#include <waypoint/app/operations/trace_context.hpp>
 #include <waypoint/app/security/auth.hpp>
 #include <waypoint/app/security/csrf.hpp>
 #include <waypoint/app/security/jwt.hpp>
-#include <waypoint/app/operations/metrics.hpp>
-#include <waypoint/app/middleware.hpp>
 #include <waypoint/app/security/rate_limit.hpp>
 #include <waypoint/app/security/security_headers.hpp>
 #include <waypoint/app/security/sessions.hpp>
-#include <waypoint/app/operations/trace_context.hpp>
 
 #include <benchmark/benchmark.h>
 #include <alloc_counter.hpp>

@@ -26,10 +26,11 @@
 #include "websocket_echo.hpp"
 
 #include <waypoint/app/content/compression.hpp>
-#include <waypoint/app/security/cose.hpp>
 #include <waypoint/app/documents/mcp.hpp>
-#include <waypoint/app/middleware.hpp>
 #include <waypoint/app/documents/openapi.hpp>
+#include <waypoint/app/middleware.hpp>
+#include <waypoint/app/security/cors.hpp>
+#include <waypoint/app/security/cose.hpp>
 #if WAYPOINT_GATEWAY_REDIS
 #include <waypoint/app/security/redis_rate_limit_store.hpp>
 #include <waypoint/app/security/redis_session_store.hpp>

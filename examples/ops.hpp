@@ -7,10 +7,12 @@
 // with_operations() on its server options and metrics->watch() on its server.
 #pragma once
 
+#include <waypoint/app/middleware.hpp>
+#include <waypoint/app/operations/access_log.hpp>
 #include <waypoint/app/operations/health.hpp>
 #include <waypoint/app/operations/metrics.hpp>
-#include <waypoint/app/middleware.hpp>
 #include <waypoint/app/operations/trace_context.hpp>
+#include <waypoint/app/security/cors.hpp>
 #include <waypoint/beast/server.hpp>
 
 #include <unistd.h>

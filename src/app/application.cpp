@@ -599,7 +599,7 @@ void answer_current_exception(context& ctx) noexcept {
   }
 }
 
-int detail::answered_status(context& ctx, const std::exception_ptr& error) noexcept {
+int answered_status(context& ctx, const std::exception_ptr& error) noexcept {
   if (!error) return ctx.response().status();
   try {
     std::rethrow_exception(error);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <waypoint/app/middleware.hpp>
+#include <waypoint/app/operations/access_log.hpp>
 
 #include <chrono>
 #include <mutex>

@@ -5,6 +5,7 @@
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/middleware.hpp>
+#include <waypoint/app/operations/access_log.hpp>
 #include <waypoint/app/typed/json.hpp>
 
 #include <gtest/gtest.h>

@@ -6,7 +6,9 @@
 
 #include <waypoint/app/async.hpp>
 #include <waypoint/app/middleware.hpp>
+#include <waypoint/app/operations/access_log.hpp>
 #include <waypoint/app/operations/trace_context.hpp>
+#include <waypoint/app/security/cors.hpp>
 #include <waypoint/app/serve.hpp>
 #include <waypoint/app/typed/json.hpp>
 

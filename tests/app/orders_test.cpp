@@ -5,6 +5,7 @@
 #include "orders.hpp"
 
 #include <waypoint/app/middleware.hpp>
+#include <waypoint/app/operations/access_log.hpp>
 
 #include <gtest/gtest.h>
 

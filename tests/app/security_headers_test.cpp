@@ -5,10 +5,11 @@
 #include "loopback_client.hpp"
 
 #include <waypoint/app/async.hpp>
+#include <waypoint/app/content/static_files.hpp>
 #include <waypoint/app/http_error.hpp>
 #include <waypoint/app/middleware.hpp>
+#include <waypoint/app/security/cors.hpp>
 #include <waypoint/app/security/security_headers.hpp>
-#include <waypoint/app/content/static_files.hpp>
 
 #include <gtest/gtest.h>
 

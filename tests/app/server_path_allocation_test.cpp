@@ -5,10 +5,11 @@
 #include "app_test_support.hpp"
 
 #include <waypoint/app/async.hpp>
-#include <waypoint/app/operations/metrics.hpp>
 #include <waypoint/app/middleware.hpp>
-#include <waypoint/app/serve.hpp>
+#include <waypoint/app/operations/access_log.hpp>
+#include <waypoint/app/operations/metrics.hpp>
 #include <waypoint/app/operations/trace_context.hpp>
+#include <waypoint/app/serve.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -2,6 +2,8 @@
 // handed on with one call (a sink or the application's logger), or, to a descriptor,
 // gathered per thread and written once the event loop's ready handlers have run: under
 // load the lines of one pass of the loop share a write(2), each write whole lines.
+#include "waypoint/app/operations/access_log.hpp"
+
 #include "waypoint/app/middleware.hpp"
 #include "waypoint/app/operations/trace_context.hpp"
 #include "waypoint/detail/http_grammar.hpp"
@@ -308,7 +310,7 @@ void log_to_descriptor(int fd, std::string_view line, context& ctx) {
 
 middleware access_log(access_log_options options) {
   auto write = [options = std::move(options)](context& ctx, std::exception_ptr& error) {
-    int status = detail::answered_status(ctx, error);
+    int status = answered_status(ctx, error);
     const access_log_start* start = ctx.find<access_log_start>();
     auto elapsed = start ? std::chrono::steady_clock::now() - start->at
                          : std::chrono::steady_clock::duration::zero();

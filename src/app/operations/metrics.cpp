@@ -495,7 +495,7 @@ middleware metrics::layer() const {
     return true;
   };
   auto after = [state = state_](context& ctx, std::exception_ptr& error) {
-    int status = detail::answered_status(ctx, error);
+    int status = answered_status(ctx, error);
     const request_start* start = ctx.find<request_start>();
     auto elapsed = start ? std::chrono::steady_clock::now() - start->at
                          : std::chrono::steady_clock::duration::zero();

@@ -1,4 +1,5 @@
 #include <waypoint/app/all.hpp>
+#include <waypoint/app/operations/access_log.hpp>
 
 #include <cstdint>
 #include <string>
