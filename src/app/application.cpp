@@ -511,9 +511,12 @@ void application::answer_unrouted(context& ctx) const {
   }
 }
 
-void application::finish(context& ctx) const noexcept {
-  beast::finish_body(ctx.outcome().head, ctx.response().message());
-  name_status(ctx.response().message());
+// What waypoint::beast::server's writer decides for itself (the status line's words, a HEAD
+// answer's length, no body where the status carries none), done to the message for those
+// that write it otherwise: Beast's serializer (async_handle) and the caller of respond().
+void application::finish_message(bool head, response& res) noexcept {
+  beast::finish_body(head, res);
+  name_status(res);
 }
 
 // --- exceptions ---------------------------------------------------------------------

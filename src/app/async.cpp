@@ -210,7 +210,6 @@ void application::dispatch(beast::exchange& x) noexcept {
   route(*ctx);
   if (run_now(*ctx)) {
     if (ctx->upgrade_ && start_upgrade(ctx)) return;  // the upgrade's now
-    finish(*ctx);
     ctx->hand_over_file();
     pool.destroy(ctx);
     return;
@@ -227,7 +226,6 @@ void application::dispatch(beast::exchange& x) noexcept {
                          // the body is cut, not complete.
                          if (error && ctx->streamed_) ctx->host_->abort_response();
                          if (!(ctx->upgrade_ && start_upgrade(ctx))) {
-                           finish(*ctx);
                            ctx->hand_over_file();
                            pool.destroy(ctx);
                          }
@@ -243,15 +241,18 @@ void application::respond(const request& req, response& res) noexcept {
   in_memory_connection connection;
   beast::exchange x(connection, req, res);
   dispatch(x);
-  if (!x.deferred()) return;
-  try {
-    connection.wait_until_sent();
-  } catch (...) {
-    // A handler's exception is answered inside the chain; this is the io_context itself
-    // failing (no memory). The response as it stands is all there is.
-    res.result(http::status::internal_server_error);
-    log("waypoint: respond() could not wait for the response");
+  if (x.deferred()) {
+    try {
+      connection.wait_until_sent();
+    } catch (...) {
+      // A handler's exception is answered inside the chain; this is the io_context itself
+      // failing (no memory). The response as it stands is all there is.
+      res.result(http::status::internal_server_error);
+      log("waypoint: respond() could not wait for the response");
+    }
   }
+  // The caller is the writer here: the message as the server would send it.
+  finish_message(req.method() == http::verb::head, res);
 }
 
 response application::respond(const request& req) {
@@ -267,9 +268,9 @@ awaitable<void> application::async_handle(const request& req, response& res,
   context ctx(*this, req, res, connection);
   route(ctx);
   if (!run_now(ctx)) co_await run_rest(ctx);
-  finish(ctx);
   ctx.hand_over_file();
-  // Ready to write with Beast: a HEAD answer keeps the length finish() gave it.
+  finish_message(ctx.outcome().head, res);
+  // Ready to write with Beast: a HEAD answer keeps the length finish_message() gave it.
   if (!ctx.outcome().head) res.prepare_payload();
 }
 

@@ -413,7 +413,7 @@ class application : public route_scope {
   // redirect, 400.
   void answer_unrouted(context& ctx) const;
   void route(context& ctx) const noexcept;
-  void finish(context& ctx) const noexcept;
+  static void finish_message(bool head, response& res) noexcept;
   bool run_now(context& ctx) const noexcept;
   // After the chain of a request whose handler asked for the connection
   // (context::upgrade): hands it over (true: `ctx` is the upgrade's now), or answers 501
