@@ -470,6 +470,88 @@ void rewrite_refs(json& v, const std::map<std::string, std::string>& renamed, co
   }
 }
 
+// How a mounted service's document is renamed into the host's.
+struct mounted_renaming {
+  const std::string& service;
+  std::map<std::string, std::string> refs;  // "#/components/KIND/NAME" -> the new one
+  const std::string scheme_prefix = "#/components/securitySchemes/";
+};
+
+// The components of `child` that the host's `components` does not hold identically, as
+// (KIND, NAME), each with its new reference "#/components/KIND/<service>.NAME" noted.
+std::vector<std::pair<std::string, std::string>> foreign_components(const json& child,
+                                                                    json& components,
+                                                                    mounted_renaming& renaming) {
+  std::vector<std::pair<std::string, std::string>> added;  // KIND, NAME
+  auto c = child.find("components");
+  if (c == child.end() || !c->is_object()) return added;
+  for (const auto& [kind, entries] : c->items()) {
+    if (!entries.is_object()) continue;
+    for (const auto& [name, value] : entries.items()) {
+      if (components.contains(kind) && components[kind].contains(name) &&
+          components[kind][name] == value)
+        continue;  // the host's own (the Problem schema of another waypoint application)
+      renaming.refs["#/components/" + kind + "/" + name] =
+          "#/components/" + kind + "/" + renaming.service + "." + name;
+      added.emplace_back(kind, name);
+    }
+  }
+  return added;
+}
+
+// The `added` components of `child` in the host's `components`, as "<service>.<name>".
+void add_components(json& components, const json& child,
+                    const std::vector<std::pair<std::string, std::string>>& added,
+                    const mounted_renaming& renaming) {
+  for (const auto& [kind, name] : added) {
+    json value = child["components"][kind][name];
+    rewrite_refs(value, renaming.refs, renaming.scheme_prefix);
+    components[kind][renaming.service + "." + name] = std::move(value);
+  }
+}
+
+// The operations of a mounted service's path item, the service's now: tagged with its
+// name, the operationId prefixed "<service>.".
+void claim_operations(json& item, const std::string& service) {
+  for (auto& [method, op] : item.items()) {
+    if (!op.is_object() || method == "parameters" || method == "servers") continue;
+    if (op.contains("operationId") && op["operationId"].is_string())
+      op["operationId"] = service + "." + op["operationId"].get<std::string>();
+    op["tags"] = json::array({service});
+    op.erase("x-waypoint-pattern");  // the child's own routing, not the host's
+  }
+}
+
+// The child's paths under `prefix` in the host's "paths", but for those the host serves
+// itself; whether any was added.
+bool add_mounted_paths(json& doc, const json& child, const std::string& prefix,
+                       const mounted_renaming& renaming) {
+  auto paths = child.find("paths");
+  if (paths == child.end() || !paths->is_object()) return false;
+  bool any = false;
+  for (const auto& [path, item] : paths->items()) {
+    std::string host_path = prefix + path;
+    if (doc["paths"].contains(host_path) || !item.is_object()) continue;
+    json copy = item;
+    rewrite_refs(copy, renaming.refs, renaming.scheme_prefix);
+    claim_operations(copy, renaming.service);
+    doc["paths"][host_path] = std::move(copy);
+    any = true;
+  }
+  return any;
+}
+
+// The service's tag in the host's "tags", unless one is named so already.
+void add_service_tag(json& doc, const std::string& service) {
+  json& tags = doc["tags"];
+  if (!tags.is_array()) tags = json::array();
+  bool listed = std::any_of(tags.begin(), tags.end(),
+                            [&](const json& t) { return t.value("name", "") == service; });
+  if (!listed)
+    tags.push_back(
+        {{"name", service}, {"description", "Served by the mounted service " + service}});
+}
+
 // A mounted service's document (mounted_api) merged into the host's `doc`: its paths under
 // the prefix (a path the host serves itself stays the host's), each operation tagged with
 // the service's name and its operationId prefixed "<name>.", and each component the host
@@ -477,48 +559,13 @@ void rewrite_refs(json& v, const std::map<std::string, std::string>& renamed, co
 void merge_mounted(json& doc, const detail::mounted_api& api) {
   std::shared_ptr<const json> child = api.document();
   if (!child) return;
-  const std::string& service = api.name();
-  std::map<std::string, std::string> renamed;  // "#/components/KIND/NAME" -> the new one
-  std::vector<std::pair<std::string, std::string>> added;  // KIND, NAME
+  mounted_renaming renaming{api.name(), {}};
+  // Used before anything else is added to `doc`, which may move its members.
   json& components = doc["components"];
-  if (auto c = child->find("components"); c != child->end() && c->is_object())
-    for (const auto& [kind, entries] : c->items()) {
-      if (!entries.is_object()) continue;
-      for (const auto& [name, value] : entries.items()) {
-        if (components.contains(kind) && components[kind].contains(name) && components[kind][name] == value)
-          continue;  // the host's own (the Problem schema of another waypoint application)
-        renamed["#/components/" + kind + "/" + name] = "#/components/" + kind + "/" + service + "." + name;
-        added.emplace_back(kind, name);
-      }
-    }
-  const std::string scheme_prefix = "#/components/securitySchemes/";
-  for (const auto& [kind, name] : added) {
-    json value = (*child)["components"][kind][name];
-    rewrite_refs(value, renamed, scheme_prefix);
-    components[kind][service + "." + name] = std::move(value);
-  }
-  bool any = false;
-  if (auto paths = child->find("paths"); paths != child->end() && paths->is_object())
-    for (const auto& [path, item] : paths->items()) {
-      std::string host_path = api.prefix() + path;
-      if (doc["paths"].contains(host_path) || !item.is_object()) continue;
-      json copy = item;
-      rewrite_refs(copy, renamed, scheme_prefix);
-      for (auto& [method, op] : copy.items()) {
-        if (!op.is_object() || method == "parameters" || method == "servers") continue;
-        if (op.contains("operationId") && op["operationId"].is_string())
-          op["operationId"] = service + "." + op["operationId"].get<std::string>();
-        op["tags"] = json::array({service});
-        op.erase("x-waypoint-pattern");  // the child's own routing, not the host's
-      }
-      doc["paths"][host_path] = std::move(copy);
-      any = true;
-    }
-  if (!any) return;
-  json& tags = doc["tags"];
-  if (!tags.is_array()) tags = json::array();
-  bool listed = std::any_of(tags.begin(), tags.end(), [&](const json& t) { return t.value("name", "") == service; });
-  if (!listed) tags.push_back({{"name", service}, {"description", "Served by the mounted service " + service}});
+  std::vector<std::pair<std::string, std::string>> added =
+      foreign_components(*child, components, renaming);
+  add_components(components, *child, added, renaming);
+  if (add_mounted_paths(doc, *child, api.prefix(), renaming)) add_service_tag(doc, api.name());
 }
 
 // What the routes add to the document besides their paths.
@@ -756,6 +803,50 @@ std::vector<std::string> read_page_files(const embedded_directory& embedded,
   return files;
 }
 
+// The document, written once, and again when a mounted service's document changed (a start,
+// a reload).
+void answer_current_document(context& ctx, openapi_site& site, const application& documented) {
+  std::uint64_t version = 1;
+  for (const auto& api : detail::mounted_apis_of(documented)) version += api->version();
+  std::lock_guard lock(site.mutex);
+  if (site.version != version) {
+    site.document = detail::openapi_text(documented, site.info);
+    site.etag = document_etag(site.document);
+    site.version = version;
+  }
+  answer_document(ctx, site.document, site.etag);
+}
+
+// One of page_files by `name`; 404 for any other name.
+void answer_page_file(context& ctx, const openapi_site& site, std::string_view name) {
+  for (std::size_t i = 0; i < std::size(page_files); ++i) {
+    if (name != page_files[i].name) continue;
+    // Without local files the page's own links (the icon) go to the pinned CDN file.
+    if (site.files.empty()) {
+      ctx.response().redirect(302, cdn_url(name));
+      return;
+    }
+    ctx.response().body(site.files[i], page_files[i].content_type);
+    ctx.response().header("Cache-Control", "max-age=3600");
+    return;
+  }
+  ctx.response().problem(404, "the documentation page has no file \"" + std::string(name) + "\"");
+}
+
+// The page at page_path (a directory: with a trailing slash) and the files below it.
+void serve_page(application& app, const std::shared_ptr<openapi_site>& site) {
+  std::string page = site->options.page_path;
+  if (page.empty() || page.back() != '/') page += '/';
+  app.get(page + "{$}", [site](context& ctx) {
+    ctx.response().body(site->page, "text/html; charset=utf-8");
+  });
+  app.describe({.undocumented = true});
+  app.get(page + "{file}", [site](context& ctx) {
+    answer_page_file(ctx, *site, ctx.path_value("file"));
+  });
+  app.describe({.undocumented = true});
+}
+
 }  // namespace
 
 void serve_openapi(application& app, openapi_info info, openapi_page_options options) {
@@ -764,43 +855,12 @@ void serve_openapi(application& app, openapi_info info, openapi_page_options opt
   site->options = std::move(options);
   site->files = read_page_files(site->options.ui_files, site->options.ui_directory);
   site->page = page_html(site->info, site->options, !site->files.empty());
-
   const application* documented = &app;
   app.get(site->options.document_path, [site, documented](context& ctx) {
-    // Written once, and again when a mounted service's document changed (a start, a reload).
-    std::uint64_t version = 1;
-    for (const auto& api : detail::mounted_apis_of(*documented)) version += api->version();
-    std::lock_guard lock(site->mutex);
-    if (site->version != version) {
-      site->document = detail::openapi_text(*documented, site->info);
-      site->etag = document_etag(site->document);
-      site->version = version;
-    }
-    answer_document(ctx, site->document, site->etag);
+    answer_current_document(ctx, *site, *documented);
   });
   app.describe({.undocumented = true});
-  std::string page = site->options.page_path;
-  if (page.empty() || page.back() != '/') page += '/';
-  app.get(page + "{$}", [site](context& ctx) {
-    ctx.response().body(site->page, "text/html; charset=utf-8");
-  });
-  app.describe({.undocumented = true});
-  app.get(page + "{file}", [site](context& ctx) {
-    std::string_view name = ctx.path_value("file");
-    for (std::size_t i = 0; i < std::size(page_files); ++i) {
-      if (name != page_files[i].name) continue;
-      // Without local files the page's own links (the icon) go to the pinned CDN file.
-      if (site->files.empty()) {
-        ctx.response().redirect(302, cdn_url(name));
-        return;
-      }
-      ctx.response().body(site->files[i], page_files[i].content_type);
-      ctx.response().header("Cache-Control", "max-age=3600");
-      return;
-    }
-    ctx.response().problem(404, "the documentation page has no file \"" + std::string(name) + "\"");
-  });
-  app.describe({.undocumented = true});
+  serve_page(app, site);
 }
 
 }  // namespace waypoint::app
