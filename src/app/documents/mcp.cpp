@@ -177,8 +177,7 @@ tool_draft draft_of(const route_entry& ep, detail::schema_sink& sink) {
   d.t.method = std::string(ep.route_pattern().method());
   d.t.route = &ep.route_pattern();
   for (const parameter_doc& p : doc.parameters)
-    add_input(d, p.in, p.name, json::parse(detail::parameter_schema(p)), p.description,
-              p.required);
+    add_input(d, p.in, p.name, json::parse(detail::parameter_schema(p)), p.description, p.required);
   for (const std::string& w : ep.route_pattern().wildcard_names())
     if (std::none_of(doc.parameters.begin(), doc.parameters.end(),
                      [&](const parameter_doc& p) { return p.in == "path" && p.name == w; }))

@@ -360,8 +360,7 @@ json described_operation(const route_entry& ep, const openapi_place& place, json
 void describe_untyped(json& op, json& responses, std::string_view method) {
   responses["default"] = {{"description", "The handler's answer (an untyped route)."}};
   if (method == "post" || method == "put" || method == "patch")
-    op["requestBody"] = {{"required", false},
-                         {"content", {{"*/*", {{"schema", json::object()}}}}}};
+    op["requestBody"] = {{"required", false}, {"content", {{"*/*", {{"schema", json::object()}}}}}};
 }
 
 // A typed route's success answer, named by its reason phrase, with the answer's schema text.
@@ -570,7 +569,7 @@ void merge_mounted(json& doc, const detail::mounted_api& api) {
 
 // What the routes add to the document besides their paths.
 struct route_summary {
-  std::vector<std::string> tags;  // in first-use order
+  std::vector<std::string> tags;           // in first-use order
   json security_schemes = json::object();  // by name
   std::set<int> used;  // of optional_statuses
 };
@@ -837,13 +836,11 @@ void answer_page_file(context& ctx, const openapi_site& site, std::string_view n
 void serve_page(application& app, const std::shared_ptr<openapi_site>& site) {
   std::string page = site->options.page_path;
   if (page.empty() || page.back() != '/') page += '/';
-  app.get(page + "{$}", [site](context& ctx) {
-    ctx.response().body(site->page, "text/html; charset=utf-8");
-  });
+  app.get(page + "{$}",
+          [site](context& ctx) { ctx.response().body(site->page, "text/html; charset=utf-8"); });
   app.describe({.undocumented = true});
-  app.get(page + "{file}", [site](context& ctx) {
-    answer_page_file(ctx, *site, ctx.path_value("file"));
-  });
+  app.get(page + "{file}",
+          [site](context& ctx) { answer_page_file(ctx, *site, ctx.path_value("file")); });
   app.describe({.undocumented = true});
 }
 
@@ -856,9 +853,8 @@ void serve_openapi(application& app, openapi_info info, openapi_page_options opt
   site->files = read_page_files(site->options.ui_files, site->options.ui_directory);
   site->page = page_html(site->info, site->options, !site->files.empty());
   const application* documented = &app;
-  app.get(site->options.document_path, [site, documented](context& ctx) {
-    answer_current_document(ctx, *site, *documented);
-  });
+  app.get(site->options.document_path,
+          [site, documented](context& ctx) { answer_current_document(ctx, *site, *documented); });
   app.describe({.undocumented = true});
   serve_page(app, site);
 }
