@@ -72,6 +72,16 @@ struct clash {
       waypoint::app::from::query("sku", &clash::org), waypoint::app::from::body(&clash::body));
 };
 
+// A body that must stay nested beside an input already named "body": no tool can hold both.
+struct nested_beside_body {
+  std::string sku, body;
+  item content;
+  static constexpr auto inputs =
+      waypoint::app::inputs(waypoint::app::from::query("sku", &nested_beside_body::sku),
+                            waypoint::app::from::query("body", &nested_beside_body::body),
+                            waypoint::app::from::body(&nested_beside_body::content));
+};
+
 // Two inputs of one name: no tool can hold both.
 struct twice {
   std::string a, b;
@@ -375,6 +385,23 @@ TEST(McpRegistration, TwoInputsOfOneNameFailFreeze) {
     FAIL() << "freeze() accepted a tool with two inputs named x";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("two of its inputs are named \"x\""), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(McpRegistration, ANestedBodyBesideAnInputNamedBodyFailsFreeze) {
+  application app;
+  app.post<tools::nested_beside_body, tools::item>(
+         "/n", [](tools::nested_beside_body in) { return in.content; })
+      .describe({.name = "n"});
+  serve_mcp(app);
+  try {
+    app.freeze();
+    FAIL() << "freeze() accepted a tool whose nested body clashes with an input named body";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("an input is named \"body\" and the body cannot be "
+                                         "flattened"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -146,94 +146,132 @@ json annotations_for(std::string_view method, const std::string& summary) {
                               ep.site().to_string() + ": " + why);
 }
 
+// A tool as it is being rendered: its inputs' schemas are collected first, for every route,
+// so that the sink holds every component before any tool's schema is made self-contained.
+struct tool_draft {
+  const route_entry* ep = nullptr;
+  tool t;
+  json properties = json::object();
+  json required = json::array();
+  std::string body, answer;  // schema texts; empty: none
+};
+
+// Adds the input `name` (a parameter `in` "path", "query", ...) to the draft's properties.
+void add_input(tool_draft& d, const std::string& in, const std::string& name, json schema,
+               const std::string& description, bool required) {
+  if (d.properties.contains(name))
+    refuse_tool(*d.ep, "two of its inputs are named \"" + name + "\"");
+  if (!description.empty()) schema["description"] = description;
+  d.properties[name] = std::move(schema);
+  if (required) d.required.push_back(name);
+  d.t.inputs.push_back({in, name});
+}
+
+// The draft of the tool `ep` is: its declared parameters, then the path wildcards it does
+// not declare (as strings), then its body's and answer's schema texts.
+tool_draft draft_of(const route_entry& ep, detail::schema_sink& sink) {
+  const route_doc& doc = ep.doc();
+  tool_draft d;
+  d.ep = &ep;
+  d.t.name = doc.name;
+  d.t.method = std::string(ep.route_pattern().method());
+  d.t.route = &ep.route_pattern();
+  for (const parameter_doc& p : doc.parameters)
+    add_input(d, p.in, p.name, json::parse(detail::parameter_schema(p)), p.description, p.required);
+  for (const std::string& w : ep.route_pattern().wildcard_names())
+    if (std::none_of(doc.parameters.begin(), doc.parameters.end(),
+                     [&](const parameter_doc& p) { return p.in == "path" && p.name == w; }))
+      add_input(d, "path", w, json{{"type", "string"}}, "", true);
+  d.body = detail::request_schema_text(doc, sink);
+  d.answer = detail::response_schema_text(doc, sink);
+  return d;
+}
+
+// Whether the body schema `object` (resolved) can be flattened into the tool's arguments:
+// it is an object with properties, none named like an input.
+bool flattenable(const json& object, const json& properties) {
+  auto members = object.find("properties");
+  bool flat = is_object_schema(object) && members != object.end() && members->is_object();
+  if (flat)
+    for (auto it = members->begin(); it != members->end(); ++it)
+      flat = flat && !properties.contains(it.key());
+  return flat;
+}
+
+// The body's members as arguments beside the inputs; whether the body refuses members it
+// does not name, which then closes the arguments too.
+bool flatten_body(tool_draft& d, const json& object) {
+  const json& members = *object.find("properties");  // flattenable: an object
+  for (auto it = members.begin(); it != members.end(); ++it) d.properties[it.key()] = it.value();
+  if (auto req = object.find("required"); req != object.end())
+    for (const json& name : *req) d.required.push_back(name);
+  auto extra = object.find("additionalProperties");
+  d.t.body = body_kind::flattened;
+  return extra != object.end() && *extra == false;
+}
+
+// The draft's body among its arguments: flattened when it can be, else as the "body"
+// argument. Whether arguments outside the properties are refused.
+bool add_body(tool_draft& d, const json& components) {
+  if (d.body.empty()) return true;
+  json body = json::parse(d.body);
+  const json& object = resolved(body, components);
+  if (flattenable(object, d.properties)) return flatten_body(d, object);
+  if (d.properties.contains("body"))
+    refuse_tool(*d.ep, "an input is named \"body\" and the body cannot be flattened");
+  d.properties["body"] = std::move(body);
+  d.required.push_back("body");
+  d.t.body = body_kind::nested;
+  return true;
+}
+
+// The tool's inputSchema before it is made self-contained.
+json input_schema(tool_draft& d, const json& components) {
+  bool closed = add_body(d, components);
+  json input = {{"type", "object"}, {"properties", std::move(d.properties)}};
+  if (!d.required.empty()) input["required"] = std::move(d.required);
+  if (closed) input["additionalProperties"] = false;
+  return input;
+}
+
+// The tools/list entry of the draft's tool; an answer that is an object is its outputSchema
+// (and is then sent as structuredContent).
+json tool_entry(tool_draft& d, const json& components) {
+  const route_doc& doc = d.ep->doc();
+  json input = input_schema(d, components);
+  // The title is the summary; the description the longer text, when there is one.
+  std::string description = !doc.description.empty() ? doc.description
+                            : !doc.summary.empty()   ? doc.summary
+                                                     : std::string(d.ep->route_pattern().text());
+  json entry = {{"name", d.t.name}};
+  if (!doc.summary.empty()) entry["title"] = doc.summary;
+  entry["description"] = std::move(description);
+  entry["inputSchema"] = self_contained(std::move(input), components);
+  if (!d.answer.empty()) {
+    json parsed = json::parse(d.answer);  // outlives `answer`, which may be it
+    const json& answer = resolved(parsed, components);
+    if (is_object_schema(answer)) {
+      entry["outputSchema"] = self_contained(answer, components);
+      d.t.structured = true;
+    }
+  }
+  entry["annotations"] = annotations_for(d.t.method, doc.summary);
+  return entry;
+}
+
+// The named typed routes that are tools, as site.tools and tools/list's result.
 void render_tools(const application& app, mcp_site& site) {
   detail::schema_sink sink(typed_options(app).unknown_json_members == unknown_members::refuse);
-  struct draft {
-    const route_entry* ep = nullptr;
-    tool t;
-    json properties = json::object();
-    json required = json::array();
-    std::string body, answer;  // schema texts; empty: none
-  };
-  std::vector<draft> drafts;
+  std::vector<tool_draft> drafts;
   for (const route_entry& ep : app.routes()) {
     const route_doc& doc = ep.doc();
-    if (!doc.typed || doc.name.empty() || doc.hidden || !doc.tool) continue;
-    draft d;
-    d.ep = &ep;
-    d.t.name = doc.name;
-    d.t.method = std::string(ep.route_pattern().method());
-    d.t.route = &ep.route_pattern();
-    auto add = [&](const std::string& in, const std::string& name, json schema,
-                   const std::string& description, bool required) {
-      if (d.properties.contains(name))
-        refuse_tool(ep, "two of its inputs are named \"" + name + "\"");
-      if (!description.empty()) schema["description"] = description;
-      d.properties[name] = std::move(schema);
-      if (required) d.required.push_back(name);
-      d.t.inputs.push_back({in, name});
-    };
-    for (const parameter_doc& p : doc.parameters)
-      add(p.in, p.name, json::parse(detail::parameter_schema(p)), p.description, p.required);
-    for (const std::string& w : ep.route_pattern().wildcard_names())
-      if (std::none_of(doc.parameters.begin(), doc.parameters.end(),
-                       [&](const parameter_doc& p) { return p.in == "path" && p.name == w; }))
-        add("path", w, json{{"type", "string"}}, "", true);
-    d.body = detail::request_schema_text(doc, sink);
-    d.answer = detail::response_schema_text(doc, sink);
-    drafts.push_back(std::move(d));
+    if (doc.typed && !doc.name.empty() && !doc.hidden && doc.tool)
+      drafts.push_back(draft_of(ep, sink));
   }
   json components = json::parse(sink.components_text());
-
   json list = json::array();
-  for (draft& d : drafts) {
-    const route_doc& doc = d.ep->doc();
-    bool closed = true;  // arguments outside the properties are refused
-    if (!d.body.empty()) {
-      json body = json::parse(d.body);
-      const json& object = resolved(body, components);
-      auto members = object.find("properties");
-      bool flat = is_object_schema(object) && members != object.end() && members->is_object();
-      if (flat)
-        for (auto it = members->begin(); it != members->end(); ++it)
-          flat = flat && !d.properties.contains(it.key());
-      if (flat) {
-        for (auto it = members->begin(); it != members->end(); ++it)
-          d.properties[it.key()] = it.value();
-        if (auto req = object.find("required"); req != object.end())
-          for (const json& name : *req) d.required.push_back(name);
-        auto extra = object.find("additionalProperties");
-        closed = extra != object.end() && *extra == false;
-        d.t.body = body_kind::flattened;
-      } else {
-        if (d.properties.contains("body"))
-          refuse_tool(*d.ep, "an input is named \"body\" and the body cannot be flattened");
-        d.properties["body"] = std::move(body);
-        d.required.push_back("body");
-        d.t.body = body_kind::nested;
-      }
-    }
-    json input = {{"type", "object"}, {"properties", std::move(d.properties)}};
-    if (!d.required.empty()) input["required"] = std::move(d.required);
-    if (closed) input["additionalProperties"] = false;
-
-    // The title is the summary; the description the longer text, when there is one.
-    std::string description = !doc.description.empty() ? doc.description
-                              : !doc.summary.empty()   ? doc.summary
-                                                       : std::string(d.ep->route_pattern().text());
-    json entry = {{"name", d.t.name}};
-    if (!doc.summary.empty()) entry["title"] = doc.summary;
-    entry["description"] = std::move(description);
-    entry["inputSchema"] = self_contained(std::move(input), components);
-    if (!d.answer.empty()) {
-      const json& answer = resolved(json::parse(d.answer), components);
-      if (is_object_schema(answer)) {
-        entry["outputSchema"] = self_contained(answer, components);
-        d.t.structured = true;
-      }
-    }
-    entry["annotations"] = annotations_for(d.t.method, doc.summary);
-    list.push_back(std::move(entry));
+  for (tool_draft& d : drafts) {
+    list.push_back(tool_entry(d, components));
     site.tools.push_back(std::move(d.t));
   }
   site.tools_list = json{{"tools", std::move(list)}}.dump();

@@ -279,25 +279,32 @@ json form_request_body(const route_doc& doc) {
             {"multipart/form-data", {{"schema", schema}}}}}};
 }
 
-// One operation of an application route.
-json operation_of(const route_entry& ep, std::string_view method, const openapi_place& place,
-                  detail::schema_sink& sink, bool cose) {
-  const route_doc& doc = ep.doc();
-  auto declared_path = [&](std::string_view name) -> const parameter_doc* {
-    for (const parameter_doc& p : doc.parameters)
-      if (p.in == "path" && p.name == name) return &p;
-    return nullptr;
-  };
+// The parameter `doc` declares for the path wildcard `name`, if it declares one.
+const parameter_doc* declared_path(const route_doc& doc, std::string_view name) {
+  for (const parameter_doc& p : doc.parameters)
+    if (p.in == "path" && p.name == name) return &p;
+  return nullptr;
+}
+
+// The operation the pattern alone gives (openapi_untyped_operation), its path parameters
+// typed and described as `doc` declares them.
+json pattern_operation(const route_doc& doc, std::string_view method, const openapi_place& place) {
   json op = json::parse(openapi_untyped_operation(method, place, [&](std::string_view name) {
-    const parameter_doc* p = declared_path(name);
+    const parameter_doc* p = declared_path(doc, name);
     return p ? detail::parameter_schema(*p) : std::string();
   }));
   // Declared descriptions replace the generic ones.
   if (op.contains("parameters"))
     for (json& parameter : op["parameters"])
-      if (const parameter_doc* p = declared_path(parameter["name"].get<std::string>());
+      if (const parameter_doc* p = declared_path(doc, parameter["name"].get<std::string>());
           p && !p->description.empty())
         parameter["description"] = p->description;
+  return op;
+}
+
+// Appends the query, header and cookie parameters `doc` declares to op's "parameters" (the
+// path's are there already; form fields are the request body's).
+void add_declared_parameters(json& op, const route_doc& doc) {
   for (const parameter_doc& p : doc.parameters) {
     if (p.in == "path" || p.in == "form") continue;
     json parameter = {{"name", p.name}, {"in", p.in}, {"required", p.required}};
@@ -305,6 +312,32 @@ json operation_of(const route_entry& ep, std::string_view method, const openapi_
     parameter["schema"] = json::parse(detail::parameter_schema(p));
     op["parameters"].push_back(std::move(parameter));
   }
+}
+
+// Every layer's requirement holds at once: one Security Requirement Object naming each
+// scheme, with the union of its scopes in first-named order.
+json security_requirement_object(const std::vector<const security_requirement*>& required) {
+  json requirement = json::object();
+  for (const security_requirement* s : required) {
+    json& scopes = requirement[s->name];
+    if (scopes.is_null()) scopes = json::array();
+    // Compared as text: std::find(..., scope) builds a json of each scope to compare, which
+    // GCC 12 at -O3 mistakes for an out-of-bounds access (-Warray-bounds).
+    for (const std::string& scope : s->scopes) {
+      auto same = [&scope](const json& held) {
+        return held.is_string() && held.get_ref<const std::string&>() == scope;
+      };
+      if (std::none_of(scopes.begin(), scopes.end(), same)) scopes.push_back(scope);
+    }
+  }
+  return requirement;
+}
+
+// `op` (pattern_operation's) behind the route's own texts: summary, description (with the
+// place's match rule), tags and security come first; its "responses" are left out.
+json described_operation(const route_entry& ep, const openapi_place& place, json op,
+                         const std::vector<const security_requirement*>& required) {
+  const route_doc& doc = ep.doc();
   json described = json::object();
   described["summary"] = doc.summary.empty() ? op["summary"] : json(doc.summary);
   std::string description = doc.description;
@@ -313,65 +346,75 @@ json operation_of(const route_entry& ep, std::string_view method, const openapi_
   if (!description.empty()) described["description"] = description;
   std::vector<std::string> tags = ep.tags();
   if (!tags.empty()) described["tags"] = tags;
-  // Every layer's requirement holds at once: one Security Requirement Object naming each.
-  std::vector<const security_requirement*> required = security_of(ep);
-  if (!required.empty()) {
-    json requirement = json::object();
-    for (const security_requirement* s : required) {
-      json& scopes = requirement[s->name];
-      if (scopes.is_null()) scopes = json::array();
-      // Compared as text: std::find(..., scope) builds a json of each scope to compare, which
-      // GCC 12 at -O3 mistakes for an out-of-bounds access (-Warray-bounds).
-      for (const std::string& scope : s->scopes) {
-        auto same = [&scope](const json& held) {
-          return held.is_string() && held.get_ref<const std::string&>() == scope;
-        };
-        if (std::none_of(scopes.begin(), scopes.end(), same)) scopes.push_back(scope);
-      }
-    }
-    described["security"] = json::array({std::move(requirement)});
-  }
+  if (!required.empty())
+    described["security"] = json::array({security_requirement_object(required)});
   op.erase("summary");
   op.erase("description");
   described.update(op);  // parameters, responses
-  op = std::move(described);
-  op.erase("responses");
+  described.erase("responses");
+  return described;
+}
 
-  json responses = json::object();
-  if (!doc.typed) {
-    responses["default"] = {{"description", "The handler's answer (an untyped route)."}};
-    // The handler reads whatever body comes: a validating client or proxy (Prism) must not
-    // refuse an upload the route takes.
-    if (method == "post" || method == "put" || method == "patch")
-      op["requestBody"] = {{"required", false},
-                           {"content", {{"*/*", {{"schema", json::object()}}}}}};
-  } else {
-    std::string status = std::to_string(doc.success_status);
-    std::string reason(beast::reason_phrase(static_cast<unsigned>(doc.success_status)));
-    json success = {{"description", reason.empty() ? std::string("Success") : reason}};
-    std::string answer = detail::response_schema_text(doc, sink);
-    std::string body = detail::request_schema_text(doc, sink);
-    if (!answer.empty()) success["content"] = typed_content(json::parse(answer), cose);
-    responses[status] = std::move(success);
-    if (doc.conditional)
-      responses["304"] = {{"description", "Not Modified: If-None-Match names the answer's ETag"}};
-    if (!body.empty())
-      op["requestBody"] = {{"required", true}, {"content", typed_content(json::parse(body), cose)}};
-    json form = form_request_body(doc);
-    bool reads_body = !body.empty() || !form.is_null();
-    if (!form.is_null()) op["requestBody"] = std::move(form);
-    bool constrained = std::any_of(doc.parameters.begin(), doc.parameters.end(), refusable);
-    if (reads_body || !doc.parameters.empty()) responses["400"] = problem_ref(400);
-    if (cose && !body.empty()) responses["401"] = problem_ref(401);
-    if (!answer.empty()) responses["406"] = problem_ref(406);
-    if (reads_body) {
-      responses["413"] = problem_ref(413);
-      responses["415"] = problem_ref(415);
-    }
-    if (!body.empty() || constrained) responses["422"] = problem_ref(422);
+// An untyped route answers what its handler answers, and reads whatever body comes: a
+// validating client or proxy (Prism) must not refuse an upload the route takes.
+void describe_untyped(json& op, json& responses, std::string_view method) {
+  responses["default"] = {{"description", "The handler's answer (an untyped route)."}};
+  if (method == "post" || method == "put" || method == "patch")
+    op["requestBody"] = {{"required", false}, {"content", {{"*/*", {{"schema", json::object()}}}}}};
+}
+
+// A typed route's success answer, named by its reason phrase, with the answer's schema text.
+json success_response(const route_doc& doc, const std::string& answer, bool cose) {
+  std::string reason(beast::reason_phrase(static_cast<unsigned>(doc.success_status)));
+  json success = {{"description", reason.empty() ? std::string("Success") : reason}};
+  if (!answer.empty()) success["content"] = typed_content(json::parse(answer), cose);
+  return success;
+}
+
+// A typed route's requestBody: its typed body, or the form fields it binds (which win);
+// whether it reads a body at all.
+bool add_typed_request_body(json& op, const route_doc& doc, const std::string& body, bool cose) {
+  if (!body.empty())
+    op["requestBody"] = {{"required", true}, {"content", typed_content(json::parse(body), cose)}};
+  json form = form_request_body(doc);
+  bool reads_body = !body.empty() || !form.is_null();
+  if (!form.is_null()) op["requestBody"] = std::move(form);
+  return reads_body;
+}
+
+// The problems reading a typed route's request and answering in its media types can give.
+void add_reading_problems(json& responses, const route_doc& doc, const std::string& answer,
+                          const std::string& body, bool reads_body, bool cose) {
+  bool constrained = std::any_of(doc.parameters.begin(), doc.parameters.end(), refusable);
+  if (reads_body || !doc.parameters.empty()) responses["400"] = problem_ref(400);
+  if (cose && !body.empty()) responses["401"] = problem_ref(401);
+  if (!answer.empty()) responses["406"] = problem_ref(406);
+  if (reads_body) {
+    responses["413"] = problem_ref(413);
+    responses["415"] = problem_ref(415);
   }
-  // A security layer answers before the handler runs, typed or not, as do the layers that
-  // declare their answers (a rate limit's 429).
+  if (!body.empty() || constrained) responses["422"] = problem_ref(422);
+}
+
+// A typed route's answers and body. The answer's schema is written before the body's: the
+// sink names components in the order it meets them.
+void describe_typed(json& op, json& responses, const route_doc& doc, detail::schema_sink& sink,
+                    bool cose) {
+  std::string answer = detail::response_schema_text(doc, sink);
+  std::string body = detail::request_schema_text(doc, sink);
+  responses[std::to_string(doc.success_status)] = success_response(doc, answer, cose);
+  if (doc.conditional)
+    responses["304"] = {{"description", "Not Modified: If-None-Match names the answer's ETag"}};
+  bool reads_body = add_typed_request_body(op, doc, body, cose);
+  add_reading_problems(responses, doc, answer, body, reads_body, cose);
+}
+
+// A security layer answers before the handler runs, typed or not, as do the layers that
+// declare their answers (a rate limit's 429); then the handler's failure, and the answers
+// the route declares itself.
+void add_route_answers(json& responses, const route_entry& ep,
+                       const std::vector<const security_requirement*>& required) {
+  const route_doc& doc = ep.doc();
   if (!required.empty()) responses["401"] = problem_ref(401);
   if (scoped(required)) responses["403"] = problem_ref(403);
   for (int status : layer_answers_of(ep)) responses[std::to_string(status)] = problem_ref(status);
@@ -379,6 +422,22 @@ json operation_of(const route_entry& ep, std::string_view method, const openapi_
   for (const auto& [status, description] : doc.other_answers)
     responses[std::to_string(status)] = {{"description", description}};
   if (doc.only_other_answers) responses.erase("default");
+}
+
+// One operation of an application route.
+json operation_of(const route_entry& ep, std::string_view method, const openapi_place& place,
+                  detail::schema_sink& sink, bool cose) {
+  const route_doc& doc = ep.doc();
+  json op = pattern_operation(doc, method, place);
+  add_declared_parameters(op, doc);
+  std::vector<const security_requirement*> required = security_of(ep);
+  op = described_operation(ep, place, std::move(op), required);
+  json responses = json::object();
+  if (doc.typed)
+    describe_typed(op, responses, doc, sink, cose);
+  else
+    describe_untyped(op, responses, method);
+  add_route_answers(responses, ep, required);
   op["responses"] = std::move(responses);
   return op;
 }
@@ -410,6 +469,88 @@ void rewrite_refs(json& v, const std::map<std::string, std::string>& renamed, co
   }
 }
 
+// How a mounted service's document is renamed into the host's.
+struct mounted_renaming {
+  const std::string& service;
+  std::map<std::string, std::string> refs;  // "#/components/KIND/NAME" -> the new one
+  const std::string scheme_prefix = "#/components/securitySchemes/";
+};
+
+// The components of `child` that the host's `components` does not hold identically, as
+// (KIND, NAME), each with its new reference "#/components/KIND/<service>.NAME" noted.
+std::vector<std::pair<std::string, std::string>> foreign_components(const json& child,
+                                                                    json& components,
+                                                                    mounted_renaming& renaming) {
+  std::vector<std::pair<std::string, std::string>> added;  // KIND, NAME
+  auto c = child.find("components");
+  if (c == child.end() || !c->is_object()) return added;
+  for (const auto& [kind, entries] : c->items()) {
+    if (!entries.is_object()) continue;
+    for (const auto& [name, value] : entries.items()) {
+      if (components.contains(kind) && components[kind].contains(name) &&
+          components[kind][name] == value)
+        continue;  // the host's own (the Problem schema of another waypoint application)
+      renaming.refs["#/components/" + kind + "/" + name] =
+          "#/components/" + kind + "/" + renaming.service + "." + name;
+      added.emplace_back(kind, name);
+    }
+  }
+  return added;
+}
+
+// The `added` components of `child` in the host's `components`, as "<service>.<name>".
+void add_components(json& components, const json& child,
+                    const std::vector<std::pair<std::string, std::string>>& added,
+                    const mounted_renaming& renaming) {
+  for (const auto& [kind, name] : added) {
+    json value = child["components"][kind][name];
+    rewrite_refs(value, renaming.refs, renaming.scheme_prefix);
+    components[kind][renaming.service + "." + name] = std::move(value);
+  }
+}
+
+// The operations of a mounted service's path item, the service's now: tagged with its
+// name, the operationId prefixed "<service>.".
+void claim_operations(json& item, const std::string& service) {
+  for (auto& [method, op] : item.items()) {
+    if (!op.is_object() || method == "parameters" || method == "servers") continue;
+    if (op.contains("operationId") && op["operationId"].is_string())
+      op["operationId"] = service + "." + op["operationId"].get<std::string>();
+    op["tags"] = json::array({service});
+    op.erase("x-waypoint-pattern");  // the child's own routing, not the host's
+  }
+}
+
+// The child's paths under `prefix` in the host's "paths", but for those the host serves
+// itself; whether any was added.
+bool add_mounted_paths(json& doc, const json& child, const std::string& prefix,
+                       const mounted_renaming& renaming) {
+  auto paths = child.find("paths");
+  if (paths == child.end() || !paths->is_object()) return false;
+  bool any = false;
+  for (const auto& [path, item] : paths->items()) {
+    std::string host_path = prefix + path;
+    if (doc["paths"].contains(host_path) || !item.is_object()) continue;
+    json copy = item;
+    rewrite_refs(copy, renaming.refs, renaming.scheme_prefix);
+    claim_operations(copy, renaming.service);
+    doc["paths"][host_path] = std::move(copy);
+    any = true;
+  }
+  return any;
+}
+
+// The service's tag in the host's "tags", unless one is named so already.
+void add_service_tag(json& doc, const std::string& service) {
+  json& tags = doc["tags"];
+  if (!tags.is_array()) tags = json::array();
+  bool listed = std::any_of(tags.begin(), tags.end(),
+                            [&](const json& t) { return t.value("name", "") == service; });
+  if (!listed)
+    tags.push_back(
+        {{"name", service}, {"description", "Served by the mounted service " + service}});
+}
+
 // A mounted service's document (mounted_api) merged into the host's `doc`: its paths under
 // the prefix (a path the host serves itself stays the host's), each operation tagged with
 // the service's name and its operationId prefixed "<name>.", and each component the host
@@ -417,90 +558,71 @@ void rewrite_refs(json& v, const std::map<std::string, std::string>& renamed, co
 void merge_mounted(json& doc, const detail::mounted_api& api) {
   std::shared_ptr<const json> child = api.document();
   if (!child) return;
-  const std::string& service = api.name();
-  std::map<std::string, std::string> renamed;  // "#/components/KIND/NAME" -> the new one
-  std::vector<std::pair<std::string, std::string>> added;  // KIND, NAME
+  mounted_renaming renaming{api.name(), {}};
+  // Used before anything else is added to `doc`, which may move its members.
   json& components = doc["components"];
-  if (auto c = child->find("components"); c != child->end() && c->is_object())
-    for (const auto& [kind, entries] : c->items()) {
-      if (!entries.is_object()) continue;
-      for (const auto& [name, value] : entries.items()) {
-        if (components.contains(kind) && components[kind].contains(name) && components[kind][name] == value)
-          continue;  // the host's own (the Problem schema of another waypoint application)
-        renamed["#/components/" + kind + "/" + name] = "#/components/" + kind + "/" + service + "." + name;
-        added.emplace_back(kind, name);
-      }
-    }
-  const std::string scheme_prefix = "#/components/securitySchemes/";
-  for (const auto& [kind, name] : added) {
-    json value = (*child)["components"][kind][name];
-    rewrite_refs(value, renamed, scheme_prefix);
-    components[kind][service + "." + name] = std::move(value);
-  }
-  bool any = false;
-  if (auto paths = child->find("paths"); paths != child->end() && paths->is_object())
-    for (const auto& [path, item] : paths->items()) {
-      std::string host_path = api.prefix() + path;
-      if (doc["paths"].contains(host_path) || !item.is_object()) continue;
-      json copy = item;
-      rewrite_refs(copy, renamed, scheme_prefix);
-      for (auto& [method, op] : copy.items()) {
-        if (!op.is_object() || method == "parameters" || method == "servers") continue;
-        if (op.contains("operationId") && op["operationId"].is_string())
-          op["operationId"] = service + "." + op["operationId"].get<std::string>();
-        op["tags"] = json::array({service});
-        op.erase("x-waypoint-pattern");  // the child's own routing, not the host's
-      }
-      doc["paths"][host_path] = std::move(copy);
-      any = true;
-    }
-  if (!any) return;
-  json& tags = doc["tags"];
-  if (!tags.is_array()) tags = json::array();
-  bool listed = std::any_of(tags.begin(), tags.end(), [&](const json& t) { return t.value("name", "") == service; });
-  if (!listed) tags.push_back({{"name", service}, {"description", "Served by the mounted service " + service}});
+  std::vector<std::pair<std::string, std::string>> added =
+      foreign_components(*child, components, renaming);
+  add_components(components, *child, added, renaming);
+  if (add_mounted_paths(doc, *child, api.prefix(), renaming)) add_service_tag(doc, api.name());
 }
 
-}  // namespace
-
-std::string detail::openapi_text(const application& app, const openapi_info& info) {
-  const typed_route_options& typed = typed_options(app);
-  detail::schema_sink sink(typed.unknown_json_members == unknown_members::refuse);
-  bool cose = typed.cose_keys && !typed.cose_keys->empty();
-  openapi_path_writer paths;
-  std::vector<std::string> all_tags;
-  json security_schemes = json::object();
+// What the routes add to the document besides their paths.
+struct route_summary {
+  std::vector<std::string> tags;           // in first-use order
+  json security_schemes = json::object();  // by name
   std::set<int> used;  // of optional_statuses
-  if (cose) used.insert(401);
+};
+
+// The operationId a route gets unless it is named: from its method and place.
+std::string generated_operation_id(const pattern& p) {
+  std::string method = waypoint::detail::ascii_lowercase(p.method().empty() ? "any" : p.method());
+  return openapi_operation_id(method, openapi_place_of(p));
+}
+
+// The tags, security schemes and optional statuses of `ep`, noted in `summary`.
+void note_route(route_summary& summary, const route_entry& ep) {
+  for (const std::string& t : ep.tags())
+    if (std::find(summary.tags.begin(), summary.tags.end(), t) == summary.tags.end())
+      summary.tags.push_back(t);
+  // A name keeps the scheme it was first given.
+  std::vector<const security_requirement*> required = security_of(ep);
+  for (const security_requirement* s : required)
+    if (!summary.security_schemes.contains(s->name))
+      summary.security_schemes[s->name] = json::parse(s->scheme);
+  if (!required.empty()) summary.used.insert(401);
+  if (scoped(required)) summary.used.insert(403);
+  summary.used.merge(layer_answers_of(ep));
+}
+
+// The application's routes that are not hidden, as operations in `paths`.
+void add_routes(openapi_path_writer& paths, route_summary& summary, const application& app,
+                detail::schema_sink& sink, bool cose) {
   for (const route_entry& ep : app.routes()) {
     if (ep.doc().hidden) continue;
     const pattern& p = ep.route_pattern();
-    std::string method = waypoint::detail::ascii_lowercase(p.method().empty() ? "any" : p.method());
-    std::string id =
-        ep.doc().name.empty() ? openapi_operation_id(method, openapi_place_of(p)) : ep.doc().name;
+    std::string id = ep.doc().name.empty() ? generated_operation_id(p) : ep.doc().name;
     paths.add(p, id, [&](std::string_view op_method, const openapi_place& place) {
       return operation_of(ep, op_method, place, sink, cose).dump();
     });
-    for (const std::string& t : ep.tags())
-      if (std::find(all_tags.begin(), all_tags.end(), t) == all_tags.end()) all_tags.push_back(t);
-    // A name keeps the scheme it was first given.
-    std::vector<const security_requirement*> required = security_of(ep);
-    for (const security_requirement* s : required)
-      if (!security_schemes.contains(s->name))
-        security_schemes[s->name] = json::parse(s->scheme);
-    if (!required.empty()) used.insert(401);
-    if (scoped(required)) used.insert(403);
-    used.merge(layer_answers_of(ep));
+    note_route(summary, ep);
   }
-  for (const std::string& text : info.other_routes) {
+}
+
+// The routes served beside the application (openapi_info::other_routes), as untyped
+// operations.
+void add_other_routes(openapi_path_writer& paths, const std::vector<std::string>& other_routes) {
+  for (const std::string& text : other_routes) {
     pattern p = parse_pattern(text);
-    std::string method = waypoint::detail::ascii_lowercase(p.method().empty() ? "any" : p.method());
-    paths.add(p, openapi_operation_id(method, openapi_place_of(p)),
+    paths.add(p, generated_operation_id(p),
               [](std::string_view op_method, const openapi_place& place) {
                 return openapi_untyped_operation(op_method, place);
               });
   }
+}
 
+// The document's "openapi", "info", "servers", "security" and "tags".
+json document_head(const openapi_info& info, const std::vector<std::string>& all_tags) {
   json doc = json::object();
   doc["openapi"] = "3.1.0";
   json about = {{"title", info.title}, {"version", info.version}};
@@ -520,11 +642,34 @@ std::string detail::openapi_text(const application& app, const openapi_info& inf
     for (const std::string& t : all_tags) tags.push_back({{"name", t}});
     doc["tags"] = std::move(tags);
   }
-  doc["paths"] = json::parse(paths.paths_text());
+  return doc;
+}
+
+// "components": the Problem schema and the sink's, the problem responses, the schemes.
+json document_components(const detail::schema_sink& sink, route_summary& summary) {
   json schemas = {{"Problem", problem_schema()}};
   schemas.update(json::parse(sink.components_text()));
-  doc["components"] = {{"schemas", std::move(schemas)}, {"responses", problem_components(used)}};
-  if (!security_schemes.empty()) doc["components"]["securitySchemes"] = std::move(security_schemes);
+  json components = {{"schemas", std::move(schemas)},
+                     {"responses", problem_components(summary.used)}};
+  if (!summary.security_schemes.empty())
+    components["securitySchemes"] = std::move(summary.security_schemes);
+  return components;
+}
+
+}  // namespace
+
+std::string detail::openapi_text(const application& app, const openapi_info& info) {
+  const typed_route_options& typed = typed_options(app);
+  detail::schema_sink sink(typed.unknown_json_members == unknown_members::refuse);
+  bool cose = typed.cose_keys && !typed.cose_keys->empty();
+  openapi_path_writer paths;
+  route_summary summary;
+  if (cose) summary.used.insert(401);
+  add_routes(paths, summary, app, sink, cose);
+  add_other_routes(paths, info.other_routes);
+  json doc = document_head(info, summary.tags);
+  doc["paths"] = json::parse(paths.paths_text());
+  doc["components"] = document_components(sink, summary);
   for (const auto& api : detail::mounted_apis_of(app)) merge_mounted(doc, *api);
   doc["x-waypoint-unrouted"] = {{"404", problem_ref(404)}, {"405", problem_ref(405)}};
   json unplaced = json::parse(paths.unplaced_text());
@@ -657,6 +802,48 @@ std::vector<std::string> read_page_files(const embedded_directory& embedded,
   return files;
 }
 
+// The document, written once, and again when a mounted service's document changed (a start,
+// a reload).
+void answer_current_document(context& ctx, openapi_site& site, const application& documented) {
+  std::uint64_t version = 1;
+  for (const auto& api : detail::mounted_apis_of(documented)) version += api->version();
+  std::lock_guard lock(site.mutex);
+  if (site.version != version) {
+    site.document = detail::openapi_text(documented, site.info);
+    site.etag = document_etag(site.document);
+    site.version = version;
+  }
+  answer_document(ctx, site.document, site.etag);
+}
+
+// One of page_files by `name`; 404 for any other name.
+void answer_page_file(context& ctx, const openapi_site& site, std::string_view name) {
+  for (std::size_t i = 0; i < std::size(page_files); ++i) {
+    if (name != page_files[i].name) continue;
+    // Without local files the page's own links (the icon) go to the pinned CDN file.
+    if (site.files.empty()) {
+      ctx.response().redirect(302, cdn_url(name));
+      return;
+    }
+    ctx.response().body(site.files[i], page_files[i].content_type);
+    ctx.response().header("Cache-Control", "max-age=3600");
+    return;
+  }
+  ctx.response().problem(404, "the documentation page has no file \"" + std::string(name) + "\"");
+}
+
+// The page at page_path (a directory: with a trailing slash) and the files below it.
+void serve_page(application& app, const std::shared_ptr<openapi_site>& site) {
+  std::string page = site->options.page_path;
+  if (page.empty() || page.back() != '/') page += '/';
+  app.get(page + "{$}",
+          [site](context& ctx) { ctx.response().body(site->page, "text/html; charset=utf-8"); });
+  app.describe({.undocumented = true});
+  app.get(page + "{file}",
+          [site](context& ctx) { answer_page_file(ctx, *site, ctx.path_value("file")); });
+  app.describe({.undocumented = true});
+}
+
 }  // namespace
 
 void serve_openapi(application& app, openapi_info info, openapi_page_options options) {
@@ -665,43 +852,11 @@ void serve_openapi(application& app, openapi_info info, openapi_page_options opt
   site->options = std::move(options);
   site->files = read_page_files(site->options.ui_files, site->options.ui_directory);
   site->page = page_html(site->info, site->options, !site->files.empty());
-
   const application* documented = &app;
-  app.get(site->options.document_path, [site, documented](context& ctx) {
-    // Written once, and again when a mounted service's document changed (a start, a reload).
-    std::uint64_t version = 1;
-    for (const auto& api : detail::mounted_apis_of(*documented)) version += api->version();
-    std::lock_guard lock(site->mutex);
-    if (site->version != version) {
-      site->document = detail::openapi_text(*documented, site->info);
-      site->etag = document_etag(site->document);
-      site->version = version;
-    }
-    answer_document(ctx, site->document, site->etag);
-  });
+  app.get(site->options.document_path,
+          [site, documented](context& ctx) { answer_current_document(ctx, *site, *documented); });
   app.describe({.undocumented = true});
-  std::string page = site->options.page_path;
-  if (page.empty() || page.back() != '/') page += '/';
-  app.get(page + "{$}", [site](context& ctx) {
-    ctx.response().body(site->page, "text/html; charset=utf-8");
-  });
-  app.describe({.undocumented = true});
-  app.get(page + "{file}", [site](context& ctx) {
-    std::string_view name = ctx.path_value("file");
-    for (std::size_t i = 0; i < std::size(page_files); ++i) {
-      if (name != page_files[i].name) continue;
-      // Without local files the page's own links (the icon) go to the pinned CDN file.
-      if (site->files.empty()) {
-        ctx.response().redirect(302, cdn_url(name));
-        return;
-      }
-      ctx.response().body(site->files[i], page_files[i].content_type);
-      ctx.response().header("Cache-Control", "max-age=3600");
-      return;
-    }
-    ctx.response().problem(404, "the documentation page has no file \"" + std::string(name) + "\"");
-  });
-  app.describe({.undocumented = true});
+  serve_page(app, site);
 }
 
 }  // namespace waypoint::app

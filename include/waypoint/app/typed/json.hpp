@@ -384,69 +384,114 @@ void read_integer(const nlohmann::json& value, T& out) {
 }
 
 // Reads `value` into `out`: strictly for the standard types, through from_json (ADL)
-// otherwise. Errors are validation_errors whose pointer is relative to `value`.
+// otherwise. Errors are validation_errors whose pointer is relative to `value`. Declared
+// here for the readers of containers below, which read their elements with it.
+template <class T>
+void read_value(const nlohmann::json& value, T& out);
+
+// null empties the optional; anything else is read as its value type.
+template <class T>
+void read_optional(const nlohmann::json& value, T& out) {
+  if (value.is_null()) {
+    out.reset();
+    return;
+  }
+  typename T::value_type inner{};
+  read_value(value, inner);
+  out = std::move(inner);
+}
+
+inline void read_boolean(const nlohmann::json& value, bool& out) {
+  if (!value.is_boolean()) throw_wrong_type(value.type_name(), "a boolean");
+  out = value.get<bool>();
+}
+
+template <class T>
+void read_floating(const nlohmann::json& value, T& out) {
+  if (!value.is_number()) throw_wrong_type(value.type_name(), "a number");
+  out = value.get<T>();
+}
+
+inline void read_string(const nlohmann::json& value, std::string& out) {
+  if (!value.is_string()) throw_wrong_type(value.type_name(), "a string");
+  out = value.get_ref<const std::string&>();
+}
+
+template <class T>
+void read_vector(const nlohmann::json& value, T& out) {
+  if (!value.is_array()) throw_wrong_type(value.type_name(), "an array");
+  out.clear();
+  out.reserve(value.size());
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    typename T::value_type element{};
+    at_pointer(index_token(i), [&] { read_value(value[i], element); });
+    out.push_back(std::move(element));
+  }
+}
+
+// An array of exactly the std::array's size; a wrong length is reported at the first index
+// where the two differ.
+template <class T>
+void read_std_array(const nlohmann::json& value, T& out) {
+  if (!value.is_array()) throw_wrong_type(value.type_name(), "an array");
+  if (value.size() != out.size())
+    at_pointer(index_token(std::min(value.size(), out.size())),
+               [&] { throw_wrong_length(out.size(), value.size()); });
+  for (std::size_t i = 0; i < out.size(); ++i)
+    at_pointer(index_token(i), [&] { read_value(value[i], out[i]); });
+}
+
+// An array without repeats; a repeat is reported at its index, naming the first equal one.
+template <class T>
+void read_set(const nlohmann::json& value, T& out) {
+  if (!value.is_array()) throw_wrong_type(value.type_name(), "an array");
+  out.clear();
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    typename T::value_type element{};
+    at_pointer(index_token(i), [&] { read_value(value[i], element); });
+    if (!out.insert(std::move(element)).second) {
+      std::size_t first = 0;
+      while (first < i && value[first] != value[i]) ++first;  // i: equal only in C++
+      at_pointer(index_token(i), [&] { throw_duplicate_element(i, first); });
+    }
+  }
+}
+
+template <class T>
+void read_string_map(const nlohmann::json& value, T& out) {
+  if (!value.is_object()) throw_wrong_type(value.type_name(), "an object");
+  out.clear();
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    typename T::mapped_type element{};
+    at_pointer(pointer_token(it.key()), [&] { read_value(it.value(), element); });
+    out.emplace(it.key(), std::move(element));
+  }
+}
+
 template <class T>
 void read_value(const nlohmann::json& value, T& out) {
-  if constexpr (is_optional<T>::value) {
-    if (value.is_null()) {
-      out.reset();
-      return;
-    }
-    typename T::value_type inner{};
-    read_value(value, inner);
-    out = std::move(inner);
-  } else if constexpr (std::is_same_v<T, bool>) {
-    if (!value.is_boolean()) throw_wrong_type(value.type_name(), "a boolean");
-    out = value.get<bool>();
-  } else if constexpr (std::is_integral_v<T>) {
+  if constexpr (is_optional<T>::value)
+    read_optional(value, out);
+  else if constexpr (std::is_same_v<T, bool>)
+    read_boolean(value, out);
+  else if constexpr (std::is_integral_v<T>)
     read_integer(value, out);
-  } else if constexpr (std::is_floating_point_v<T>) {
-    if (!value.is_number()) throw_wrong_type(value.type_name(), "a number");
-    out = value.get<T>();
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    if (!value.is_string()) throw_wrong_type(value.type_name(), "a string");
-    out = value.get_ref<const std::string&>();
-  } else if constexpr (is_vector<T>::value) {
-    if (!value.is_array()) throw_wrong_type(value.type_name(), "an array");
-    out.clear();
-    out.reserve(value.size());
-    for (std::size_t i = 0; i < value.size(); ++i) {
-      typename T::value_type element{};
-      at_pointer(index_token(i), [&] { read_value(value[i], element); });
-      out.push_back(std::move(element));
-    }
-  } else if constexpr (is_std_array<T>::value) {
-    if (!value.is_array()) throw_wrong_type(value.type_name(), "an array");
-    if (value.size() != out.size())
-      at_pointer(index_token(std::min(value.size(), out.size())),
-                 [&] { throw_wrong_length(out.size(), value.size()); });
-    for (std::size_t i = 0; i < out.size(); ++i)
-      at_pointer(index_token(i), [&] { read_value(value[i], out[i]); });
-  } else if constexpr (is_set<T>::value) {
-    if (!value.is_array()) throw_wrong_type(value.type_name(), "an array");
-    out.clear();
-    for (std::size_t i = 0; i < value.size(); ++i) {
-      typename T::value_type element{};
-      at_pointer(index_token(i), [&] { read_value(value[i], element); });
-      if (!out.insert(std::move(element)).second) {
-        std::size_t first = 0;
-        while (first < i && value[first] != value[i]) ++first;  // i: equal only in C++
-        at_pointer(index_token(i), [&] { throw_duplicate_element(i, first); });
-      }
-    }
-  } else if constexpr (is_string_map<T>::value) {
-    if (!value.is_object()) throw_wrong_type(value.type_name(), "an object");
-    out.clear();
-    for (auto it = value.begin(); it != value.end(); ++it) {
-      typename T::mapped_type element{};
-      at_pointer(pointer_token(it.key()), [&] { read_value(it.value(), element); });
-      out.emplace(it.key(), std::move(element));
-    }
-  } else if constexpr (serialized_enum<T>) {
+  else if constexpr (std::is_floating_point_v<T>)
+    read_floating(value, out);
+  else if constexpr (std::is_same_v<T, std::string>)
+    read_string(value, out);
+  else if constexpr (is_vector<T>::value)
+    read_vector(value, out);
+  else if constexpr (is_std_array<T>::value)
+    read_std_array(value, out);
+  else if constexpr (is_set<T>::value)
+    read_set(value, out);
+  else if constexpr (is_string_map<T>::value)
+    read_string_map(value, out);
+  else if constexpr (serialized_enum<T>)
     read_enum(value, out);
-  } else {
+  else
     value.get_to(out);
-  }
 }
 
 // `value` as a Json document; std::optional (empty: null) inside containers included,
