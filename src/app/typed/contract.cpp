@@ -3,7 +3,7 @@
 #include "app/typed/contract.hpp"
 
 #include "waypoint/app/application.hpp"
-#include "waypoint/app/typed/schema.hpp"
+#include "waypoint/app/typed/inputs.hpp"
 
 #include <stdexcept>
 #include <unordered_map>

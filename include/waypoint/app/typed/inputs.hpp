@@ -51,7 +51,7 @@
 #pragma once
 
 #include "waypoint/app/content/form_parser.hpp"
-#include "waypoint/app/typed/json.hpp"
+#include "waypoint/app/typed/schema.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 
 #include <array>

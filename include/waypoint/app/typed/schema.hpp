@@ -23,7 +23,7 @@
 //   }
 #pragma once
 
-#include "waypoint/app/typed/json.hpp"
+#include "waypoint/app/typed/codec.hpp"
 #include "waypoint/app/route_doc.hpp"
 
 #include <nlohmann/json.hpp>
@@ -261,6 +261,3 @@ route_scope& route_scope::add(std::string_view method, std::string_view pattern,
 }
 
 }  // namespace waypoint::app
-
-// Typed inputs (path, query, headers, cookies) build on the schemas above.
-#include "waypoint/app/typed/inputs.hpp"
