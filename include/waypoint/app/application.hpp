@@ -61,6 +61,9 @@ class application;
 class route_group;
 class route_entry;
 
+// The output type of post<In>(pattern, fn), put and patch when not given: fn's result's.
+struct deduced_output {};
+
 namespace detail {
 
 // A group's composed prefix and its own middleware. Node 0 is the application's root:
@@ -80,8 +83,6 @@ struct group_node {
 // is missing).
 template <class In, class Out, class F>
 class typed_route;
-// post<In>(pattern, fn) takes its output type from fn's result.
-struct deduced_output {};
 // An input type that binds members to the path, query, headers, cookies and body (inputs.hpp).
 template <class T>
 concept declares_inputs = requires { T::inputs.bindings; };
@@ -209,17 +210,17 @@ class route_scope {
     using In = typename detail::handler_input<F>::type;
     return add("DELETE", pattern, detail::typed_route<In, Out, F>(std::move(fn), 200), where);
   }
-  template <class In, class Out = detail::deduced_output, class F>
+  template <class In, class Out = deduced_output, class F>
   route_scope& post(std::string_view pattern, F fn,
                     source_location where = source_location::current()) {
     return add("POST", pattern, detail::typed_route<In, Out, F>(std::move(fn), 201), where);
   }
-  template <class In, class Out = detail::deduced_output, class F>
+  template <class In, class Out = deduced_output, class F>
   route_scope& put(std::string_view pattern, F fn,
                    source_location where = source_location::current()) {
     return add("PUT", pattern, detail::typed_route<In, Out, F>(std::move(fn), 200), where);
   }
-  template <class In, class Out = detail::deduced_output, class F>
+  template <class In, class Out = deduced_output, class F>
   route_scope& patch(std::string_view pattern, F fn,
                      source_location where = source_location::current()) {
     return add("PATCH", pattern, detail::typed_route<In, Out, F>(std::move(fn), 200), where);
