@@ -425,7 +425,7 @@ void application::on_freeze(freeze_stage stage, std::function<void(application&)
   freeze_hooks_.emplace_back(stage, std::move(hook));
 }
 
-std::ranges::subrange<std::deque<route_entry>::iterator> application::edit_routes() {
+route_range<std::deque<route_entry>::iterator> application::edit_routes() {
   if (frozen()) throw std::logic_error("waypoint::app: routes changed after freeze()");
   return {endpoints_.begin(), endpoints_.end()};
 }

@@ -110,4 +110,68 @@ TEST(HttpGrammar, AppendDecimalWritesEveryWidth) {
   }
 }
 
+struct qvalue_row {
+  const char* rule;
+  std::string_view text;
+  int thousandths;  // -1: refused
+};
+
+TEST(HttpGrammar, QvaluesAreZeroToOneWithThreeDecimalsAtMost) {
+  for (const qvalue_row& r : std::vector<qvalue_row>{
+           {"zero", "0", 0},
+           {"one", "1", 1000},
+           {"a half", "0.5", 500},
+           {"three decimals", "0.125", 125},
+           {"one with zeros", "1.000", 1000},
+           {"a dot alone", "0.", 0},
+           {"above one", "1.5", -1},
+           {"four decimals", "0.1234", -1},
+           {"negative", "-1", -1},
+           {"two", "2", -1},
+           {"not a number", "nan", -1},
+           {"empty", "", -1},
+           {"a comma", "0,5", -1}})
+    EXPECT_EQ(parse_qvalue(r.text), r.thousandths) << r.rule;
+}
+
+struct weighted_row {
+  const char* rule;
+  std::string_view element;
+  std::string_view value;
+  int q;
+};
+
+TEST(HttpGrammar, AWeightedElementIsItsValueAndItsQ) {
+  for (const weighted_row& r : std::vector<weighted_row>{
+           {"no parameter: 1", "gzip", "gzip", 1000},
+           {"q", "br;q=0.8", "br", 800},
+           {"Q in either case", "application/json;Q=0.2", "application/json", 200},
+           {"other parameters pass", "text/html;level=1;q=0.4", "text/html", 400},
+           {"whitespace around ';' and '='", " gzip ; q = 0.3 ", "gzip", 300},
+           {"a malformed q", "zstd;q=2", "zstd", -1},
+           {"the last q counts", "br;q=0.1;q=0.9", "br", 900}}) {
+    weighted_element e = parse_weighted_element(r.element);
+    EXPECT_EQ(e.value, r.value) << r.rule;
+    EXPECT_EQ(e.q, r.q) << r.rule;
+  }
+}
+
+struct etag_row {
+  const char* rule;
+  std::string_view field;
+  bool weakly, strongly;
+};
+
+TEST(HttpGrammar, EntityTagListsMatchWeaklyForNoneMatchAndStronglyForMatch) {
+  for (const etag_row& r : std::vector<etag_row>{
+           {"the tag", "\"a\"", true, true},
+           {"in a list", "\"x\", \"a\"", true, true},
+           {"any", "*", true, true},
+           {"weak form: If-None-Match only", "W/\"a\"", true, false},
+           {"another tag", "\"b\"", false, false}}) {
+    EXPECT_EQ(etag_listed(r.field, "\"a\""), r.weakly) << r.rule;
+    EXPECT_EQ(etag_listed_strongly(r.field, "\"a\""), r.strongly) << r.rule;
+  }
+}
+
 }  // namespace

@@ -41,7 +41,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <ranges>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -151,6 +150,19 @@ class route_entry {
   extensions features_;
   std::function<void(handler)> join_;
   std::function<std::string(std::string_view)> schema_check_;
+};
+
+// A run of routes to iterate over (application::routes()). Not std::ranges::subrange:
+// clang 14's concepts cannot check it over libstdc++ 12's deque iterators.
+template <class Iterator>
+class route_range {
+ public:
+  route_range(Iterator first, Iterator last) noexcept : begin_(first), end_(last) {}
+  Iterator begin() const noexcept { return begin_; }
+  Iterator end() const noexcept { return end_; }
+
+ private:
+  Iterator begin_, end_;
 };
 
 // How a route takes its request body (route_scope::body).
@@ -382,12 +394,12 @@ class application : public route_scope {
     return extensions_.find<T>();
   }
   // Every route, in registration order.
-  auto routes() const noexcept {
-    return std::ranges::subrange(endpoints_.cbegin(), endpoints_.cend());
+  route_range<std::deque<route_entry>::const_iterator> routes() const noexcept {
+    return {endpoints_.cbegin(), endpoints_.cend()};
   }
   // The same, to attach values to: during registration and freeze hooks; std::logic_error
   // after freeze().
-  std::ranges::subrange<std::deque<route_entry>::iterator> edit_routes();
+  route_range<std::deque<route_entry>::iterator> edit_routes();
   // When a freeze hook runs: `prepare` hooks first (compiling what routes declared, such as
   // typed routes' contracts), then `complete` hooks (what reads every route as prepared,
   // such as a document), each group in the order added.

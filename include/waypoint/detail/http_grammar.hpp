@@ -75,6 +75,43 @@ constexpr bool list_has_token(std::string_view list, std::string_view token) noe
   return found;
 }
 
+// A qvalue (RFC 9110 §12.4.2: "0" or "1", or either with up to three decimals, not above
+// 1) in thousandths; -1 for anything else ("0.1234", "1.5", "-1", "nan").
+constexpr int parse_qvalue(std::string_view text) noexcept {
+  if (text.empty() || text.size() > 5 || (text[0] != '0' && text[0] != '1')) return -1;
+  int value = (text[0] - '0') * 1000;
+  if (text.size() == 1) return value;
+  if (text[1] != '.') return -1;
+  int scale = 100;
+  for (char c : text.substr(2)) {
+    if (c < '0' || c > '9') return -1;
+    value += (c - '0') * scale;
+    scale /= 10;
+  }
+  return value > 1000 ? -1 : value;
+}
+
+// One element of an Accept, Accept-Encoding or Accept-Language list: what it names, and its
+// weight in thousandths (1000 without a q parameter, -1 when its q does not parse). The
+// one reader of weights for content negotiation and content codings alike.
+struct weighted_element {
+  std::string_view value;
+  int q = 1000;
+};
+constexpr weighted_element parse_weighted_element(std::string_view element) noexcept {
+  std::size_t semi = element.find(';');
+  weighted_element out{trim(element.substr(0, semi))};
+  while (semi != std::string_view::npos) {
+    element.remove_prefix(semi + 1);
+    semi = element.find(';');
+    std::string_view param = trim(element.substr(0, semi));
+    std::size_t eq = param.find('=');
+    if (eq != std::string_view::npos && iequals(trim(param.substr(0, eq)), "q"))
+      out.q = parse_qvalue(trim(param.substr(eq + 1)));
+  }
+  return out;
+}
+
 // If-None-Match (RFC 9110 §13.1.2): whether `field` (a list of entity tags, or "*") names
 // `etag`, weakly. The one rule of static files, typed routes and the OpenAPI document.
 constexpr bool etag_listed(std::string_view field, std::string_view etag) noexcept {

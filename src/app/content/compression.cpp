@@ -54,41 +54,6 @@ std::string_view coding_name(content_coding coding) noexcept {
 namespace detail {
 namespace {
 
-// A qvalue (RFC 9110 §12.4.2) in thousandths: "0", "0.5", "1.000"; -1 when malformed.
-int parse_qvalue(std::string_view text) noexcept {
-  if (text.empty() || text.size() > 5 || (text[0] != '0' && text[0] != '1')) return -1;
-  int value = (text[0] - '0') * 1000;
-  if (text.size() == 1) return value;
-  if (text[1] != '.') return -1;
-  int scale = 100;
-  for (char c : text.substr(2)) {
-    if (c < '0' || c > '9') return -1;
-    value += (c - '0') * scale;
-    scale /= 10;
-  }
-  return value > 1000 ? -1 : value;
-}
-
-// One Accept-Encoding element: its coding token and q-value (1000 without a q parameter).
-struct accepted_element {
-  std::string_view coding;
-  int q = 1000;  // -1: the q parameter did not parse; the element is ignored
-};
-
-accepted_element parse_element(std::string_view element) noexcept {
-  std::size_t semi = element.find(';');
-  accepted_element out{trim(element.substr(0, semi))};
-  while (semi != std::string_view::npos) {
-    element.remove_prefix(semi + 1);
-    semi = element.find(';');
-    std::string_view param = trim(element.substr(0, semi));
-    std::size_t eq = param.find('=');
-    if (eq != std::string_view::npos && iequals(trim(param.substr(0, eq)), "q"))
-      out.q = parse_qvalue(trim(param.substr(eq + 1)));
-  }
-  return out;
-}
-
 bool names(std::string_view token, content_coding coding) noexcept {
   return iequals(token, coding_name(coding)) ||
          (coding == content_coding::gzip && iequals(token, "x-gzip"));
@@ -104,15 +69,16 @@ content_coding negotiate_coding(std::string_view field, bool present,
   std::array<int, coding_count> named{-1, -1, -1, -1};
   int star = -1;
   waypoint::detail::for_each_list_element(field, [&](std::string_view text) {
-    accepted_element e = parse_element(text);
+    // An element whose q does not parse is ignored.
+    waypoint::detail::weighted_element e = waypoint::detail::parse_weighted_element(text);
     if (e.q < 0) return;
-    if (e.coding == "*") {
+    if (e.value == "*") {
       star = e.q;
       return;
     }
     for (content_coding c : {content_coding::identity, content_coding::gzip, content_coding::br,
                              content_coding::zstd})
-      if (names(e.coding, c)) named[static_cast<std::size_t>(c)] = e.q;
+      if (names(e.value, c)) named[static_cast<std::size_t>(c)] = e.q;
   });
   auto q_of = [&](content_coding c) {
     int q = named[static_cast<std::size_t>(c)];

@@ -12,7 +12,6 @@
 #include "waypoint/json_string.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <optional>
 #include <system_error>
 
@@ -21,7 +20,8 @@ namespace {
 
 using waypoint::detail::for_each_list_element;
 using waypoint::detail::iequals;
-using waypoint::detail::trim;
+using waypoint::detail::parse_weighted_element;
+using waypoint::detail::weighted_element;
 
 // application/<format> or application/<anything>+<format> (RFC 6839), parameters aside,
 // case ignored as media types are case-insensitive.
@@ -36,18 +36,6 @@ bool is_media_type_of(std::string_view text, std::string_view format) noexcept {
   return type && is_media_type_of(*type, format);
 }
 
-// A qvalue as RFC 9110 §12.4.2 writes one: "0" or "1", or either with up to three decimals
-// and not above 1. nullopt for anything else (nan, inf, -1, 2, "0.1234").
-std::optional<double> read_qvalue(std::string_view text) noexcept {
-  if (text.empty() || (text[0] != '0' && text[0] != '1')) return std::nullopt;
-  if (text.size() > 1 && (text[1] != '.' || text.size() > 5)) return std::nullopt;
-  for (char c : text.substr(std::min<std::size_t>(2, text.size())))
-    if (c < '0' || c > '9' || (text[0] == '1' && c != '0')) return std::nullopt;
-  double q = 0;
-  std::from_chars(text.data(), text.data() + text.size(), q);
-  return q;
-}
-
 // The weight (RFC 9110 12.4.2) `accept` gives application/<subtype>: that of the most
 // specific range matching it (application/<subtype>, application/*, */*), 0 when none does
 // or when that range's weight cannot be read; then `*unreadable` is set, when given.
@@ -57,27 +45,17 @@ double accept_weight(std::string_view accept, std::string_view subtype,
   double weight = 0;
   bool weight_unreadable = false;
   for_each_list_element(accept, [&](std::string_view range) {
-    std::string_view type = trim(range.substr(0, range.find(';')));
+    weighted_element element = parse_weighted_element(range);
+    std::string_view type = element.value;
     int specificity = -1;
     if (type == "*/*") specificity = 0;
     else if (iequals(type, "application/*")) specificity = 1;
     else if (is_media_type_of(type, subtype) && type.find('+') == std::string_view::npos)
       specificity = 2;
     if (specificity <= best_specificity) return;
-    double q = 1;
-    bool q_unreadable = false;
-    for (std::size_t at = range.find(';'); at != std::string_view::npos;
-         at = range.find(';', at + 1)) {
-      std::string_view parameter = trim(range.substr(at + 1, range.find(';', at + 1) - at - 1));
-      if (parameter.size() > 2 && (parameter[0] == 'q' || parameter[0] == 'Q') && parameter[1] == '=') {
-        std::optional<double> read = read_qvalue(parameter.substr(2));
-        q_unreadable = !read;
-        q = read.value_or(0);
-      }
-    }
     best_specificity = specificity;
-    weight = q;
-    weight_unreadable = q_unreadable;
+    weight_unreadable = element.q < 0;
+    weight = weight_unreadable ? 0 : element.q / 1000.0;
   });
   if (unreadable && weight_unreadable) *unreadable = true;
   return weight;
