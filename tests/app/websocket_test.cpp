@@ -277,6 +277,15 @@ TEST(WebSocketRoutes, SecondGetBesideAWebSocketConflicts) {
   EXPECT_THROW(app.get("/both", says("again")), waypoint::conflict_error);
 }
 
+TEST(WebSocketRoutes, AGetBeforeAndAnotherAfterTheWebSocketConflicts) {
+  // The first GET shares the route; a second may not replace it.
+  application app;
+  app.get("/both", says("page"));
+  serve_websocket(app, "/both", echo);
+  EXPECT_THROW(app.get("/both", says("again")), waypoint::conflict_error);
+  EXPECT_EQ(answer(app, "GET", "/both").body(), "page");
+}
+
 // --- layers before the upgrade ---------------------------------------------------------
 
 bool require_token(context& ctx) {

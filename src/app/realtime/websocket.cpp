@@ -166,10 +166,12 @@ void serve(route_entry& entry, const websocket_route& route) {
     doc.other_answers.emplace_back(426, "Upgrade Required: the route serves WebSocket only");
 }
 
-// `entry` becomes the WebSocket route; a plain GET registered later on its pattern joins it.
+// `entry` becomes the WebSocket route; without a plain GET yet, one registered later on its
+// pattern joins it (once: a second is a conflict, as for any GET).
 void make_websocket_route(route_entry& entry, websocket_route route) {
   websocket_route* r = entry.features().put(std::make_shared<websocket_route>(std::move(route)));
   serve(entry, *r);
+  if (r->get) return;
   entry.share_pattern([&entry, r](handler get) {
     r->get = std::move(get);
     serve(entry, *r);
