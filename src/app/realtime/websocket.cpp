@@ -40,10 +40,6 @@ void refuse_handshake(context& ctx, beast::handshake_defect defect) {
   ctx.response().problem(400, beast::describe(defect));
 }
 
-}  // namespace
-
-namespace {
-
 // What a WebSocket route holds besides its handler: a route extension (extensions.hpp).
 struct websocket_route {
   websocket_handler fn;
