@@ -24,9 +24,8 @@ void read_into_body(const beast::file_payload& file, app::response& res, bool he
     ssize_t n = ::pread(file.fd(), body.data() + done, body.size() - done,
                         static_cast<off_t>(file.offset() + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      res.result(http::status::internal_server_error);
-      body = "Internal Server Error: the file could not be read\n";
+    if (n <= 0) {  // the server's fault, answered as every error is: a problem document
+      render_problem(http::status::internal_server_error, "the file could not be read", res);
       return;
     }
     done += static_cast<std::size_t>(n);
