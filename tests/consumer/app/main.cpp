@@ -1,5 +1,4 @@
 #include <waypoint/app/all.hpp>
-#include <waypoint/app/operations/access_log.hpp>
 
 #include <cstdint>
 #include <string>
