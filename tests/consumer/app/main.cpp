@@ -1,4 +1,7 @@
-#include <waypoint/app/all.hpp>
+#include <waypoint/app/middleware.hpp>
+#include <waypoint/app/operations/access_log.hpp>
+#include <waypoint/app/serve.hpp>
+#include <waypoint/app/typed/json.hpp>
 
 #include <cstdint>
 #include <string>
