@@ -6,6 +6,7 @@
 #include "app_test_support.hpp"
 
 #include <waypoint/app/async.hpp>
+#include <waypoint/app/typed/json.hpp>
 #include <waypoint/beast/websocket.hpp>
 
 #include <gtest/gtest.h>
@@ -199,17 +200,36 @@ TEST(Upgrade, WithoutAServerTheConnectionCannotBeHandedOver) {
   EXPECT_FALSE(ran);
 }
 
-TEST(SchemaChecks, DescribeAsksTheRoutesOwnCheck) {
+TEST(SchemaChecks, DescribeAsksTheRoutesOwnCheckAndKeepsItsRefusal) {
   application app;
-  app.get("/a", [](context&) {});
+  app.post<nlohmann::json, nlohmann::json>("/a", [](nlohmann::json in) { return in; });
   std::vector<std::string> asked;
   app.last_route().check_schemas_with([&](std::string_view text) {
     asked.emplace_back(text);
     return std::string("is refused here");
   });
-  // A plain route's body is not a JSON document: refused before the check is asked.
+  const char* schema = R"({"type":"object"})";
+  try {
+    app.describe({.request_schema = schema});
+    ADD_FAILURE() << "describe() took a schema the route's check refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("its request schema is refused here"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(asked, std::vector<std::string>{schema});
+  EXPECT_TRUE(app.last_route().doc().request_schema_text.empty());  // a refusal changes nothing
+}
+
+TEST(SchemaChecks, APlainRouteRefusesASchemaBeforeAnyCheck) {
+  application app;
+  app.get("/a", [](context&) {});
+  bool asked = false;
+  app.last_route().check_schemas_with([&](std::string_view) {
+    asked = true;
+    return std::string();
+  });
   EXPECT_THROW(app.describe({.request_schema = R"({"type":"object"})"}), std::logic_error);
-  EXPECT_TRUE(asked.empty());
+  EXPECT_FALSE(asked);
 }
 
 }  // namespace
