@@ -15,12 +15,13 @@ namespace waypoint::testing {
 class exchange_harness final : public waypoint::beast::exchange_host {
  public:
   // Answers `req` into `res` as the server's connection would: the dispatch, then, for a
-  // deferred exchange, this thread's io_context until the response is sent.
+  // deferred exchange, this thread's io_context until the response is sent. `planned`:
+  // what the request's planner kept at its header (beast::body_plan::planned).
   template <class Dispatch>
   void answer(Dispatch& dispatch, const waypoint::beast::request& req,
-              waypoint::beast::response& res) {
+              waypoint::beast::response& res, waypoint::beast::planned_request* planned = nullptr) {
     done_ = false;
-    waypoint::beast::exchange x(*this, req, res);
+    waypoint::beast::exchange x(*this, req, res, planned);
     dispatch(x);
     if (!x.deferred()) return;
     io_.restart();

@@ -24,10 +24,12 @@
 #include "waypoint/route.hpp"
 #include "waypoint/source_location.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -79,12 +81,35 @@ template <class Handler>
 class basic_router;
 
 // The outcome of one match. Values are views into the request path, or, for values that
-// needed percent-decoding, into this object's own storage: keep both alive while you use
-// them. Copying a result is allowed but its views then point into the original.
-template <class Handler>
+// needed percent-decoding, into this object's storage: keep both alive while you use them.
+// Copying a result is allowed but its views then point into the original.
+//
+// `StorageBytes` is that storage (match_storage_bytes of the longest path to match): by
+// default enough for any path the router accepts, about 16 KiB. With 0 the result holds
+// none and its owner lends it (lend_storage), sized to the requests it sees: the
+// framework's pooled contexts do, so that each keeps what its requests use.
+template <class Handler, std::size_t StorageBytes = match_storage_bytes(max_path_length)>
 class basic_match_result {
  public:
   using route_type = basic_route<Handler>;
+
+  basic_match_result() noexcept { own_storage(); }
+  basic_match_result(const basic_match_result& other) noexcept
+      : record_(other.record_), route_(other.route_) {
+    own_storage();
+  }
+  basic_match_result& operator=(const basic_match_result& other) noexcept {
+    record_ = other.record_;
+    route_ = other.route_;
+    own_storage();
+    return *this;
+  }
+
+  // Where the next match writes (StorageBytes 0 only); a path that needs more than
+  // `storage` holds (match_storage_bytes) is answered bad_request.
+  void lend_storage(std::span<char> storage) noexcept requires(StorageBytes == 0) {
+    record_.storage = storage;
+  }
 
   match_status status() const noexcept { return record_.status; }
   explicit operator bool() const noexcept { return record_.status == match_status::matched; }
@@ -127,8 +152,13 @@ class basic_match_result {
  private:
   friend class basic_router<Handler>;
 
+  void own_storage() noexcept {
+    if constexpr (StorageBytes != 0) record_.storage = storage_;
+  }
+
   detail::match_record record_;
   const route_type* route_ = nullptr;
+  [[no_unique_address]] std::array<char, StorageBytes> storage_;
 };
 
 // Why a route that matches a request lost to the winner (router::explain).
@@ -189,8 +219,9 @@ class basic_router {
 
   // Matches a request. `path` is the escaped path as on the request line, without the
   // query; `host` may carry a port. Allocates nothing.
+  template <std::size_t StorageBytes>
   void match(std::string_view method, std::string_view path, std::string_view host,
-             match_result& out) const noexcept {
+             basic_match_result<Handler, StorageBytes>& out) const noexcept {
     index_.match(index_.methods().find(method), path, host, out.record_);
     out.route_ = out.record_.route != detail::no_index ? by_number_[out.record_.route] : nullptr;
   }

@@ -452,6 +452,7 @@ void application::log(std::string_view line) const noexcept {
 // application picks the chain and renders the bodies.
 void application::route(context& ctx) const noexcept {
   beast::route_outcome& o = ctx.outcome_;
+  ctx.fit_match_storage();
   o = beast::route(router_, ctx.request(), ctx.match_);
   if (o.path.empty()) {  // the target did not resolve: log it without a query
     std::string_view target = ctx.request().target();
@@ -471,16 +472,6 @@ void application::route(context& ctx) const noexcept {
     ctx.endpoint_ = &unrouted_;
     ctx.async_chain_ = root_async_;
   }
-}
-
-// Routed as the request will be, header alone; allocation-free like the match itself.
-beast::body_plan application::plan_body(const request& header,
-                                        std::uint64_t server_limit) const noexcept {
-  basic_match_result<const route_entry*> match;
-  beast::route_outcome o = beast::route(router_, header, match);
-  if (!o.matched()) return {server_limit, false};
-  const route_entry* ep = match.handler();
-  return {ep->body_limit_ ? ep->body_limit_ : server_limit, ep->stream_body_};
 }
 
 void application::answer_unrouted(context& ctx) const {

@@ -166,15 +166,12 @@ class context_pool {
     for (void* block : free_) ::operator delete(block);
   }
 
-  context* make(application& app, beast::exchange& x) {
-    void* block;
-    if (free_.empty()) {
-      block = ::operator new(sizeof(context));
-    } else {
-      block = free_.back();
-      free_.pop_back();
-    }
-    return ::new (block) context(app, x.request(), x.response(), x.host());
+  // A block for a context; the caller constructs it there.
+  void* allocate() {
+    if (free_.empty()) return ::operator new(sizeof(context));
+    void* block = free_.back();
+    free_.pop_back();
+    return block;
   }
 
   void destroy(context* ctx) noexcept {
@@ -193,21 +190,57 @@ class context_pool {
 
 thread_local context_pool pool;
 
+// A planned context its dispatch did not take (beast::planned_request): back to the heap,
+// not to a pool, since the server may drop it on any thread, even one whose pool is gone.
+void drop_planned(void* state) noexcept {
+  auto* ctx = static_cast<context*>(state);
+  ctx->~context();
+  ::operator delete(ctx);
+}
+
 }  // namespace
 
-void application::dispatch(beast::exchange& x) noexcept {
-  response& res = x.response();
+// Routed as the request will be, header alone, into the context its dispatch will use
+// (body_plan::planned): a request with a body is matched once, here.
+beast::body_plan application::plan_body(const request& header,
+                                        std::uint64_t server_limit) noexcept {
   context* ctx = nullptr;
   try {
     if (!frozen()) freeze();
-    ctx = pool.make(*this, x);
-  } catch (const std::exception& e) {
-    // A chain freeze() refuses, or no memory: nothing can be routed.
-    res.result(http::status::internal_server_error);
-    log(std::string("waypoint: cannot answer: ") + e.what());
-    return;
+    ctx = ::new (pool.allocate()) context(*this, header);
+  } catch (...) {
+    return {server_limit, false};  // the dispatch answers it: 500 for a refused freeze
   }
   route(*ctx);
+  beast::body_plan plan{server_limit, false, beast::planned_request(this, ctx, drop_planned)};
+  if (const route_entry* ep = ctx->matched_route()) {
+    if (ep->body_limit_) plan.max_bytes = ep->body_limit_;
+    plan.streamed = ep->stream_body_;
+  }
+  return plan;
+}
+
+void application::dispatch(beast::exchange& x) noexcept {
+  response& res = x.response();
+  auto* ctx = static_cast<context*>(x.take_planned(this));
+  if (ctx && &ctx->request() != &x.request()) {  // planned for another request
+    drop_planned(ctx);
+    ctx = nullptr;
+  }
+  if (ctx) {
+    ctx->bind(x);
+  } else {
+    try {
+      if (!frozen()) freeze();
+      ctx = ::new (pool.allocate()) context(*this, x.request(), x.response(), x.host());
+    } catch (const std::exception& e) {
+      // A chain freeze() refuses, or no memory: nothing can be routed.
+      res.result(http::status::internal_server_error);
+      log(std::string("waypoint: cannot answer: ") + e.what());
+      return;
+    }
+    route(*ctx);
+  }
   if (run_now(*ctx)) {
     if (ctx->upgrade_ && start_upgrade(ctx)) return;  // the upgrade's now
     ctx->hand_over_file();

@@ -4,6 +4,8 @@
 
 #include "waypoint/detail/escape.hpp"
 
+#include <algorithm>
+#include <new>
 #include <stdexcept>
 
 namespace waypoint::app {
@@ -75,6 +77,18 @@ void throw_bad_value(std::string_view where, std::string_view name, std::string_
 
 }  // namespace detail
 
+void request_view::fit_match_storage() noexcept {
+  std::string_view target = request_->target();
+  // The path the router matches is no longer than the target up to its query.
+  std::size_t path = std::min({target.find('?'), target.size(), max_path_length});
+  std::size_t need = match_storage_bytes(path);
+  long_match_storage_.reset();
+  if (need > match_storage_.size()) long_match_storage_.reset(new (std::nothrow) char[need]);
+  if (long_match_storage_)
+    match_.lend_storage({long_match_storage_.get(), need});
+  else
+    match_.lend_storage(match_storage_);
+}
 
 void request_view::replace_body(std::string decoded) {
   replaced_body_ = std::make_unique<std::string>(std::move(decoded));

@@ -171,6 +171,7 @@ bool http_session::plan_body() {
     answer_error(http::status::payload_too_large, "the body is larger than the server accepts");
     return false;
   }
+  planned_ = std::move(plan.planned);
   parser_->body_limit(plan.max_bytes);
   parser_->eager(true);
   body_start_ = clock::now();
@@ -358,7 +359,7 @@ void http_session::answer_request() {
   response_.body().clear();
   response_.version(req.version());
   attached_.reset();
-  exchange x(host_, req, response_);
+  exchange x(host_, req, response_, &planned_);
   exchange_ = exchange_state::dispatching;
   try {
     env_.dispatch(x);
@@ -474,6 +475,7 @@ void http_session::end_request() noexcept {
   auto& answered = env_.requests_answered;  // one writer: no locked instruction
   answered.store(answered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   parser_.reset();
+  planned_.reset();  // a plan the dispatch did not take, or a request refused before it
   body_fault_ = {};
   trailers_.clear();
   aborted_ = false;

@@ -192,6 +192,9 @@ class http_session {
   boost::beast::flat_buffer input_;
   std::string output_;                    // serialized responses not yet written
   std::optional<request_parser> parser_;  // engaged while a request is being read
+  // The planner's work on the header of the request in parser_, until its dispatch takes it
+  // (declared after parser_: what it holds may point into the request).
+  planned_request planned_;
   boost::asio::mutable_buffer body_into_;   // the pending body read's buffer
   std::size_t body_filled_ = 0;             // ... and how much of it holds body bytes
   boost::system::error_code body_fault_;    // the streamed body cannot be read further

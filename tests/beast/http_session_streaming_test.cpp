@@ -101,6 +101,57 @@ TEST(HttpSessionStreaming, StreamedBodyReachesTheReaderWhateverTheCuts) {
   }
 }
 
+// --- what a planner keeps for the dispatch (beast::planned_request) ---------------------
+
+// A planner's work on a header (a framework's routing) reaches the dispatch of that
+// request and no other, and one nobody takes is dropped exactly once: when the dispatch
+// leaves it, when the body is refused before any dispatch, when the client stops sending.
+// live_plan_notes counts the notes alive over every run of every cut.
+TEST(HttpSessionPlanned, ThePlanReachesItsDispatchOrIsDroppedOnceWhateverTheCuts) {
+  wb::server_options options;
+  options.plan_body = noting_plan(16);
+  session_harness h(options);
+  const std::vector<streamed_row> rows = {
+      {"a body's plan reaches its dispatch",
+       post("/planned/a", "hello") + closing_request(),
+       {"planned /planned/a: 5 bytes", "user last"}},
+      {"pipelined requests each get their own plan",
+       post("/planned/a", "one") + get("/users/2") +
+           post_chunked("/planned/b", "5\r\nthree\r\n0\r\n\r\n") + closing_request(),
+       {"planned /planned/a: 3 bytes", "user 2", "planned /planned/b: 5 bytes", "user last"}},
+      {"a dispatch that takes nothing leaves the plan to be dropped",
+       post("/foreign/x", "abc") + closing_request(),
+       {"foreign: nothing taken", "user last"}},
+      {"a dispatch of another route leaves it too",
+       post("/upload", "abc") + closing_request(),
+       {"3 bytes", "user last"}},
+      {"a body longer than the plan allows is refused before any dispatch",
+       post("/planned/big", std::string(17, 'x')) + get("/users/9"),
+       {"413 Content Too Large"}},
+      {"a chunked body over the limit too",
+       post_chunked("/planned/c", "11\r\n" + std::string(17, 'x') + "\r\n0\r\n\r\n") +
+           get("/users/9"),
+       {"413 Content Too Large"}},
+      {"bad chunk framing too",
+       post_chunked("/planned/c", "zz\r\nabc\r\n") + get("/users/9"),
+       {"400 Bad Request"}},
+      {"a body the client stops sending ends with the connection",
+       "POST /planned/a HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc",
+       {}},
+  };
+  for (const streamed_row& r : rows) {
+    std::string out = same_for_every_cut(h, r.bytes, r.rule);
+    std::size_t at = 0;
+    for (const std::string& piece : r.contains) {
+      std::size_t found = out.find(piece, at);
+      ASSERT_NE(found, std::string::npos) << r.rule << ": no \"" << piece << "\" in\n" << out;
+      at = found + piece.size();
+    }
+    EXPECT_EQ(out.find("user 9"), std::string::npos) << r.rule << ": read past a refused body";
+    EXPECT_EQ(live_plan_notes.load(), 0) << r.rule << ": a plan leaked or was dropped twice";
+  }
+}
+
 // A streamed body is read by the request's own parser, so its trailer section has the
 // limit a buffered body's has (max_header_bytes, 16 KiB), not that of a second parser
 // (Beast's default 8 KiB, which answered a 10 KiB section as bad framing).

@@ -59,6 +59,30 @@ inline wb::body_planner streaming_plan(std::uint64_t limit = 1024 * 1024) {
   };
 }
 
+// A planner's work on a header (beast::planned_request), counted while alive so that a
+// test sees each dropped or taken exactly once: noting_plan() notes the target of every
+// request with a body, and deferring_dispatch answers POST /planned/{x} with the note it
+// takes ("planned <target>: <n> bytes"), and POST /foreign/{x} with what another planner's
+// dispatch takes ("foreign: nothing taken").
+struct plan_note {
+  std::string target;
+};
+inline std::atomic<int> live_plan_notes{0};
+inline const char noting_planner = 0;  // its address names the planner
+
+inline void drop_plan_note(void* note) noexcept {
+  delete static_cast<plan_note*>(note);
+  --live_plan_notes;
+}
+
+inline wb::body_planner noting_plan(std::uint64_t limit = 1024 * 1024) {
+  return [limit](const wb::request& header) {
+    auto* note = new plan_note{std::string(header.target())};
+    ++live_plan_notes;
+    return wb::body_plan{limit, false, wb::planned_request(&noting_planner, note, drop_plan_note)};
+  };
+}
+
 // echo_dispatch, except that GET /file/{x} is answered "file <x>" from a file body, and
 // GET /later/{x} is answered "later <x>" by a deferred send that
 // the harness completes once the session has nothing more to do: a response that comes
@@ -83,6 +107,16 @@ class deferring_dispatch {
       std::string_view digits = target.substr(8);
       std::from_chars(digits.data(), digits.data() + digits.size(), count);
       writers_.push_back({&x.host(), std::clamp(count, 0, 100), x.defer()});
+      return;
+    }
+    if (target.starts_with("/planned/") || target.starts_with("/foreign/")) {
+      static const char another_planner = 0;
+      const void* owner = target.starts_with("/planned/") ? &noting_planner : &another_planner;
+      std::unique_ptr<plan_note> note(static_cast<plan_note*>(x.take_planned(owner)));
+      if (note) --live_plan_notes;
+      x.response().body() = (note ? "planned " + note->target : std::string("foreign")) + ": " +
+                            (note ? std::to_string(x.request().body().size()) + " bytes"
+                                  : std::string("nothing taken"));
       return;
     }
     if (target.starts_with("/file/")) {

@@ -1105,6 +1105,76 @@ TEST(Allocations, NoneOnAnyOutcome) {
   }
 }
 
+// --- storage a result's owner lends (basic_match_result<H, 0>) ---------------------------
+
+// A result without storage of its own writes decoded values and redirect paths where its
+// owner says; given at least match_storage_bytes(path) it answers as a result with its own
+// 16 KiB does, given less it refuses the path rather than write past the end.
+struct lent_storage_case {
+  const char* rule;
+  const char* path;
+  std::size_t storage;  // bytes lent; 0 means match_storage_bytes(path)
+  match_status status;
+  const char* value;  // the first value, or the redirect's location
+};
+
+const lent_storage_case lent_storage_cases[] = {
+    {"ExactSizeDecodesValues", "/files/a%20b/c%2Fd", 0, match_status::matched, "a b/c/d"},
+    {"ExactSizeCleansForARedirect", "/files//a/../b", 0, match_status::redirect, "/files/b"},
+    {"ExactSizeAppendsTheSlash", "/dir", 0, match_status::redirect, "/dir/"},
+    {"PlainPathNeedsItToo", "/users/42", 5, match_status::bad_request,
+     "the path is longer than the match result holds"},
+    {"OneByteShortIsRefused", "/files/a%20b", 25, match_status::bad_request,
+     "the path is longer than the match result holds"},
+    {"NoneLentIsRefused", "/users/42", std::size_t(-1), match_status::bad_request,
+     "the path is longer than the match result holds"},
+};
+
+class LentStorage : public ::testing::TestWithParam<lent_storage_case> {};
+
+TEST_P(LentStorage, AnswersAsOwnStorageOrRefuses) {
+  const lent_storage_case& c = GetParam();
+  router_type r = build({"GET /files/{path...}", "GET /users/{id}", "GET /dir/"});
+  std::string path = c.path;
+  std::size_t bytes = c.storage == 0 ? waypoint::match_storage_bytes(path.size()) : c.storage;
+  std::vector<char> lent(bytes == std::size_t(-1) ? 0 : bytes);
+  waypoint::basic_match_result<int, 0> result;
+  if (c.storage != std::size_t(-1)) result.lend_storage(lent);
+  {
+    waypoint::testing::allocation_scope scope;
+    r.match("GET", path, "", result);
+    EXPECT_EQ(scope.count(), 0u);
+  }
+  ASSERT_EQ(result.status(), c.status) << c.rule;
+  router_type::match_result own = r.match("GET", path);
+  if (c.status == match_status::matched) {
+    EXPECT_EQ(result.value(0), c.value);
+    EXPECT_EQ(result.value(0), own.value(0));
+    EXPECT_GE(result.value(0).data(), lent.data());  // decoded into the lent bytes
+    EXPECT_LT(result.value(0).data(), lent.data() + lent.size());
+  } else if (c.status == match_status::redirect) {
+    EXPECT_EQ(result.location_path(), c.value);
+    EXPECT_EQ(result.location_path(), own.location_path());
+  } else {
+    EXPECT_EQ(result.error(), c.value);
+    EXPECT_EQ(own.status(), match_status::matched) << "a result with its own storage matches";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, LentStorage, ::testing::ValuesIn(lent_storage_cases),
+                         [](const auto& info) { return std::string(info.param.rule); });
+
+// A copy of a result with its own storage decodes into its own, not the original's.
+TEST(MatchResultCopy, WritesIntoItsOwnStorage) {
+  router_type r = build({"GET /users/{id}"});
+  auto original = std::make_unique<router_type::match_result>();
+  r.match("GET", "/users/a%20b", "", *original);
+  auto copy = std::make_unique<router_type::match_result>(*original);
+  r.match("GET", "/users/c%20d", "", *copy);
+  EXPECT_EQ(original->value(0), "a b");
+  EXPECT_EQ(copy->value(0), "c d");
+}
+
 // Registration allocates for the pattern (its text when longer than the small-string
 // buffer, its segment vector, its name vector when it has wildcards) and, amortized, for
 // the router's vectors (about 0.06 per route over 2,000 routes); the index keeps nodes,

@@ -413,9 +413,10 @@ class application : public route_scope {
   // exchange for a coroutine or deferred response and sends it when done.
   void dispatch(beast::exchange& x) noexcept;
   // The server's plan for a request's body (server_options::plan_body, set by
-  // options_for()): the matched route's limit (`server_limit` when it sets none) and
-  // whether it streams.
-  beast::body_plan plan_body(const request& header, std::uint64_t server_limit) const noexcept;
+  // options_for()): the matched route's limit (`server_limit` when it sets none), whether
+  // it streams, and the request routed already, for dispatch() to take from the exchange
+  // (beast::body_plan::planned), so that it is matched once. Freezes like dispatch().
+  beast::body_plan plan_body(const request& header, std::uint64_t server_limit) noexcept;
 
  private:
   friend class route_scope;

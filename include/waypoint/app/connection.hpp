@@ -62,7 +62,8 @@ class connection {
   beast::resource_permit acquire_descriptor() const { return host_->acquire_descriptor(); }
 
  protected:
-  explicit connection(beast::exchange_host& host) noexcept : host_(&host) {}
+  // `host` null: set before the request is answered (a context planned at the header).
+  explicit connection(beast::exchange_host* host) noexcept : host_(host) {}
   ~connection() = default;
 
   // The contract with whatever serves the request (waypoint/beast/server.hpp): the server's

@@ -15,9 +15,10 @@
 //   });
 //
 // Nothing here allocates per layer: `next` is a chain index, not a closure, and the
-// context's storage (match result, query index, value slots) is fixed-size. Allocations
-// come from what a handler asks for (header fields, long bodies) and from the cold spill
-// paths named in the parts.
+// context's storage (match result, query index, value slots) is fixed-size, sized for
+// common requests (about 1 KiB of match storage: paths up to 511 bytes). Allocations come
+// from what a handler asks for (header fields, long bodies) and from the cold spill paths
+// named in the parts (a longer path's match storage among them).
 #pragma once
 
 #include "waypoint/app/connection.hpp"
@@ -68,7 +69,7 @@ class context : public request_view, public request_values, public connection {
   // that are not strings (files, streams) go through it.
   context(application& app, const app::request& req, app::response& res,
           beast::exchange_host& host) noexcept
-      : request_view(req, host), app::connection(host), app_(&app), response_(res) {}
+      : request_view(req, &host), app::connection(&host), app_(&app), response_(res) {}
   ~context() {
     if (deferred_) detach_deferred();
   }
@@ -127,6 +128,15 @@ class context : public request_view, public request_values, public connection {
   friend struct detail::deferred_state;
   friend struct detail::pending_upgrade;
   friend void answer_current_exception(context& ctx) noexcept;
+
+  // A context made at a request's header (application::plan_body), routed then, and bound
+  // to its exchange at the dispatch, so that a request with a body is routed once.
+  context(application& app, const app::request& req) noexcept
+      : request_view(req, nullptr), app::connection(nullptr), app_(&app) {}
+  void bind(beast::exchange& x) noexcept {
+    response_ = response_builder(x.response());
+    host_ = body_source_ = &x.host();
+  }
 
   bool deferred() const noexcept { return static_cast<bool>(deferred_); }
   void detach_deferred() noexcept;  // the deferred response outlives its request

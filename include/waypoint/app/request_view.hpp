@@ -13,6 +13,7 @@
 
 #include <boost/beast/http/field.hpp>
 
+#include <array>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -200,16 +201,25 @@ class request_view {
   }
 
  protected:
-  request_view(const app::request& req, beast::exchange_host& body_source) noexcept
-      : request_(&req), body_source_(&body_source) {}
+  // `body_source` null: set before the body is read (a context planned at the header).
+  request_view(const app::request& req, beast::exchange_host* body_source) noexcept
+      : request_(&req), body_source_(body_source) {}
   ~request_view() = default;
+
+  // Lends the match the storage this request's path needs (match_storage_bytes): the
+  // view's own for a path of up to 511 bytes, else a block of the heap for this request
+  // alone. So a pooled context keeps about 1 KiB rather than the 16 KiB the longest path
+  // would need. Without memory for the block the router refuses the long path (400).
+  void fit_match_storage() noexcept;
 
   const app::request* request_;
   beast::exchange_host* body_source_;  // where a streamed body is read from
   // Set by application::route() before any layer runs; for a target that did not
   // resolve, its path is the target up to any '?' (a query may carry secrets), for logs.
   beast::route_outcome outcome_;
-  basic_match_result<const route_entry*> match_;
+  basic_match_result<const route_entry*, 0> match_;
+  std::array<char, match_storage_bytes(511)> match_storage_;
+  std::unique_ptr<char[]> long_match_storage_;
   detail::query_index query_index_;
   std::size_t body_read_ = 0;  // read_some() over a whole body: where it is
   std::unique_ptr<std::string> replaced_body_;  // replace_body(); null for nearly every request

@@ -59,7 +59,10 @@ class response_builder {
   const app::response& message() const noexcept { return *message_; }
 
  private:
-  app::response* message_;
+  friend class context;
+  response_builder() noexcept = default;  // a context routed before its exchange is known
+
+  app::response* message_ = nullptr;
 };
 
 // The most bytes of client-supplied text (a path, a header value, the token nlohmann/json

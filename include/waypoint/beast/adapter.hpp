@@ -65,9 +65,9 @@ request_head head_of(const http::request<Body, Fields>& req) noexcept {
 }
 
 // A router outcome that is not a handler call, as the route_outcome to answer with.
-template <class Handler>
-route_outcome outcome_of(const basic_match_result<Handler>& result, const request_target& target,
-                         bool head) noexcept {
+template <class Handler, std::size_t StorageBytes>
+route_outcome outcome_of(const basic_match_result<Handler, StorageBytes>& result,
+                         const request_target& target, bool head) noexcept {
   route_outcome o;
   o.head = head;
   o.kind = result.status();
@@ -103,9 +103,9 @@ route_outcome outcome_of(const basic_match_result<Handler>& result, const reques
 
 // Routes `req` with `router` (frozen), leaving the match in `result` (whose handler(),
 // values and route() are set when the outcome is matched()).
-template <class Handler, class Body, class Fields>
+template <class Handler, std::size_t StorageBytes, class Body, class Fields>
 route_outcome route(const basic_router<Handler>& router, const http::request<Body, Fields>& req,
-                    basic_match_result<Handler>& result) noexcept {
+                    basic_match_result<Handler, StorageBytes>& result) noexcept {
   request_head head = detail::head_of(req);
   bool is_head = head.method == "HEAD";
   request_target target;

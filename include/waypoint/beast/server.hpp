@@ -227,6 +227,50 @@ class file_payload {
   resource_permit permit_;
 };
 
+// What a planner hands on to the dispatch of the same request, so that the work it did on
+// the header (a framework's routing of it) is not done again once the body is in. The
+// server holds it from the plan to the dispatch, which takes it (exchange::take_planned);
+// when the request ends without a dispatch (413, broken framing, the client gone) or the
+// dispatch leaves it, the server drops it, on whatever thread the request ends on.
+// Move-only; empty unless a planner fills it.
+class planned_request {
+ public:
+  using drop_function = void (*)(void* state) noexcept;
+
+  planned_request() = default;
+  // `owner` names the planner, so that only its dispatch takes `state`; `drop` disposes
+  // of a state nobody took.
+  planned_request(const void* owner, void* state, drop_function drop) noexcept
+      : owner_(owner), state_(state), drop_(drop) {}
+  planned_request(planned_request&& other) noexcept
+      : owner_(other.owner_), state_(std::exchange(other.state_, nullptr)), drop_(other.drop_) {}
+  planned_request& operator=(planned_request&& other) noexcept {
+    if (this != &other) {
+      reset();
+      owner_ = other.owner_;
+      state_ = std::exchange(other.state_, nullptr);
+      drop_ = other.drop_;
+    }
+    return *this;
+  }
+  ~planned_request() { reset(); }
+
+  // The state, now the caller's to dispose of, when `owner` planned it; null otherwise
+  // (another owner's state stays here, to be dropped).
+  void* take(const void* owner) noexcept {
+    return state_ && owner == owner_ ? std::exchange(state_, nullptr) : nullptr;
+  }
+  void reset() noexcept {
+    if (void* state = std::exchange(state_, nullptr)) drop_(state);
+  }
+  explicit operator bool() const noexcept { return state_ != nullptr; }
+
+ private:
+  const void* owner_ = nullptr;
+  void* state_ = nullptr;
+  drop_function drop_ = nullptr;
+};
+
 // What the server does with a request's body, decided once its header is in
 // (server_options::plan_body).
 struct body_plan {
@@ -235,6 +279,8 @@ struct body_plan {
   // exchange_host::read_body; the request's body() stays empty. Otherwise the body is
   // read whole first.
   bool streamed = false;
+  // The planner's work on the header, for the dispatch (planned_request).
+  planned_request planned = {};
 };
 using body_planner = std::function<body_plan(const request& header)>;
 
@@ -373,8 +419,10 @@ class deferred_send {
 // until the deferred_send is sent (or destroyed).
 class exchange {
  public:
-  exchange(exchange_host& host, const request& req, response& res) noexcept
-      : host_(&host), request_(&req), response_(&res) {}
+  // `planned`: what the request's planner kept for this dispatch (body_plan::planned).
+  exchange(exchange_host& host, const request& req, response& res,
+           planned_request* planned = nullptr) noexcept
+      : host_(&host), request_(&req), response_(&res), planned_(planned) {}
   exchange(const exchange&) = delete;
   exchange& operator=(const exchange&) = delete;
 
@@ -404,11 +452,17 @@ class exchange {
   // The connection behind executor(), endpoints() and cancellation_slot(), for a framework
   // that hands them on.
   exchange_host& host() const noexcept { return *host_; }
+  // What `owner`'s planner kept of its work on this request's header
+  // (body_plan::planned), now the caller's to dispose of; null when it kept nothing.
+  void* take_planned(const void* owner) noexcept {
+    return planned_ ? planned_->take(owner) : nullptr;
+  }
 
  private:
   exchange_host* host_;
   const beast::request* request_;
   beast::response* response_;
+  planned_request* planned_;
   bool deferred_ = false;
 };
 
@@ -449,7 +503,9 @@ struct server_options {
   std::size_t max_body_bytes = 1024 * 1024;  // 413
   // Decides, per request with a body, its limit and whether the dispatch streams it
   // (body_plan). null: every body is read whole, up to max_body_bytes. A framework's
-  // per-route limits go here (waypoint::app::serve sets it from the routes).
+  // per-route limits go here (waypoint::app::serve sets it from the routes), and the
+  // route it found goes on to the dispatch (body_plan::planned), so that a request with a
+  // body is routed once.
   body_planner plan_body;
   // Descriptors held at once, summed over threads: each open connection holds one, and
   // each descriptor a request's work opens besides (exchange_host::acquire_descriptor).

@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,6 +30,13 @@ namespace waypoint {
 // Longest request path (escaped, without the query) a router accepts; longer ones are
 // bad_request. Servers usually cap the whole request line lower (8 KiB is common).
 inline constexpr std::size_t max_path_length = 8192;
+
+// The bytes a match may write for a path of `length`: the cleaned path of a redirect plus
+// scratch for decoding one segment, or the decoded values; each is no longer than the path,
+// so twice it suffices. What a match result holds (basic_match_result) or is lent.
+constexpr std::size_t match_storage_bytes(std::size_t path_length) noexcept {
+  return 2 * path_length + 2;
+}
 
 namespace detail {
 
@@ -45,9 +53,9 @@ struct match_record {
   std::string_view location;
   std::string_view error;
   std::array<std::string_view, max_wildcards> values;
-  // Holds the cleaned path of a redirect plus scratch for decoding one segment, or the
-  // decoded values; each is no longer than the path, so twice its maximum suffices.
-  std::array<char, 2 * max_path_length + 2> storage;
+  // Where the match writes what is not a view of the path (match_storage_bytes), set by
+  // the result that owns this record; a path that needs more is refused as bad_request.
+  std::span<char> storage;
 };
 
 // A literal child of a node. Invariant: word == segment_word(the literal).

@@ -487,7 +487,9 @@ struct route_index::walk {
 inline bool route_index::refuse_path(std::string_view path, const path_scan& scan,
                                      match_record& out) noexcept {
   const char* error = path.size() > max_path_length ? "the path is longer than the router accepts"
-                                                    : scan.error;
+                      : out.storage.size() < match_storage_bytes(path.size())
+                          ? "the path is longer than the match result holds"
+                          : scan.error;
   if (!error) return false;
   out.error = error;
   out.status = match_status::bad_request;
