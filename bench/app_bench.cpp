@@ -172,6 +172,40 @@ BENCHMARK_CAPTURE(BM_ServerPath, sync, "sync");
 BENCHMARK_CAPTURE(BM_ServerPath, coroutine, "coroutine");
 BENCHMARK_CAPTURE(BM_ServerPath, deferred, "deferred");
 
+// A request with a body as the server answers it: planned at its header
+// (application::plan_body, which routes it) and dispatched once the body is in, beside
+// the same request dispatched without a plan (routed at the dispatch), and beside the plan
+// as it was before issue #45: a match of its own into a result on the stack, then the
+// dispatch matching again.
+const app::request post_request =
+    make_request(http::verb::post, "/v1/commerce/items/12345", "{\"qty\":1}");
+
+enum class body_planning { none, routed_once, matched_twice };
+
+void BM_ServerPathWithBody(benchmark::State& state, body_planning planning) {
+  app::application application;
+  add_table([&](const std::string& pattern) {
+    application.handle(pattern, [](app::context& ctx) { write_ok(ctx.response().message()); });
+  });
+  application.handle("POST /v1/commerce/items/{id}",
+                     [](app::context& ctx) { write_ok(ctx.response().message()); });
+  application.freeze();
+  waypoint::testing::exchange_harness connection;
+  auto dispatch = app::dispatch_to(application);
+  run(state, post_request, [&](const app::request& r, app::response& res) {
+    wb::body_plan plan;
+    if (planning == body_planning::routed_once) plan = application.plan_body(r, 1 << 20);
+    if (planning == body_planning::matched_twice) {
+      waypoint::basic_match_result<const app::route_entry*> match;
+      benchmark::DoNotOptimize(wb::route(application.router(), r, match).kind);
+    }
+    connection.answer(dispatch, r, res, &plan.planned);
+  });
+}
+BENCHMARK_CAPTURE(BM_ServerPathWithBody, unplanned, body_planning::none);
+BENCHMARK_CAPTURE(BM_ServerPathWithBody, planned, body_planning::routed_once);
+BENCHMARK_CAPTURE(BM_ServerPathWithBody, matched_twice, body_planning::matched_twice);
+
 // --- middleware depth ---------------------------------------------------------------
 
 void BM_ChainDepth(benchmark::State& state) {
