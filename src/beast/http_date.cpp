@@ -1,7 +1,7 @@
 // format_http_date: day and month names from fixed tables, never from the locale.
 #include "http_date.hpp"
 
-#include "waypoint/beast/server.hpp"
+#include "waypoint/beast/http_date.hpp"
 
 namespace waypoint::beast::detail {
 namespace {

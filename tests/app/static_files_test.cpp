@@ -2,8 +2,9 @@
 // (ranges, --compressed, conditional requests, HEAD, index files), and a table of
 // traversal attempts that must all end without a byte of a file outside the root, checked
 // by an inotify watch that would see the file opened.
-#include "waypoint/app/serve.hpp"
 #include "waypoint/app/content/static_files.hpp"
+#include "waypoint/app/serve.hpp"
+#include "waypoint/beast/http_date.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "waypoint/app/response.hpp"
-#include "waypoint/beast/server.hpp"
+#include "waypoint/beast/exchange.hpp"
 
 #include <memory>
 
@@ -56,7 +56,7 @@ class connection {
   // reads past trusted proxies). Empty addresses under respond().
   const beast::connection_endpoints& endpoints() const;
   // A descriptor permit for a descriptor the request's work opens besides its connection's
-  // (waypoint/beast/server.hpp, exchange_host::acquire_descriptor): false when the server's
+  // (waypoint/beast/exchange.hpp, exchange_host::acquire_descriptor): false when the server's
   // budget is spent. Under respond() and async_handle(), always granted.
   // waypoint/app/operations/resource_limits.hpp's require_descriptor answers the refusal.
   beast::resource_permit acquire_descriptor() const { return host_->acquire_descriptor(); }
@@ -66,7 +66,7 @@ class connection {
   explicit connection(beast::exchange_host* host) noexcept : host_(host) {}
   ~connection() = default;
 
-  // The contract with whatever serves the request (waypoint/beast/server.hpp): the server's
+  // The contract with whatever serves the request (waypoint/beast/exchange.hpp): the server's
   // connection, respond()'s in memory, async_handle()'s caller, or a WebSocket's.
   beast::exchange_host* host_;
 };

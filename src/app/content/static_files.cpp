@@ -4,6 +4,7 @@
 #include "waypoint/app/content/static_files.hpp"
 #include "waypoint/app/content/compression.hpp"
 #include "waypoint/app/operations/resource_limits.hpp"
+#include "waypoint/beast/http_date.hpp"
 
 #include "waypoint/detail/http_grammar.hpp"
 #include "waypoint/pattern.hpp"

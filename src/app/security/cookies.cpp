@@ -2,7 +2,7 @@
 // refusals, and the signed and encrypted values (OpenSSL 3: HKDF, HMAC-SHA256, AES-256-GCM).
 #include "waypoint/app/security/cookies.hpp"
 
-#include "waypoint/beast/server.hpp"
+#include "waypoint/beast/http_date.hpp"
 #include "waypoint/detail/http_grammar.hpp"
 
 #include "app/detail/base64url.hpp"

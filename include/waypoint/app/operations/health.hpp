@@ -15,7 +15,7 @@
 #pragma once
 
 #include "waypoint/app/context.hpp"
-#include "waypoint/beast/server.hpp"
+#include "waypoint/beast/server_options.hpp"
 
 #include <atomic>
 #include <memory>

@@ -19,7 +19,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
-#include "waypoint/beast/server.hpp"  // peer_credentials
+#include "waypoint/beast/address.hpp"  // peer_credentials
 
 #include <chrono>
 #include <cstddef>
