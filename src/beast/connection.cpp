@@ -275,9 +275,16 @@ void connection::on_read(error_code ec, std::size_t n) {
   if (!ec) session_.commit(n);
   server_counters::add(owner_.counters().bytes_received, n);
   if (first_read_) note_first_bytes();
+  answer_or_close(expired);
+}
+
+// The one place a connection ends on an exception (no memory for a response, a dispatch
+// that breaks the session's invariants): whatever answer() throws closes it. `expired`:
+// the read deadline passed; what did arrive in time is still answered first.
+void connection::answer_or_close(bool expired) {
   try {
     if (expired) {
-      session_.process();  // what did arrive in time is still answered
+      session_.process();
       session_.expire();
     }
     answer();
@@ -377,11 +384,7 @@ void connection::on_write(error_code ec) {
   writing_ = write_op::none;
   if (ec || life_ == life::closed) return destroy();
   session_.output().clear();
-  try {
-    answer();
-  } catch (const std::exception&) {
-    destroy();
-  }
+  answer_or_close();
 }
 
 // Sends the pending file body from the page cache until the socket's buffer is full or a
@@ -457,11 +460,7 @@ bool connection::send_file_over_tls() {
 void connection::on_file_writable(error_code ec) {
   writing_ = write_op::none;
   if (ec || life_ == life::closed) return destroy();
-  try {
-    answer();
-  } catch (const std::exception&) {
-    destroy();
-  }
+  answer_or_close();
 }
 
 // While a response is deferred: no deadline (the handler's time is its own), and a read
@@ -504,11 +503,7 @@ void connection::on_watch(error_code ec, std::size_t n, bool aside) {
   // The response is done (on_deferred_done cancelled this read, or data came first).
   if (ec && ec != asio::error::operation_aborted) return destroy();
   if (writing_ != write_op::none) return;  // on_stream_write goes on
-  try {
-    answer();
-  } catch (const std::exception&) {
-    destroy();
-  }
+  answer_or_close();
 }
 
 // The dispatch's pending read (and a write not yet in flight) learn the client is gone.
@@ -631,11 +626,7 @@ void connection::on_stream_write(error_code ec, std::size_t n) {
     transport_->cancel(ignored);
     return;
   }
-  try {
-    answer();
-  } catch (const std::exception&) {
-    destroy();
-  }
+  answer_or_close();
 }
 
 void connection::deferred_done() noexcept {
@@ -654,11 +645,7 @@ void connection::on_deferred_done() noexcept {
     transport_->cancel(ignored);  // on_watch goes on with answer()
     return;
   }
-  try {
-    answer();
-  } catch (const std::exception&) {
-    destroy();
-  }
+  answer_or_close();
 }
 
 asio::any_io_executor connection::executor() { return transport_->get_executor(); }

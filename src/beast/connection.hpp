@@ -96,6 +96,7 @@ class connection final : public exchange_host {
   void do_read();
   void on_read(error_code ec, std::size_t n);
   void answer();
+  void answer_or_close(bool expired = false);
   void release_held_calls();
   bool output_busy() const noexcept;
   bool write_now();
