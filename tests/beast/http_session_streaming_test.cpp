@@ -54,6 +54,16 @@ struct streamed_row {
   std::vector<std::string> contains;  // in this order
 };
 
+// Each of the row's pieces appears in `out`, after the one before it.
+void expect_in_order(const std::string& out, const streamed_row& r) {
+  std::size_t at = 0;
+  for (const std::string& piece : r.contains) {
+    std::size_t found = out.find(piece, at);
+    ASSERT_NE(found, std::string::npos) << r.rule << ": no \"" << piece << "\" in\n" << out;
+    at = found + piece.size();
+  }
+}
+
 TEST(HttpSessionStreaming, StreamedBodyReachesTheReaderWhateverTheCuts) {
   session_harness h(streaming_options(64));
   const std::vector<streamed_row> rows = {
@@ -90,12 +100,7 @@ TEST(HttpSessionStreaming, StreamedBodyReachesTheReaderWhateverTheCuts) {
   };
   for (const streamed_row& r : rows) {
     std::string out = same_for_every_cut(h, r.bytes, r.rule);
-    std::size_t at = 0;
-    for (const std::string& piece : r.contains) {
-      std::size_t found = out.find(piece, at);
-      ASSERT_NE(found, std::string::npos) << r.rule << ": no \"" << piece << "\" in\n" << out;
-      at = found + piece.size();
-    }
+    expect_in_order(out, r);
     EXPECT_EQ(out.find("user 9"), std::string::npos) << r.rule << ": read past a broken body";
     EXPECT_LE(h.largest_input(), h.input_bound()) << r.rule;
   }
@@ -141,12 +146,7 @@ TEST(HttpSessionPlanned, ThePlanReachesItsDispatchOrIsDroppedOnceWhateverTheCuts
   };
   for (const streamed_row& r : rows) {
     std::string out = same_for_every_cut(h, r.bytes, r.rule);
-    std::size_t at = 0;
-    for (const std::string& piece : r.contains) {
-      std::size_t found = out.find(piece, at);
-      ASSERT_NE(found, std::string::npos) << r.rule << ": no \"" << piece << "\" in\n" << out;
-      at = found + piece.size();
-    }
+    expect_in_order(out, r);
     EXPECT_EQ(out.find("user 9"), std::string::npos) << r.rule << ": read past a refused body";
     EXPECT_EQ(live_plan_notes.load(), 0) << r.rule << ": a plan leaked or was dropped twice";
   }
