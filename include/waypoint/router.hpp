@@ -152,8 +152,13 @@ class basic_match_result {
  private:
   friend class basic_router<Handler>;
 
+  // A copy writes into storage of its own, or, lent none, into none until lent some
+  // (two results writing the same bytes would overwrite each other's values).
   void own_storage() noexcept {
-    if constexpr (StorageBytes != 0) record_.storage = storage_;
+    if constexpr (StorageBytes != 0)
+      record_.storage = storage_;
+    else
+      record_.storage = {};
   }
 
   detail::match_record record_;

@@ -82,12 +82,17 @@ void request_view::fit_match_storage() noexcept {
   // The path the router matches is no longer than the target up to its query.
   std::size_t path = std::min({target.find('?'), target.size(), max_path_length});
   std::size_t need = match_storage_bytes(path);
-  long_match_storage_.reset();
-  if (need > match_storage_.size()) long_match_storage_.reset(new (std::nothrow) char[need]);
+  if (need <= match_storage_.size()) return match_.lend_storage(match_storage_);
+  // Routed again (an upgrade's request, the same path): the same block, so that the values
+  // read before stay where they were.
+  if (long_match_storage_size_ < need) {
+    long_match_storage_.reset(new (std::nothrow) char[need]);
+    long_match_storage_size_ = long_match_storage_ ? need : 0;
+  }
   if (long_match_storage_)
-    match_.lend_storage({long_match_storage_.get(), need});
+    match_.lend_storage({long_match_storage_.get(), long_match_storage_size_});
   else
-    match_.lend_storage(match_storage_);
+    match_.lend_storage(match_storage_);  // no memory: the router refuses the long path
 }
 
 void request_view::replace_body(std::string decoded) {

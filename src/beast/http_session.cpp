@@ -167,11 +167,11 @@ bool http_session::plan_body() {
       plan = {env_.options.max_body_bytes, false};  // a planner that fails plans nothing
     }
   }
+  planned_ = std::move(plan.planned);  // dropped with the request, whatever ends it
   if (parser_->content_length().value_or(0) > plan.max_bytes) {
     answer_error(http::status::payload_too_large, "the body is larger than the server accepts");
     return false;
   }
-  planned_ = std::move(plan.planned);
   parser_->body_limit(plan.max_bytes);
   parser_->eager(true);
   body_start_ = clock::now();
@@ -220,6 +220,9 @@ http_session::step http_session::finish_put(error_code ec, std::size_t used) {
   if (ec == http::error::need_buffer) return step::progress;  // the reader's buffer is full
   if (ec == http::error::body_limit) {
     body_fault(http::status::payload_too_large, "the body is larger than the server accepts", ec);
+  } else if (ec && parser_->trailer_host()) {
+    body_fault(http::status::bad_request,
+               "the trailer section carries Host, which only the header section may", ec);
   } else if (ec) {
     body_fault(http::status::bad_request, "the body is not valid HTTP/1.1 framing", ec);
   } else if (parser_->is_done()) {
@@ -474,8 +477,8 @@ void http_session::answer_error(http::status status, std::string_view why) {
 void http_session::end_request() noexcept {
   auto& answered = env_.requests_answered;  // one writer: no locked instruction
   answered.store(answered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  parser_.reset();
   planned_.reset();  // a plan the dispatch did not take, or a request refused before it
+  parser_.reset();
   body_fault_ = {};
   trailers_.clear();
   aborted_ = false;

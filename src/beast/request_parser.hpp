@@ -35,6 +35,8 @@ class request_parser final : public http::basic_parser<true> {
   // has been (after one, a chunk's data ends with a CRLF before the next line).
   std::uint64_t chunk_left() const noexcept { return chunk_left_; }
   bool chunk_seen() const noexcept { return chunk_seen_; }
+  // The trailer section held a Host field, which the parse refused.
+  bool trailer_host() const noexcept { return trailer_host_; }
 
  private:
   using error_code = boost::system::error_code;
@@ -52,7 +54,14 @@ class request_parser final : public http::basic_parser<true> {
   void on_response_impl(int, boost::beast::string_view, int, error_code&) override {}
 
   void on_field_impl(http::field name, boost::beast::string_view name_string,
-                     boost::beast::string_view value, error_code&) override {
+                     boost::beast::string_view value, error_code& ec) override {
+    // A trailer field joins the header's, as Beast merges them; Host may not (RFC 9110
+    // §6.5.1): the request was routed by the header's, at its end.
+    if (this->is_header_done() && name == http::field::host) {
+      trailer_host_ = true;
+      ec = http::error::bad_field;
+      return;
+    }
     request_.insert(name, name_string, value);
   }
 
@@ -105,6 +114,7 @@ class request_parser final : public http::basic_parser<true> {
   std::uint64_t chunk_left_ = 0;
   bool chunk_seen_ = false;
   bool streamed_ = false;
+  bool trailer_host_ = false;
 };
 
 }  // namespace waypoint::beast::detail

@@ -1127,7 +1127,7 @@ const lent_storage_case lent_storage_cases[] = {
     {"OneByteShortIsRefused", "/files/a%20b", 25, match_status::bad_request,
      "the path is longer than the match result holds"},
     {"NoneLentIsRefused", "/users/42", std::size_t(-1), match_status::bad_request,
-     "the path is longer than the match result holds"},
+     "the match result was lent no storage"},
 };
 
 class LentStorage : public ::testing::TestWithParam<lent_storage_case> {};
@@ -1173,6 +1173,21 @@ TEST(MatchResultCopy, WritesIntoItsOwnStorage) {
   r.match("GET", "/users/c%20d", "", *copy);
   EXPECT_EQ(original->value(0), "a b");
   EXPECT_EQ(copy->value(0), "c d");
+}
+
+// A copy of a lent result is lent nothing: matching through it cannot write into the
+// original's storage, and says why it refuses.
+TEST(MatchResultCopy, ALentResultsCopyIsLentNothing) {
+  router_type r = build({"GET /users/{id}"});
+  std::vector<char> lent(waypoint::match_storage_bytes(64));
+  waypoint::basic_match_result<int, 0> original;
+  original.lend_storage(lent);
+  r.match("GET", "/users/a%20b", "", original);
+  waypoint::basic_match_result<int, 0> copy(original);
+  r.match("GET", "/users/c%20d", "", copy);
+  EXPECT_EQ(original.value(0), "a b");
+  EXPECT_EQ(copy.status(), match_status::bad_request);
+  EXPECT_EQ(copy.error(), "the match result was lent no storage");
 }
 
 // Registration allocates for the pattern (its text when longer than the small-string

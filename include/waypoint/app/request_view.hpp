@@ -220,6 +220,7 @@ class request_view {
   basic_match_result<const route_entry*, 0> match_;
   std::array<char, match_storage_bytes(511)> match_storage_;
   std::unique_ptr<char[]> long_match_storage_;
+  std::size_t long_match_storage_size_ = 0;
   detail::query_index query_index_;
   std::size_t body_read_ = 0;  // read_some() over a whole body: where it is
   std::unique_ptr<std::string> replaced_body_;  // replace_body(); null for nearly every request

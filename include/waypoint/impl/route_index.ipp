@@ -487,6 +487,7 @@ struct route_index::walk {
 inline bool route_index::refuse_path(std::string_view path, const path_scan& scan,
                                      match_record& out) noexcept {
   const char* error = path.size() > max_path_length ? "the path is longer than the router accepts"
+                      : out.storage.empty() ? "the match result was lent no storage"
                       : out.storage.size() < match_storage_bytes(path.size())
                           ? "the path is longer than the match result holds"
                           : scan.error;
