@@ -13,7 +13,7 @@
 // the server thread, so a dispatch allocates nothing of its own.
 #pragma once
 
-#include "waypoint/beast/exchange.hpp"
+#include "waypoint/beast/server.hpp"
 #include "waypoint/router.hpp"
 
 #include <functional>

@@ -25,7 +25,7 @@
 // This header carries no Beast WebSocket code: the stream lives in src/beast.
 #pragma once
 
-#include "waypoint/beast/exchange.hpp"
+#include "waypoint/beast/server.hpp"
 
 #include <chrono>
 #include <cstddef>
