@@ -32,6 +32,15 @@ static_assert(std::is_convertible_v<decltype(&waypoint::app::render_problem),
 
 namespace {
 
+// One server thread on a free loopback port, signals left to the test runner.
+waypoint::beast::server_options loopback_options() {
+  waypoint::beast::server_options options;
+  options.listen = {{"127.0.0.1", 0}};
+  options.threads = 1;
+  options.handle_signals = false;
+  return options;
+}
+
 using namespace waypoint::app;
 using namespace waypoint::app::testing;
 namespace asio = boost::asio;
@@ -44,11 +53,7 @@ TEST(Serve, ApplicationAnswersThroughTheServer) {
     ctx.response().body("hello " + std::string(ctx.path_value("name")));
   });
 
-  waypoint::beast::server_options options;
-  options.listen = {{"127.0.0.1", 0}};
-  options.threads = 1;
-  options.handle_signals = false;
-  waypoint::beast::server server(options, dispatch_to(app));
+  waypoint::beast::server server(loopback_options(), dispatch_to(app));
   server.start();
   std::uint16_t port = server.endpoints().front().port;
 
@@ -79,10 +84,7 @@ TEST(Serve, ApplicationAnswersThroughTheServer) {
 TEST(Serve, ServerErrorsAreProblemDocuments) {
   application app({.logger = [](std::string_view) {}});
   waypoint::examples::add_order_routes(app);
-  waypoint::beast::server_options options;
-  options.listen = {{"127.0.0.1", 0}};
-  options.threads = 1;
-  options.handle_signals = false;
+  waypoint::beast::server_options options = loopback_options();
   options.max_body_bytes = 1000;
   waypoint::beast::server server(with_problem_errors(options), dispatch_to(app));
   server.start();
@@ -157,11 +159,7 @@ TEST(Serve, EveryResponseKindUnderHeadIsFinishedByTheWriter) {
     requests.push_back(make_request("GET", k.target));
     requests.push_back(make_request("HEAD", k.target));
   }
-  waypoint::beast::server_options options;
-  options.listen = {{"127.0.0.1", 0}};
-  options.threads = 1;
-  options.handle_signals = false;
-  waypoint::beast::server server(options, dispatch_to(app));
+  waypoint::beast::server server(loopback_options(), dispatch_to(app));
   server.start();
   for (std::size_t pieces : {0u, 1u, 7u, 11u}) {  // whole, a byte at a time, random pieces
     std::vector<response> answers = pipelined(server.endpoints().front().port, requests, pieces);

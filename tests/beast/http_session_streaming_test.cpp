@@ -155,6 +155,7 @@ TEST(HttpSessionPlanned, ThePlanReachesItsDispatchOrIsDroppedOnceWhateverTheCuts
     expect_in_order(out, r);
     EXPECT_EQ(out.find("user 9"), std::string::npos) << r.rule << ": read past a refused body";
     EXPECT_EQ(live_plan_notes.load(), 0) << r.rule << ": a plan leaked or was dropped twice";
+    EXPECT_LE(h.largest_input(), h.input_bound()) << r.rule;
   }
 }
 
