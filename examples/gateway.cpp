@@ -396,6 +396,9 @@ void print_examples(const wa::application::router_type& r, const std::string& ba
   std::cout << "  curl -i " << base << "/no/such/route            # 404\n";
   std::cout << "  curl -i -X OPTIONS " << base << "/v1/iam/users   # automatic OPTIONS: 204, Allow\n";
   std::cout << "  curl -i " << base << "/v1/health -H 'X-Request-Id: my-id-1'   # request id kept\n";
+  if (!base.starts_with("https:"))
+    std::cout << "  curl -i --http2-prior-knowledge " << base
+              << "/v1/health   # HTTP/2 without TLS (h2c by prior knowledge)\n";
   std::cout << "  curl -i -X OPTIONS " << base << "/v1/iam/users -H 'Origin: https://app.example.com'"
             << " -H 'Access-Control-Request-Method: POST'   # CORS preflight\n";
 }
@@ -470,12 +473,15 @@ int main(int argc, char** argv) {
   } else {
     for (const std::string& a : o.addresses) server_options.listen.push_back({a, o.port});
   }
+  // HTTP/2 on the TCP listeners: h2c by prior knowledge here, h2 by ALPN on the TLS ones.
+  for (wb::listen_address& a : server_options.listen) a.http2 = !a.is_unix_socket();
   if (!o.unix_socket.empty())
     server_options.listen.push_back(wb::listen_address::unix_socket(
         o.unix_socket, {.mode = o.unix_socket.starts_with('@') ? 0u : 0660u}));
   if (!o.tls_cert.empty()) {
     if (!o.listen_fd)
-      for (const std::string& a : o.addresses) server_options.listen.push_back({a, o.tls_port, true});
+      for (const std::string& a : o.addresses)
+        server_options.listen.push_back({a, o.tls_port, true, true});
     server_options.tls.certificate_chain_file = o.tls_cert;
     server_options.tls.private_key_file = o.tls_key;
   }
@@ -569,6 +575,9 @@ int main(int argc, char** argv) {
       std::cout << "  curl -i --cacert " << o.tls_cert << " https://localhost:"
                 << endpoints.back().port << "/v1/health   # over TLS (kill -HUP "
                 << ::getpid() << " reloads the certificate)\n";
+      std::cout << "  curl -i --http2 --cacert " << o.tls_cert
+                << " https://localhost:" << endpoints.back().port
+                << "/v1/health   # HTTP/2 over TLS (ALPN h2)\n";
     }
     std::cout << std::flush;
     server.wait();

@@ -720,7 +720,7 @@ class connection_fuzzer {
     socket.assign(wd::stream_protocol(AF_UNIX, 0), fds[0]);
     count_.open.fetch_add(1);
     count_.descriptors.try_take(1);
-    serving.adopt(std::move(socket), over_limit, false, false);
+    serving.adopt(std::move(socket), over_limit, {false, false, false});
     client_ = fds[1];
   }
 

@@ -7,7 +7,9 @@
 
 int main() {
   waypoint::beast::server_options options;
-  options.listen = {{"127.0.0.1", 8080}, {"127.0.0.1", 8443, /*tls=*/true}};
+  // Both listeners serve HTTP/2 beside HTTP/1.1: h2c by prior knowledge, h2 by ALPN.
+  options.listen = {{"127.0.0.1", 8080, /*tls=*/false, /*http2=*/true},
+                    {"127.0.0.1", 8443, /*tls=*/true, /*http2=*/true}};
   options.tls.certificate_chain_file = "/etc/waypoint/fullchain.pem";  // leaf first
   options.tls.private_key_file = "/etc/waypoint/privkey.pem";
   // Optional: ask clients for a certificate signed by this CA, and refuse those without.

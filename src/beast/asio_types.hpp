@@ -24,4 +24,12 @@ using socket_type = asio::basic_stream_socket<stream_protocol, executor>;
 using acceptor_type = asio::basic_socket_acceptor<stream_protocol, executor>;
 using timer_type = asio::basic_waitable_timer<clock, asio::wait_traits<clock>, executor>;
 
+// What a listener's connections are: TLS or plaintext, TCP (TCP_NODELAY) or unix, and
+// whether they may speak HTTP/2 (listen_address::http2).
+struct listener_kind {
+  bool tls = false;
+  bool tcp = true;
+  bool http2 = false;
+};
+
 }  // namespace waypoint::beast::detail

@@ -34,6 +34,10 @@ constexpr std::uint64_t file_turn_bytes = 1024 * 1024;
 // and a connection's memory grows by this much only while it sends a file.
 constexpr std::size_t tls_file_chunk_bytes = 64 * 1024;
 
+// The first bytes of every HTTP/2 connection (RFC 9113 §3.4): on a plaintext listener that
+// serves HTTP/2, a client opening with them speaks h2c by prior knowledge.
+constexpr std::string_view h2_preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
 // The first byte of every TLS connection: a handshake record's content type.
 constexpr unsigned char tls_handshake_record = 0x16;
 
@@ -71,13 +75,14 @@ void ignore_sigpipe_once() noexcept {
 
 }  // namespace
 
-connection::connection(worker& owner, socket_type socket,
-                       std::shared_ptr<asio::ssl::context> tls)
+connection::connection(worker& owner, socket_type socket, std::shared_ptr<asio::ssl::context> tls,
+                       bool http2)
     : owner_(owner),
       transport_(std::make_unique<transport>(
           std::move(socket), std::move(tls),
           linger_limits{owner.options().linger_timeout, owner.options().max_linger_bytes})),
-      session_(owner.environment(), *this) {}
+      session_(owner.environment(), *this),
+      http2_(http2) {}
 
 void connection::start(std::list<connection>::iterator self) {
   self_ = self;
@@ -171,7 +176,7 @@ void connection::on_hello(error_code ec) {
       static_cast<std::size_t>(queued) < record && !peer_finished_sending(fd))
     return wait_for_hello();
   // The record is here (or is all there will be: OpenSSL fails the handshake, counted).
-  transport_->start_tls();
+  transport_->start_tls(http2_);
   reading_ = read_op::handshake;
   transport_->async_handshake([this](error_code e) { on_handshake(e); });
 }
@@ -196,6 +201,7 @@ void connection::on_handshake(error_code ec) {
     return destroy();
   }
   owner_.counters().count(tls_event::handshake);
+  if (transport_->negotiated_h2()) return hand_over_h2();
   do_read();
 }
 
@@ -215,16 +221,39 @@ void connection::refuse_plaintext() {
 
 // A plaintext connection whose first byte opens a TLS record: the session answers 400, as
 // for any bytes that are not HTTP; the mismatch is counted (and told once) here.
-void connection::note_first_bytes() {
+// What the first bytes say: a TLS hello on a plaintext port is counted (and answered 400 by
+// the session); HTTP/2's preface hands the connection over. Returns false when the
+// connection is gone, or waits for more bytes of what may be the preface.
+bool connection::note_first_bytes() {
+  std::string_view input = session_.input();
+  if (http2_ && !transport_->is_tls() && !input.empty() &&
+      h2_preface.starts_with(input.substr(0, h2_preface.size()))) {
+    if (input.size() >= h2_preface.size()) {
+      hand_over_h2();
+      return false;
+    }
+    do_read();  // a prefix of the preface: nothing an HTTP/1.1 request could start with
+    return false;
+  }
   first_read_ = false;
-  if (transport_->is_tls() || session_.input_size() == 0) return;
-  if (static_cast<unsigned char>(session_.input().front()) != tls_handshake_record) return;
+  if (transport_->is_tls() || input.empty()) return true;
+  if (static_cast<unsigned char>(input.front()) != tls_handshake_record) return true;
   owner_.counters().count(tls_event::tls_on_plaintext);
   if (owner_.tls().first_notice(tls_notice::tls_on_plaintext_port)) {
     const connection_endpoints& ends = endpoints();
     tls_state::print_notice("a TLS hello on the plaintext port " + ends.local.address + ":" +
                             std::to_string(ends.local.port) + " was answered 400");
   }
+  return true;
+}
+
+// The connection speaks HTTP/2: its socket (and TLS), with what was read of it, goes on as
+// an h2_connection of the worker's, and this connection is gone.
+void connection::hand_over_h2() {
+  std::string preread(session_.input());
+  connection_endpoints ends = endpoints();
+  owner_.adopt_h2(self_, std::move(transport_), std::move(preread),
+                  std::move(ends));  // deletes *this
 }
 
 // Ends the connection: shut(), then settle().
@@ -274,7 +303,7 @@ void connection::on_read(error_code ec, std::size_t n) {
   if ((ec && !expired) || life_ == life::closed) return destroy();
   if (!ec) session_.commit(n);
   server_counters::add(owner_.counters().bytes_received, n);
-  if (first_read_) note_first_bytes();
+  if (first_read_ && !note_first_bytes()) return;
   answer_or_close(expired);
 }
 

@@ -26,8 +26,10 @@ class tls_state;
 // and response live here), destroy the connection.
 class connection final : public exchange_host {
  public:
-  // `tls` null: a plaintext connection.
-  connection(worker& owner, socket_type socket, std::shared_ptr<asio::ssl::context> tls);
+  // `tls` null: a plaintext connection. `http2`: it may become an h2_connection (ALPN's
+  // h2, or the h2c preface as its first bytes).
+  connection(worker& owner, socket_type socket, std::shared_ptr<asio::ssl::context> tls,
+             bool http2);
   void start(std::list<connection>::iterator self);
   // Answers 503 without reading a request, then closes.
   void refuse(std::list<connection>::iterator self);
@@ -92,7 +94,8 @@ class connection final : public exchange_host {
   void on_handshake(error_code ec);
   void refuse_plaintext();
   bool send_file_over_tls();
-  void note_first_bytes();
+  bool note_first_bytes();
+  void hand_over_h2();
   void do_read();
   void on_read(error_code ec, std::size_t n);
   void answer();
@@ -147,6 +150,7 @@ class connection final : public exchange_host {
   // input's buffer under a read into it; so that read goes here, and is copied in.
   std::unique_ptr<char[]> watch_buffer_;
   bool first_read_ = true;     // nothing has been read yet
+  bool http2_ = false;         // the listener serves HTTP/2
   std::unique_ptr<char[]> file_chunk_;  // over TLS, a file body's bytes between disk and cipher
 };
 

@@ -48,8 +48,7 @@ struct listener {
   acceptor_type acceptor;
   worker* owner;
   std::optional<timer_type> retry;    // after EMFILE and the like, wait before accepting again
-  bool tls = false;                   // its connections speak TLS
-  bool tcp = true;                    // its connections get TCP_NODELAY
+  listener_kind kind;
   std::optional<socket_file> file{};  // a unix listener's, removed at close
 };
 

@@ -9,7 +9,6 @@
 #include <cstring>
 
 namespace waypoint::beast::detail {
-namespace {
 
 using waypoint::detail::append_decimal;
 
@@ -33,6 +32,14 @@ bool holds_line_break(std::string_view s) noexcept {
     if (is_break(s[i])) return true;
   return false;
 }
+
+bool valid_fields(const response& res) noexcept {
+  for (const auto& f : res)
+    if (holds_line_break(f.name_string()) || holds_line_break(f.value())) return false;
+  return true;
+}
+
+namespace {
 
 bool is_decimal(std::string_view s) noexcept {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string_view::npos;

@@ -34,4 +34,10 @@ struct response_framing {
 // streamed, a status with content, not HEAD, and no 500 in its place.
 bool append_response(const response& res, const response_framing& framing, std::string& out);
 
+// Whether `s` holds CR, LF or NUL, which would split a header; HTTP/2's framing refuses
+// the same fields as HTTP/1.1's writer.
+bool holds_line_break(std::string_view s) noexcept;
+// Whether every field of `res` is free of them.
+bool valid_fields(const response& res) noexcept;
+
 }  // namespace waypoint::beast::detail

@@ -129,22 +129,26 @@ void server::impl::bind_all() {
       opened_listener o = a.inherited_fd >= 0 ? adopt_listener(*control, a)
                                               : open_unix_listener(*control, a);
       bool tcp = !o.bound.is_unix_socket();
-      listeners.push_back({std::move(o.acceptor), nullptr, {}, tls, tcp, std::move(o.file)});
+      listeners.push_back(
+          {std::move(o.acceptor), nullptr, {}, {tls, tcp, a.http2}, std::move(o.file)});
       o.bound.tls = tls;
+      o.bound.http2 = a.http2;
       bound.push_back(std::move(o.bound));
       continue;
     }
     tcp::endpoint at = *endpoints[i];
     if (!options.reuse_port) {
-      listeners.push_back({open_listener(*control, at, false, any_v4), nullptr, {}, tls});
+      listeners.push_back(
+          {open_listener(*control, at, false, any_v4), nullptr, {}, {tls, true, a.http2}});
       at = to_tcp(listeners.back().acceptor.local_endpoint());
     } else {
       for (auto& w : workers) {
-        listeners.push_back({open_listener(w->context(), at, true, any_v4), w.get(), {}, tls});
+        listeners.push_back(
+            {open_listener(w->context(), at, true, any_v4), w.get(), {}, {tls, true, a.http2}});
         at = to_tcp(listeners.back().acceptor.local_endpoint());  // port 0: the others share it
       }
     }
-    bound.push_back({at.address().to_string(), at.port(), tls});
+    bound.push_back({at.address().to_string(), at.port(), tls, a.http2});
   }
   open_listeners = listeners.size();
 }
@@ -170,10 +174,10 @@ void server::impl::hand_over(listener& l, worker& target, socket_type socket) {
     return;  // the socket closes as it goes out of scope
   }
   count.open.fetch_add(1, std::memory_order_relaxed);
-  if (l.owner) return target.adopt(std::move(socket), over_limit, l.tls, l.tcp);
+  if (l.owner) return target.adopt(std::move(socket), over_limit, l.kind);
   asio::post(target.context(),
-             [&target, over_limit, tls = l.tls, tcp = l.tcp, s = std::move(socket)]() mutable {
-               target.adopt(std::move(s), over_limit, tls, tcp);
+             [&target, over_limit, kind = l.kind, s = std::move(socket)]() mutable {
+               target.adopt(std::move(s), over_limit, kind);
              });
 }
 

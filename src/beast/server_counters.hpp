@@ -21,6 +21,11 @@ struct server_counters {
   std::array<std::atomic<std::uint64_t>, server_stats::error_statuses.size()> errors{};
   std::array<std::atomic<std::uint64_t>, 5> timeouts{};
   std::array<std::atomic<std::uint64_t>, 4> tls{};
+  std::atomic<std::uint64_t> h2_connections{0};
+  std::atomic<std::uint64_t> h2_streams{0};
+  std::atomic<std::uint64_t> h2_resets_received{0};
+  std::atomic<std::uint64_t> h2_resets_sent{0};
+  std::atomic<std::uint64_t> h2_floods{0};
 
   static void add(std::atomic<std::uint64_t>& counter, std::uint64_t n = 1) noexcept {
     counter.store(counter.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
@@ -47,6 +52,11 @@ struct server_counters {
     total.tls.handshake_failures += read(tls[1]);
     total.tls.plaintext_on_tls += read(tls[2]);
     total.tls.tls_on_plaintext += read(tls[3]);
+    total.http2.connections += read(h2_connections);
+    total.http2.streams += read(h2_streams);
+    total.http2.resets_received += read(h2_resets_received);
+    total.http2.resets_sent += read(h2_resets_sent);
+    total.http2.floods += read(h2_floods);
   }
 };
 

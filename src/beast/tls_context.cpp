@@ -38,14 +38,26 @@ std::string reason(const boost::system::error_code& ec) {
   return why;
 }
 
-// ALPN: http/1.1 when the client offers it. A client offering only other protocols (h2
-// alone) goes on without ALPN rather than being refused, as nginx does: it may still
-// speak HTTP/1.1, and refusing would only turn a degraded connection into a failed one.
-int select_http11(SSL*, const unsigned char** out, unsigned char* out_length,
-                  const unsigned char* offered, unsigned int offered_length, void*) {
-  static constexpr unsigned char ours[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+// The index of the mark offer_h2() leaves on a connection.
+int h2_mark() noexcept {
+  static const int index = ::SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+// ALPN: h2 when the client offers it and the connection's listener serves HTTP/2, else
+// http/1.1 when the client offers it. A client offering only other protocols (h2 to a
+// listener without HTTP/2) goes on without ALPN rather than being refused, as nginx does:
+// it may still speak HTTP/1.1, and refusing would only turn a degraded connection into a
+// failed one.
+int select_protocol(SSL* ssl, const unsigned char** out, unsigned char* out_length,
+                    const unsigned char* offered, unsigned int offered_length, void*) {
+  static constexpr unsigned char with_h2[] = {2,   'h', '2', 8,   'h', 't',
+                                              't', 'p', '/', '1', '.', '1'};
+  static constexpr unsigned char http11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+  bool h2 = ::SSL_get_ex_data(ssl, h2_mark()) != nullptr;
   unsigned char* selected = nullptr;
-  if (::SSL_select_next_proto(&selected, out_length, ours, sizeof ours, offered,
+  if (::SSL_select_next_proto(&selected, out_length, h2 ? with_h2 : http11,
+                              h2 ? sizeof with_h2 : sizeof http11, offered,
                               offered_length) != OPENSSL_NPN_NEGOTIATED)
     return SSL_TLSEXT_ERR_NOACK;
   *out = selected;
@@ -119,8 +131,20 @@ std::shared_ptr<ssl::context> make_tls_context(const tls_options& o) {
   // refuses every resumed handshake.
   static constexpr unsigned char session_context[] = "waypoint";
   ::SSL_CTX_set_session_id_context(native, session_context, sizeof session_context - 1);
-  ::SSL_CTX_set_alpn_select_cb(native, select_http11, nullptr);
+  ::SSL_CTX_set_alpn_select_cb(native, select_protocol, nullptr);
   return context;
+}
+
+void offer_h2(SSL* connection) noexcept {
+  static int mark = 1;
+  ::SSL_set_ex_data(connection, h2_mark(), &mark);
+}
+
+bool selected_h2(const SSL* connection) noexcept {
+  const unsigned char* name = nullptr;
+  unsigned int length = 0;
+  ::SSL_get0_alpn_selected(connection, &name, &length);
+  return length == 2 && name[0] == 'h' && name[1] == '2';
 }
 
 tls_state::tls_state(const tls_options& o, bool enabled) : options_(o), enabled_(enabled) {

@@ -8,6 +8,8 @@
 
 #include "waypoint/beast/server.hpp"
 
+#include <openssl/ossl_typ.h>
+
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -22,6 +24,12 @@ namespace waypoint::beast::detail {
 // A context from the files `o` names; throws std::runtime_error naming the file (and
 // OpenSSL's reason) that is missing, unreadable or unusable.
 std::shared_ptr<boost::asio::ssl::context> make_tls_context(const tls_options& o);
+
+// ALPN per connection: a connection of a listener that serves HTTP/2 may select h2 (the
+// context is shared by every TLS listener, so the choice is marked on the connection).
+void offer_h2(SSL* connection) noexcept;
+// Whether the handshake selected h2.
+bool selected_h2(const SSL* connection) noexcept;
 
 enum class tls_notice : std::uint8_t { plaintext_on_tls_port, tls_on_plaintext_port, handshake_failed };
 

@@ -1,6 +1,8 @@
 // The TLS half of transport.hpp: Asio's OpenSSL stream over the transport's own socket.
 #include "transport.hpp"
 
+#include "tls_context.hpp"
+
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -29,9 +31,14 @@ transport::transport(socket_type socket, std::shared_ptr<asio::ssl::context> tls
                      linger_limits linger)
     : socket_(std::move(socket)), tls_context_(std::move(tls)), linger_(linger) {}
 
-void transport::start_tls() {
+void transport::start_tls(bool h2) {
   tls_ = std::make_unique<tls_stream>(socket_, std::move(tls_context_));
   tls_context_.reset();
+  if (h2) offer_h2(tls_->stream.native_handle());
+}
+
+bool transport::negotiated_h2() const noexcept {
+  return tls_ && selected_h2(tls_->stream.native_handle());
 }
 
 transport::~transport() = default;

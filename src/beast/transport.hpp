@@ -61,8 +61,10 @@ class transport {
 
   bool is_tls() const noexcept { return tls_ != nullptr || tls_context_ != nullptr; }
   // Makes the TLS stream from the context, once the client's hello has arrived. Only when
-  // is_tls(), once, before async_handshake().
-  void start_tls();
+  // is_tls(), once, before async_handshake(). `offer_h2`: ALPN may select h2.
+  void start_tls(bool offer_h2 = false);
+  // After the handshake: ALPN selected h2.
+  bool negotiated_h2() const noexcept;
   // The TCP socket under any TLS: for endpoints, readiness waits, options, close.
   socket_type& socket() noexcept { return socket_; }
   executor_type get_executor() noexcept { return socket_.get_executor(); }

@@ -4,9 +4,10 @@
 
 #include "asio_types.hpp"
 #include "connection.hpp"
+#include "h2_connection.hpp"
 #include "limits.hpp"
-#include "websocket_session.hpp"
 #include "tls_context.hpp"
+#include "websocket_session.hpp"
 
 #include <atomic>
 #include <functional>
@@ -41,9 +42,10 @@ class worker {
   // once a stop has drained every connection.
   void start_on_caller_context(std::function<void()> finished);
 
-  // On this worker's thread, with the connection already counted in count_.open; `tls`:
-  // it came to a TLS listener; `tcp`: a TCP one (not unix), whose sockets take TCP_NODELAY.
-  void adopt(socket_type socket, bool over_limit, bool tls, bool tcp) {
+  // On this worker's thread, with the connection already counted in count_.open; `kind`:
+  // the listener's.
+  void adopt(socket_type socket, bool over_limit, listener_kind kind) {
+    auto [tls, tcp, http2] = kind;
     if (stopping_) {  // the socket closes as it goes out of scope
       count_.release_connection();
       return;
@@ -51,7 +53,7 @@ class worker {
     error_code ignored;
     if (tcp) socket.set_option(detail::tcp::no_delay(true), ignored);
     socket.non_blocking(true, ignored);  // write_now() must never block the thread
-    connections_.emplace_front(*this, std::move(socket), tls ? tls_.current() : nullptr);
+    connections_.emplace_front(*this, std::move(socket), tls ? tls_.current() : nullptr, http2);
     if (over_limit) {
       count_.refused.fetch_add(1, std::memory_order_relaxed);
       connections_.front().refuse(connections_.begin());
@@ -66,6 +68,7 @@ class worker {
     drain_deadline_ = clock::now() + options_.drain_timeout;
     for (connection& c : connections_) c.drain();
     for (websocket_session& w : websockets_) w.going_away();
+    for (auto it = h2_.begin(); it != h2_.end();) (it++)->drain();  // may erase itself
     finish_if_drained();
   }
 
@@ -75,6 +78,7 @@ class worker {
     drain_deadline_ = clock::now();
     for (connection& c : connections_) c.close();
     for (websocket_session& w : websockets_) w.close();
+    for (auto it = h2_.begin(); it != h2_.end();) (it++)->close();  // may erase itself
   }
 
   void remove(std::list<connection>::iterator it) noexcept {
@@ -90,6 +94,22 @@ class worker {
     connections_.erase(from);
     websockets_.emplace_front(*this, std::move(stream), std::move(handoff));
     websockets_.front().start(websockets_.begin());
+  }
+
+  // A connection that speaks HTTP/2 (ALPN chose h2, or its first bytes were the h2c
+  // preface): its transport goes on as an h2_connection, still counted in count_.open, with
+  // what was read of it. Deletes the connection at `from`.
+  void adopt_h2(std::list<connection>::iterator from, std::unique_ptr<transport> stream,
+                std::string preread, connection_endpoints endpoints) {
+    connections_.erase(from);
+    h2_.emplace_front(*this, std::move(stream), std::move(preread), std::move(endpoints));
+    h2_.front().start(h2_.begin());
+  }
+
+  void remove_h2(std::list<h2_connection>::iterator it) noexcept {
+    h2_.erase(it);
+    count_.release_connection();
+    finish_if_drained();
   }
 
   void remove_websocket(std::list<websocket_session>::iterator it) noexcept {
@@ -112,7 +132,9 @@ class worker {
     counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
-  bool drained() const noexcept { return connections_.empty() && websockets_.empty(); }
+  bool drained() const noexcept {
+    return connections_.empty() && websockets_.empty() && h2_.empty();
+  }
 
   // The sweep timer is the worker's last work: cancelling it lets run() return.
   void finish_if_drained() noexcept {
@@ -142,6 +164,14 @@ class worker {
     // A WebSocket's deadlines are Beast's own (websocket_options); only the drain's is ours.
     if (out_of_time)
       for (websocket_session& w : websockets_) w.close();
+    for (auto it = h2_.begin(); it != h2_.end();) {
+      h2_connection& h = *it++;  // may erase itself
+      if (out_of_time) {
+        h.close();
+      } else {
+        h.on_deadline(now);
+      }
+    }
     if (stopping_ && drained()) {
       if (finished_) finished_();
       return;
@@ -164,6 +194,7 @@ class worker {
   std::chrono::milliseconds sweep_every_;
   std::list<connection> connections_;
   std::list<websocket_session> websockets_;
+  std::list<h2_connection> h2_;
   bool stopping_ = false;
   clock::time_point drain_deadline_;
   std::atomic<std::uint64_t> connections_accepted_{0};

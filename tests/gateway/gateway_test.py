@@ -133,8 +133,9 @@ class Gateway:
 
 
 class Response:
-    def __init__(self, status, headers, body, seconds):
+    def __init__(self, status, headers, body, seconds, version="1.1"):
         self.status, self.headers, self.body, self.seconds = status, headers, body, seconds
+        self.version = version  # the protocol's, as curl's status line names it: "1.1", "2"
 
     def header(self, name):
         return self.headers.get(name.lower())
@@ -162,13 +163,13 @@ def curl(argv):
     while re.match(r"HTTP/\S+ 1\d\d ", head):  # an interim response (100 Continue)
         head, _, body = body.partition("\n\n")
     lines = head.split("\n")
-    m = re.match(r"HTTP/\S+ (\d{3})", lines[0])
+    m = re.match(r"HTTP/(\S+) (\d{3})", lines[0])
     expect(m, "curl printed no status line: %r" % done.stdout[:200])
     headers = {}
     for line in lines[1:]:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
-    return Response(int(m.group(1)), headers, body, seconds)
+    return Response(int(m.group(2)), headers, body, seconds, m.group(1))
 
 
 def get(url, *curl_args):
@@ -218,6 +219,13 @@ def request_id_kept(argv, r):
     expect(200 <= r.status < 300, "request id line: 2xx, got %r" % r)
     expect(r.header("X-Request-Id") == sent,
            "X-Request-Id echoed as sent (%r), got %r" % (sent, r.header("X-Request-Id")))
+
+
+def http2_line(argv, r):
+    expect("--http2-prior-knowledge" in argv, "the HTTP/2 line asks for h2c: %r" % argv)
+    expect(r.version == "2" and r.status == 200 and r.json().get("route") == "GET /v1/health",
+           "the h2c line answers over HTTP/2, 200 from GET /v1/health, got HTTP/%s %r"
+           % (r.version, r))
 
 
 def cors_preflight(argv, r):
@@ -517,6 +525,7 @@ CURL_LINE_RULES = [  # (comment contains, rule)
     ("# 404", no_route),
     ("automatic OPTIONS", automatic_options),
     ("request id kept", request_id_kept),
+    ("h2c by prior knowledge", http2_line),
     ("CORS preflight", cors_preflight),
     ("typed JSON route", typed_order),
     ("constraints enforced", org_order_placed),
@@ -784,10 +793,14 @@ def check_tls_line_answers_over_https_with_the_printed_certificate(binary):
         g = Gateway(binary, "--tls-cert", cert, "--tls-key", key, "--tls-port", "0")
         try:
             lines = [l for l in g.curl_lines if "--cacert" in l]
-            expect(len(lines) == 1, "one curl line over TLS, got %r" % g.curl_lines)
-            r = curl(shlex.split(lines[0], comments=True))
-            expect(r.status == 200 and "route" in r.json(),
-                   "the TLS line answers 200 from its route, got %r" % r)
+            expect(len(lines) == 2 and "--http2" in lines[1],
+                   "two curl lines over TLS, the second asking for HTTP/2, got %r" % g.curl_lines)
+            # curl offers h2 by ALPN unasked, so both lines speak HTTP/2.
+            for line in lines:
+                r = curl(shlex.split(line, comments=True))
+                expect(r.status == 200 and "route" in r.json() and r.version == "2",
+                       "the TLS line answers 200 from its route over HTTP/2, got HTTP/%s %r"
+                       % (r.version, r))
             https = [a for a in shlex.split(lines[0], comments=True) if a.startswith("https://")]
             plain = get(https[0].replace("https://", "http://"))
             expect(plain.status == 400 and "HTTPS" in plain.body,

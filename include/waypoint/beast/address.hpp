@@ -36,6 +36,11 @@ struct listen_address {
   // The listener speaks TLS (server_options::tls); of a connection's local end, it came
   // over TLS.
   bool tls = false;
+  // The listener serves HTTP/2 beside HTTP/1.1 (server_options::http2): over TLS when the
+  // client's ALPN offers h2, in plaintext (h2c) when the client opens with HTTP/2's
+  // connection preface (prior knowledge). `Upgrade: h2c` is not taken: such a request is
+  // answered over HTTP/1.1, as if the field were absent.
+  bool http2 = false;
   // A unix listener's file mode and group (a path; an abstract name has neither).
   unix_socket_options unix_file{};
   // >= 0: a listening socket the process was given (socket activation); the server listens

@@ -111,6 +111,16 @@ struct server_stats {
     std::uint64_t plaintext_on_tls = 0;    // plaintext on a TLS port: answered 400
     std::uint64_t tls_on_plaintext = 0;    // a TLS hello on a plaintext port: answered 400
   } tls;
+  // HTTP/2 (listen_address::http2). Its requests count in `requests` as well.
+  struct http2_counts {
+    std::uint64_t connections = 0;      // by ALPN or by the h2c preface
+    std::uint64_t streams = 0;          // requests opened
+    std::uint64_t resets_received = 0;  // RST_STREAM from clients
+    std::uint64_t resets_sent = 0;      // streams the server reset (its own or a client's fault)
+    // Connections ended for a flood (http2_options: resets, stream errors, empty frames,
+    // control frames not read); the first of each kind is also written to stderr.
+    std::uint64_t floods = 0;
+  } http2;
 };
 
 class server {

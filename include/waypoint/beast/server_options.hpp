@@ -17,8 +17,9 @@
 namespace waypoint::beast {
 
 // The files of the server's TLS listeners, all PEM, read at construction and again by
-// server::reload_tls() (SIGHUP). TLS 1.2 is the oldest version served; ALPN selects
-// http/1.1; TLS 1.2's ciphers are tls12_ciphers, TLS 1.3's and the groups OpenSSL's.
+// server::reload_tls() (SIGHUP). TLS 1.2 is the oldest version served; ALPN selects h2
+// on a listener that serves HTTP/2 and the client offers it, else http/1.1; TLS 1.2's ciphers are
+// tls12_ciphers, TLS 1.3's and the groups OpenSSL's.
 struct tls_options {
   std::string certificate_chain_file;  // the server's certificate, then its intermediates
   std::string private_key_file;        // the key of the first certificate, unencrypted
@@ -36,6 +37,44 @@ struct tls_options {
       "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
       "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
       "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+};
+
+// HTTP/2's limits, for the listeners with `http2` set (listen_address). Each bounds what one
+// client can make the server hold or do; past one, the stream or the connection ends with
+// the error RFC 9113 names, the event is logged once per process and counted
+// (server_stats::http2). Framing, HPACK and flow control are libnghttp2's.
+struct http2_options {
+  // Streams a client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); more are
+  // refused (RST_STREAM REFUSED_STREAM).
+  std::uint32_t max_concurrent_streams = 100;
+  // The window a request body may fill before its handler reads it (SETTINGS_INITIAL_
+  // WINDOW_SIZE): credit comes back only as the handler takes the bytes, so a streamed body
+  // holds at most this much per stream.
+  std::uint32_t stream_window = 256 * 1024;
+  // The same for the connection as a whole: all its streams' unread body bytes.
+  std::uint32_t connection_window = 1024 * 1024;
+  // Response bytes a stream holds while the client's window is closed: a handler's chunk
+  // waits for the window rather than being buffered past this.
+  std::size_t max_buffered_bytes_per_stream = 64 * 1024;
+  // RST_STREAM frames a client may send, as a token bucket: `reset_burst` at once, refilled
+  // at `resets_per_second` (CVE-2023-44487, Rapid Reset). Past it: GOAWAY.
+  std::uint64_t reset_burst = 1000;
+  std::uint64_t resets_per_second = 33;
+  // Stream errors the server itself raises for a client's bad frames, per connection, in
+  // the same bucket form (CVE-2025-8671, MadeYouReset): past it, GOAWAY.
+  std::uint64_t server_reset_burst = 1000;
+  std::uint64_t server_resets_per_second = 33;
+  // CONTINUATION frames after one HEADERS frame (CVE-2024-27316 and its family). Past it:
+  // GOAWAY. The header list itself is bounded by server_options::max_header_bytes
+  // (SETTINGS_MAX_HEADER_LIST_SIZE; past it, 431 on the stream).
+  std::size_t max_continuations = 8;
+  // Settings in one SETTINGS frame, and control frames (SETTINGS and PING acknowledgements)
+  // queued unsent because the client does not read: past either, GOAWAY.
+  std::size_t max_settings = 32;
+  std::size_t max_queued_control_frames = 1000;
+  // Frames that carry nothing (empty DATA without END_STREAM, say), per connection: a
+  // client sending a stream of them costs the server a wakeup each. Past it: GOAWAY.
+  std::size_t max_empty_frames = 1000;
 };
 
 // Fills the response to a request the server refuses before any dispatch (400, 408, 413,
@@ -123,6 +162,8 @@ struct server_options {
 
   // For the listeners with `tls` set; checked (the files read) when the server is made.
   tls_options tls;
+  // For the listeners with `http2` set.
+  http2_options http2;
 };
 
 }  // namespace waypoint::beast

@@ -334,6 +334,15 @@ void render_server(std::string& out, const beast::server_stats& s) {
       {"handshake", s.tls.handshakes}, {"handshake_failure", s.tls.handshake_failures},
       {"plaintext_on_tls", s.tls.plaintext_on_tls}, {"tls_on_plaintext", s.tls.tls_on_plaintext}};
   append_by_label(out, "waypoint_server_tls_total", "event", events);
+  append_family(out, "waypoint_server_http2_total", "counter",
+                "HTTP/2: connections, streams, resets each way, connections ended for a flood.");
+  const std::pair<std::string_view, std::uint64_t> http2[] = {
+      {"connection", s.http2.connections},
+      {"stream", s.http2.streams},
+      {"reset_received", s.http2.resets_received},
+      {"reset_sent", s.http2.resets_sent},
+      {"flood", s.http2.floods}};
+  append_by_label(out, "waypoint_server_http2_total", "event", http2);
 }
 
 }  // namespace

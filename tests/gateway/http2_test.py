@@ -1,0 +1,623 @@
+#!/usr/bin/python3
+"""The example gateway over HTTP/2 (issue #46), with clients the project did not write: every
+printed curl line run again over h2c and held to the answer it gets over HTTP/1.1; h2 over
+TLS by ALPN; python3-h2 for multiplexed streams, RFC 9113 §8's request rules and the
+limits; raw frames (hyperframe, hpack) for the floods a hostile client sends; nghttp for the
+GOAWAY of a drain; h2load for many streams at once.
+
+usage: http2_test.py GATEWAY_BINARY
+
+Each check is named for the rule it holds the server to. No check depends on timing: a
+flood is sent whole and the server's answer (its GOAWAY, or the close) is read to the end
+of the stream, within a bound that only a broken server reaches.
+"""
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gateway_test import CheckFailed, Gateway, curl, expect, run_checks  # noqa: E402
+
+import h2.config  # noqa: E402
+import h2.connection  # noqa: E402
+import h2.events  # noqa: E402
+from h2.errors import ErrorCodes  # noqa: E402
+from h2.settings import SettingCodes  # noqa: E402
+from hpack import Encoder  # noqa: E402
+from hyperframe.frame import (ContinuationFrame, DataFrame, Frame, GoAwayFrame,  # noqa: E402
+                              HeadersFrame, PingFrame, RstStreamFrame, SettingsFrame)
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+READ_TIMEOUT_S = 10
+ENHANCE_YOUR_CALM = 0xB
+# Lines whose answer depends on more than the request (a mounted service's process), or
+# that stream for seconds: run over h2c once, not compared.
+NOT_COMPARED = ("a mounted service", "the mounted service's event stream")
+
+
+def port_of(base):
+    return int(base.rsplit(":", 1)[1])
+
+
+# --- clients ---------------------------------------------------------------------------
+
+class Client:
+    """python3-h2 over a socket: requests on streams of one connection."""
+
+    def __init__(self, port, settings=None, validate=True, tls_context=None):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=READ_TIMEOUT_S)
+        if tls_context:
+            self.sock = tls_context.wrap_socket(self.sock, server_hostname="localhost")
+        config = h2.config.H2Configuration(client_side=True, header_encoding="utf-8",
+                                           validate_outbound_headers=validate,
+                                           normalize_outbound_headers=validate)
+        self.conn = h2.connection.H2Connection(config=config)
+        self.conn.initiate_connection()
+        if settings:
+            self.conn.update_settings(settings)
+        self.flush()
+        self.authority = "127.0.0.1:%d" % port
+        self.responses = {}  # stream id -> {"status", "headers", "body", "ended", "reset"}
+        self.goaway = None
+
+    def flush(self):
+        data = self.conn.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def request(self, method, path, headers=(), body=None, end_stream=True):
+        sid = self.conn.get_next_available_stream_id()
+        fields = [(":method", method), (":path", path), (":scheme", "http"),
+                  (":authority", self.authority)] + list(headers)
+        self.conn.send_headers(sid, fields, end_stream=end_stream and body is None)
+        self.flush()
+        self.responses[sid] = {"status": None, "headers": {}, "body": b"", "ended": False,
+                               "reset": None}
+        if body is not None:
+            self.send_body(sid, body, end_stream)
+        return sid
+
+    def send_body(self, sid, body, end_stream):
+        """As the server's windows allow: it credits a streamed body as its handler reads."""
+        view = memoryview(body)
+        while True:
+            room = min(self.conn.local_flow_control_window(sid), self.conn.max_outbound_frame_size)
+            if room == 0 and len(view) > 0:
+                before = self.conn.local_flow_control_window(sid)
+                self.pump(lambda: self.responses[sid]["ended"] or
+                          self.conn.local_flow_control_window(sid) > before)
+                if self.responses[sid]["ended"]:
+                    return
+                continue
+            piece, view = view[:room], view[room:]
+            last = len(view) == 0
+            self.conn.send_data(sid, piece.tobytes(), end_stream=end_stream and last)
+            self.flush()
+            if last:
+                return
+
+    def pump(self, done):
+        """Reads and handles events until done() is true or the connection ends."""
+        while not done():
+            try:
+                data = self.sock.recv(65536)
+            except socket.timeout:
+                raise CheckFailed("no answer within %d s" % READ_TIMEOUT_S)
+            if not data:
+                return False
+            for event in self.conn.receive_data(data):
+                self.handle(event)
+            self.flush()
+        return True
+
+    def handle(self, event):
+        r = self.responses.get(getattr(event, "stream_id", None))
+        if isinstance(event, h2.events.ResponseReceived) and r is not None:
+            r["headers"] = dict(event.headers)
+            r["status"] = int(r["headers"][":status"])
+        elif isinstance(event, h2.events.DataReceived) and r is not None:
+            r["body"] += event.data
+            self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        elif isinstance(event, h2.events.StreamEnded) and r is not None:
+            r["ended"] = True
+        elif isinstance(event, h2.events.StreamReset) and r is not None:
+            r["reset"] = event.error_code
+            r["ended"] = True
+        elif isinstance(event, h2.events.ConnectionTerminated):
+            self.goaway = event
+
+    def wait(self, *sids):
+        self.pump(lambda: all(self.responses[s]["ended"] for s in sids))
+        return [self.responses[s] for s in sids]
+
+    def close(self):
+        self.sock.close()
+
+
+class Raw:
+    """Frames as a hostile client writes them: no flow control, no checks, no reading until
+    asked. `rcvbuf`: a small receive buffer, so that what the server writes backs up."""
+
+    def __init__(self, port, rcvbuf=None):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if rcvbuf:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        self.sock.settimeout(READ_TIMEOUT_S)
+        self.sock.connect(("127.0.0.1", port))
+        self.sock.sendall(PREFACE + SettingsFrame(0).serialize())
+        self.encoder = Encoder()
+        self.authority = "127.0.0.1:%d" % port
+
+    def block(self, method, path, extra=()):
+        return self.encoder.encode([(":method", method), (":path", path), (":scheme", "http"),
+                                    (":authority", self.authority)] + list(extra))
+
+    def send(self, *frames):
+        self.send_bytes(b"".join(f.serialize() for f in frames))
+
+    def send_bytes(self, data):
+        try:
+            self.sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the server has closed: what it said is still to be read
+        except socket.timeout:
+            raise CheckFailed("the server neither read nor closed within %d s" % READ_TIMEOUT_S)
+
+    def frames_until_close(self):
+        return frames_until_close(self.sock)
+
+    def close(self):
+        self.sock.close()
+
+
+def frames_until_close(sock):
+    """Every frame the server sends on `sock` until it closes the connection."""
+    data = b""
+    try:
+        while True:
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                break
+            data += chunk
+    except ConnectionResetError:
+        pass
+    except socket.timeout:
+        raise CheckFailed("the server did not close the connection within %d s" % READ_TIMEOUT_S)
+    frames, view = [], memoryview(data)
+    while len(view) >= 9:
+        frame, length = Frame.parse_frame_header(view[:9])
+        if len(view) < 9 + length:
+            break
+        frame.parse_body(view[9:9 + length])
+        frames.append(frame)
+        view = view[9 + length:]
+    return frames
+
+
+def goaway_of(frames):
+    away = [f for f in frames if isinstance(f, GoAwayFrame)]
+    return away[-1] if away else None
+
+
+def expect_served(port, what):
+    c = Client(port)
+    try:
+        [r] = c.wait(c.request("GET", "/v1/health"))
+        expect(r["status"] == 200, "after %s, a new connection is served: got %r" % (what, r))
+    finally:
+        c.close()
+
+
+def expect_flood_ends_connection(port, raw, what, code=None, goaway=True):
+    """The server ends the connection (with GOAWAY, `code` if given, unless `goaway` is
+    false: a client that reads nothing cannot be told) and serves the next one."""
+    frames = raw.frames_until_close()
+    raw.close()
+    away = goaway_of(frames)
+    if goaway:
+        expect(away is not None, "%s: the server says GOAWAY before it closes; it sent %r"
+               % (what, [type(f).__name__ for f in frames[-5:]]))
+    if away is not None and code is not None:
+        expect(away.error_code == code, "%s: GOAWAY with error %d, got %d"
+               % (what, code, away.error_code))
+    expect_served(port, what)
+
+
+# --- the gateway's own answers, over both protocols ----------------------------------
+
+def check_printed_curl_lines_answer_alike_over_http11_and_h2c(binary):
+    g = Gateway(binary)
+    try:
+        lines = [l for l in g.curl_lines if "--unix-socket" not in l]
+        expect(len(lines) >= 10, "the gateway prints its curl lines: %r" % g.curl_lines)
+        for line in lines:
+            argv = [a for a in shlex.split(line, comments=True) if a != "--http2-prior-knowledge"]
+            h2c = curl(argv[:1] + ["--http2-prior-knowledge"] + argv[1:])
+            expect(h2c.version == "2", "HTTP/2 for %s, got HTTP/%s" % (line, h2c.version))
+            if any(text in line for text in NOT_COMPARED):
+                expect(h2c.status == 200, "%s: 200 over h2c, got %r" % (line, h2c))
+                continue
+            h1 = curl(argv[:1] + ["--http1.1"] + argv[1:])
+            expect(h1.version == "1.1", "HTTP/1.1 for %s, got HTTP/%s" % (line, h1.version))
+            expect(h1.status == h2c.status and
+                   h1.header("Content-Type") == h2c.header("Content-Type"),
+                   "%s: the same status and type over both, got HTTP/1.1 %r and HTTP/2 %r"
+                   % (line, h1, h2c))
+            if h1.header("Content-Length") and h1.header("Content-Encoding") is None:
+                expect(h1.header("Content-Length") == h2c.header("Content-Length"),
+                       "%s: the same length over both, got %s and %s" % (
+                           line, h1.header("Content-Length"), h2c.header("Content-Length")))
+    finally:
+        g.stop()
+
+
+def check_tls_listener_selects_h2_by_alpn_and_still_serves_http11(binary):
+    work = tempfile.mkdtemp(prefix="gateway-h2-tls-")
+    cert, key = os.path.join(work, "cert.pem"), os.path.join(work, "key.pem")
+    try:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert,
+                        "-days", "2", "-subj", "/CN=localhost", "-addext",
+                        "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                       check=True, capture_output=True)
+        g = Gateway(binary, "--tls-cert", cert, "--tls-key", key, "--tls-port", "0")
+        try:
+            [line] = [l for l in g.curl_lines if "--http2 " in l]
+            argv = shlex.split(line, comments=True)
+            url = [a for a in argv if a.startswith("https://")][0]
+            r = curl(argv)
+            expect(r.version == "2" and r.status == 200, "the printed h2 line: HTTP/2 200, got "
+                   "HTTP/%s %r" % (r.version, r))
+            r = curl(["curl", "-i", "--http1.1", "--cacert", cert, url])
+            expect(r.version == "1.1" and r.status == 200,
+                   "a client offering only http/1.1 gets it: got HTTP/%s %r" % (r.version, r))
+            context = ssl.create_default_context(cafile=cert)
+            context.set_alpn_protocols(["h2", "http/1.1"])
+            c = Client(port_of(url.rsplit("/v1/", 1)[0]), tls_context=context)
+            try:
+                expect(c.sock.selected_alpn_protocol() == "h2",
+                       "ALPN selects h2, got %r" % c.sock.selected_alpn_protocol())
+                sids = [c.request("GET", "/v1/health") for _ in range(20)]
+                expect(all(r["status"] == 200 for r in c.wait(*sids)),
+                       "20 streams over TLS answered 200")
+            finally:
+                c.close()
+        finally:
+            g.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def check_streams_of_one_connection_are_answered_each(binary):
+    g = Gateway(binary)
+    try:
+        c = Client(port_of(g.base))
+        try:
+            paths = ["/v1/health", "/no/such/route", "/v1/iam/users/42", "/style.css"] * 25
+            sids = [c.request("GET", p) for p in paths]
+            got = c.wait(*sids)
+            want = {"/v1/health": 200, "/no/such/route": 404, "/v1/iam/users/42": 200,
+                    "/style.css": 200}
+            for p, r in zip(paths, got):
+                expect(r["status"] == want[p] and r["reset"] is None,
+                       "%s on its own stream: %d, got %r" % (p, want[p], r))
+            head = c.wait(c.request("HEAD", "/style.css"))[0]
+            get = got[3]
+            expect(head["status"] == 200 and head["body"] == b"" and
+                   head["headers"].get("content-length") == str(len(get["body"])),
+                   "HEAD: the GET's length and no body, got %r" % head)
+        finally:
+            c.close()
+    finally:
+        g.stop()
+
+
+# --- RFC 9113 §8: the request's rules ------------------------------------------------
+
+def check_cookie_crumbs_are_joined_into_one_field(binary):
+    g = Gateway(binary)
+    work = tempfile.mkdtemp(prefix="gateway-h2-cookie-")
+    try:
+        jar = os.path.join(work, "jar")
+        [line] = [l for l in g.curl_lines if "sign in: a session cookie" in l]
+        argv = [jar if a.endswith(".cookies") else a for a in shlex.split(line, comments=True)]
+        signed_in = curl(argv)
+        expect(signed_in.status == 201, "signed in over HTTP/1.1: got %r" % signed_in)
+        cookies = [l.split("\t") for l in open(jar) if l.strip() and not l.startswith("# ")]
+        session = ["%s=%s" % (f[5], f[6].strip()) for f in cookies if len(f) >= 7]
+        expect(session, "the jar holds the session cookie: %r" % open(jar).read())
+        c = Client(port_of(g.base))
+        try:
+            crumbs = [("cookie", "theme=dark")] + [("cookie", s) for s in session]
+            [joined, alone] = c.wait(c.request("GET", "/v1/session", crumbs),
+                                     c.request("GET", "/v1/session", crumbs[:1]))
+            expect(joined["status"] == 200, "the session cookie in a second crumb is read: "
+                   "200, got %r" % joined)
+            expect(alone["status"] != 200, "without it, no session: got %r" % alone)
+        finally:
+            c.close()
+    finally:
+        g.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def check_request_rules_answer_the_stream_and_keep_the_connection(binary):
+    g = Gateway(binary)
+    try:
+        c = Client(port_of(g.base), validate=False)
+        try:
+            other_host = c.request("GET", "/v1/health", [("host", "elsewhere.example")])
+            too_large = c.request("GET", "/v1/health", [("x-big", "a" * 20000)])
+            connection = c.request("GET", "/v1/health", [("connection", "keep-alive")])
+            [r1, r2, r3] = c.wait(other_host, too_large, connection)
+            expect(r1["status"] == 400 and b"authority" in r1["body"],
+                   "a Host naming another authority than :authority: 400, got %r" % r1)
+            expect(r2["status"] == 431, "a header list past max_header_bytes: 431, got %r" % r2)
+            expect(r3["reset"] == ErrorCodes.PROTOCOL_ERROR,
+                   "a connection-specific field: the stream reset (PROTOCOL_ERROR), got %r" % r3)
+            [ok] = c.wait(c.request("GET", "/v1/health"))
+            expect(ok["status"] == 200, "the connection goes on serving: got %r" % ok)
+        finally:
+            c.close()
+        c = Client(port_of(g.base), validate=False)
+        try:
+            sid = c.conn.get_next_available_stream_id()
+            c.conn.send_headers(sid, [(":method", "GET"), (":scheme", "http"),
+                                      (":authority", c.authority), (":bogus", "x")],
+                                end_stream=True)
+            c.flush()
+            c.responses[sid] = {"status": None, "headers": {}, "body": b"", "ended": False,
+                                "reset": None}
+            [r] = c.wait(sid)
+            expect(r["reset"] == ErrorCodes.PROTOCOL_ERROR and r["status"] is None,
+                   "an unknown pseudo-header and no :path: the stream reset, got %r" % r)
+        finally:
+            c.close()
+    finally:
+        g.stop()
+
+
+def check_body_length_must_match_content_length(binary):
+    g = Gateway(binary)
+    try:
+        c = Client(port_of(g.base), validate=False)
+        try:
+            sid = c.request("POST", "/v1/upload", [("content-length", "10")], body=b"abc")
+            [r] = c.wait(sid)
+            expect(r["reset"] == ErrorCodes.PROTOCOL_ERROR,
+                   "DATA shorter than Content-Length: the stream reset, got %r" % r)
+            big = os.urandom(1 << 20)
+            [r] = c.wait(c.request("POST", "/v1/upload", body=big))
+            expect(r["status"] == 201 and b'"bytes":1048576' in r["body"],
+                   "a 1 MiB streamed upload past the stream window is read whole: got %r" % r)
+        finally:
+            c.close()
+    finally:
+        g.stop()
+
+
+# --- flow control: a closed window holds the response, not the server ---------------
+
+def check_closed_window_holds_the_response_and_other_clients_are_served(binary):
+    g = Gateway(binary)
+    try:
+        port = port_of(g.base)
+        c = Client(port, settings={SettingCodes.INITIAL_WINDOW_SIZE: 0})
+        try:
+            sid = c.request("GET", "/openapi.json")
+            c.pump(lambda: c.responses[sid]["status"] is not None)
+            r = c.responses[sid]
+            expect(r["status"] == 200 and r["body"] == b"" and not r["ended"],
+                   "with a closed window the head arrives and no body: got %r" % r)
+            expect_served(port, "a stalled stream on another connection")
+            length = int(r["headers"]["content-length"])
+            c.conn.increment_flow_control_window(length, stream_id=sid)
+            c.flush()
+            [r] = c.wait(sid)
+            expect(len(r["body"]) == length, "once the window opens, the whole body (%d "
+                   "bytes) arrives, got %d" % (length, len(r["body"])))
+        finally:
+            c.close()
+    finally:
+        g.stop()
+
+
+# --- hostile clients ---------------------------------------------------------------------
+
+def check_rapid_reset_ends_the_connection(binary):
+    g = Gateway(binary)
+    try:
+        raw = Raw(port_of(g.base))
+        frames = []
+        for i in range(3000):
+            sid = 1 + 2 * i
+            h = HeadersFrame(sid, raw.block("GET", "/v1/health"))
+            h.flags.add("END_HEADERS")
+            h.flags.add("END_STREAM")
+            frames += [h, RstStreamFrame(sid, error_code=ErrorCodes.CANCEL)]
+        raw.send(*frames)
+        expect_flood_ends_connection(port_of(g.base), raw, "3,000 streams opened and reset")
+    finally:
+        g.stop()
+
+
+def check_continuation_flood_ends_the_connection(binary):
+    g = Gateway(binary)
+    try:
+        raw = Raw(port_of(g.base))
+        block = raw.block("GET", "/v1/health", [("x-pad-%d" % i, "v") for i in range(200)])
+        h = HeadersFrame(1, block[:1])
+        rest = [ContinuationFrame(1, block[i:i + 1]) for i in range(1, len(block))]
+        raw.send(h, *rest)
+        expect_flood_ends_connection(port_of(g.base), raw,
+                                     "%d CONTINUATION frames" % len(rest))
+    finally:
+        g.stop()
+
+
+def check_control_frame_floods_end_the_connection(binary):
+    g = Gateway(binary)
+    try:
+        for kind, frame in [("PING", PingFrame(0, b"12345678")), ("SETTINGS", SettingsFrame(0))]:
+            raw = Raw(port_of(g.base), rcvbuf=4096)
+            # More acknowledgements than the kernel's socket buffers hold, so that they
+            # back up in the server.
+            raw.send_bytes(frame.serialize() * 1_000_000)
+            expect_flood_ends_connection(port_of(g.base), raw, "1,000,000 %s frames, their "
+                                         "acknowledgements unread" % kind, goaway=False)
+    finally:
+        g.stop()
+
+
+def check_empty_frame_flood_ends_the_connection(binary):
+    g = Gateway(binary)
+    try:
+        raw = Raw(port_of(g.base))
+        h = HeadersFrame(1, raw.block("POST", "/v1/upload"))
+        h.flags.add("END_HEADERS")
+        raw.send(h, *[DataFrame(1, b"") for _ in range(5000)])
+        expect_flood_ends_connection(port_of(g.base), raw, "5,000 empty DATA frames",
+                                     ENHANCE_YOUR_CALM)
+    finally:
+        g.stop()
+
+
+def check_frames_that_make_the_server_reset_end_the_connection(binary):
+    g = Gateway(binary)
+    try:
+        raw = Raw(port_of(g.base))
+        frames = []
+        for i in range(3000):  # each a request the server must reset (PROTOCOL_ERROR)
+            sid = 1 + 2 * i
+            h = HeadersFrame(sid, raw.block("GET", "/v1/health", [("connection", "close")]))
+            h.flags.add("END_HEADERS")
+            h.flags.add("END_STREAM")
+            frames.append(h)
+        raw.send(*frames)
+        expect_flood_ends_connection(port_of(g.base), raw,
+                                     "3,000 streams each with a connection-specific field",
+                                     ENHANCE_YOUR_CALM)
+    finally:
+        g.stop()
+
+
+def check_streams_past_the_concurrency_limit_end_the_connection(binary):
+    g = Gateway(binary)
+    try:
+        port = port_of(g.base)
+        c = Client(port)
+        try:
+            open_ = [c.request("POST", "/v1/upload", end_stream=False) for _ in range(100)]
+            # h2 keeps to the server's SETTINGS; the 101st is sent as a raw frame. Past a
+            # limit the client has acknowledged, nghttp2 ends the connection (RFC 9113
+            # §5.1.2 allows that or REFUSED_STREAM).
+            c.pump(lambda: c.conn.remote_settings.max_concurrent_streams == 100)
+            h = HeadersFrame(open_[-1] + 2, c.conn.encoder.encode(
+                [(":method", "GET"), (":path", "/v1/health"), (":scheme", "http"),
+                 (":authority", c.authority)]))
+            h.flags.add("END_HEADERS")
+            h.flags.add("END_STREAM")
+            c.sock.sendall(h.serialize())
+            away = goaway_of(frames_until_close(c.sock))
+            expect(away is not None and away.error_code == ErrorCodes.PROTOCOL_ERROR,
+                   "the 101st stream: GOAWAY PROTOCOL_ERROR, got %r" % away)
+        finally:
+            c.close()  # 100 uploads abandoned mid-body
+        expect_served(port, "100 uploads abandoned with their connection")
+    finally:
+        g.stop()
+
+
+# --- the drain, and load ----------------------------------------------------------------
+
+def check_drain_says_goaway_and_finishes_the_streams_in_flight(binary):
+    if not shutil.which("nghttp"):
+        raise CheckFailed("no nghttp (Debian: nghttp2-client; scripts/install-deps installs it)")
+    g = Gateway(binary)
+    try:
+        # identity: a gzip-coded event stream cannot end cleanly once writes are refused
+        # (its coder's last bytes are a write too), so the drain cuts it, as over HTTP/1.1.
+        client = subprocess.Popen(["nghttp", "-nv", "-H", "accept-encoding: identity",
+                                   g.base + "/v1/events?count=30"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        seen = ""
+        for line in client.stdout:
+            seen += line
+            if "recv DATA frame" in line:
+                break
+        g.process.send_signal(signal.SIGTERM)
+        rest, _ = client.communicate(timeout=20)
+        seen += rest
+        expect(re.search(r"recv GOAWAY frame.*\n.*error_code=NO_ERROR", seen),
+               "a GOAWAY (NO_ERROR) at the drain; nghttp showed:\n%s" % seen[-1500:])
+        expect("END_STREAM" in seen.split("recv GOAWAY", 1)[-1] or
+               re.search(r"recv DATA frame <length=\d+, flags=0x01", seen),
+               "the event stream ends cleanly (END_STREAM); nghttp showed:\n%s" % seen[-1500:])
+        expect(client.returncode == 0, "nghttp exits 0, got %d" % client.returncode)
+        expect(g.process.wait(timeout=15) == 0, "the gateway exits 0 after the drain")
+    finally:
+        g.stop()
+
+
+def check_h2load_many_streams_without_errors(binary):
+    if not shutil.which("h2load"):
+        raise CheckFailed("no h2load (Debian: nghttp2-client; scripts/install-deps installs it)")
+    g = Gateway(binary)
+    work = tempfile.mkdtemp(prefix="gateway-h2load-")
+    try:
+        upload = os.path.join(work, "upload")
+        with open(upload, "wb") as f:
+            f.write(os.urandom(100_000))
+        for args, n in [([g.base + "/v1/health"], 200_000),
+                        (["-d", upload, g.base + "/v1/upload"], 2_000),
+                        ([g.base + "/v1/events?count=1"], 200)]:
+            run = subprocess.run(["h2load", "-n", str(n), "-c", "16", "-m", "32"] + args,
+                                 capture_output=True, text=True, timeout=300)
+            out = run.stdout
+            m = re.search(r"requests: (\d+) total, \d+ started, \d+ done, (\d+) succeeded, "
+                          r"(\d+) failed, (\d+) errored, (\d+) timeout", out)
+            expect(run.returncode == 0 and m, "h2load ran: %s %s" % (out[-800:], run.stderr))
+            expect(m.group(2) == str(n) and m.group(3) == "0" and m.group(4) == "0",
+                   "h2load %s: %d succeeded, none failed or errored: %s" % (args[-1], n, m.group(0)))
+            expect(re.search(r"status codes: %d 2xx" % n, out), "every answer 2xx: %s" % out[-600:])
+    finally:
+        g.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+CHECKS = [
+    check_printed_curl_lines_answer_alike_over_http11_and_h2c,
+    check_tls_listener_selects_h2_by_alpn_and_still_serves_http11,
+    check_streams_of_one_connection_are_answered_each,
+    check_cookie_crumbs_are_joined_into_one_field,
+    check_request_rules_answer_the_stream_and_keep_the_connection,
+    check_body_length_must_match_content_length,
+    check_closed_window_holds_the_response_and_other_clients_are_served,
+    check_rapid_reset_ends_the_connection,
+    check_continuation_flood_ends_the_connection,
+    check_control_frame_floods_end_the_connection,
+    check_empty_frame_flood_ends_the_connection,
+    check_frames_that_make_the_server_reset_end_the_connection,
+    check_streams_past_the_concurrency_limit_end_the_connection,
+    check_drain_says_goaway_and_finishes_the_streams_in_flight,
+    check_h2load_many_streams_without_errors,
+]
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__.strip())
+    only = os.environ.get("HTTP2_CHECKS")  # a comma-separated subset, for a developer
+    checks = [c for c in CHECKS if not only or c.__name__[len("check_"):] in only.split(",")]
+    return run_checks("http2_test", checks, sys.argv[1])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
