@@ -22,21 +22,9 @@ namespace {
 constexpr std::size_t h2_read_bytes = 16 * 1024;
 constexpr std::size_t h2_write_bytes = 64 * 1024;
 
-// Fields that describe an HTTP/1.1 connection, which HTTP/2 forbids (RFC 9113 §8.2.2), and
-// the ones the server writes itself: a response's are dropped rather than sent.
+// The fields a response may not carry over HTTP/2, and the ones the server writes itself.
 bool dropped_from_response(http::field f) noexcept {
-  switch (f) {
-    case http::field::connection:
-    case http::field::keep_alive:
-    case http::field::proxy_connection:
-    case http::field::transfer_encoding:
-    case http::field::upgrade:
-    case http::field::content_length:
-    case http::field::date:
-      return true;
-    default:
-      return false;
-  }
+  return connection_specific(f) || f == http::field::content_length || f == http::field::date;
 }
 
 nghttp2_nv field(std::string_view name, std::string_view value) noexcept {
@@ -83,6 +71,7 @@ struct h2_connection::callbacks {
     std::int32_t id = frame->hd.stream_id;
     c.streams_.emplace(id, std::make_unique<h2_stream>(c, id));
     server_counters::add(c.owner_.counters().h2_streams);
+    c.idle_since_ = clock::time_point::max();  // not idle while it has a stream
     return 0;
   }
 
@@ -135,7 +124,32 @@ struct h2_connection::callbacks {
     if (!s)
       return nghttp2_session_consume_connection(session, size) == 0 ? 0
                                                                     : NGHTTP2_ERR_CALLBACK_FAILURE;
-    if (std::size_t credit = s->body_data(data, size)) nghttp2_session_consume(session, id, credit);
+    bool whole = s->reading_whole();
+    std::size_t credit = s->body_data(data, size);
+    if (credit == 0) return 0;
+    // A body read whole: the stream's window at once, the connection's while the other
+    // streams' bodies are within their budget.
+    if (whole && c.held_body_bytes() - s->held_body_bytes() >
+                     c.owner_.options().http2.max_buffered_body_bytes) {
+      nghttp2_session_consume_stream(session, id, credit);
+      c.withheld_credit_ += credit;
+      return 0;
+    }
+    nghttp2_session_consume(session, id, credit);
+    return 0;
+  }
+
+  // A response sent whole before its request ended: the rest of the request is refused
+  // (RFC 9113 §8.1: RST_STREAM NO_ERROR), and nghttp2 drops and credits what still comes.
+  static int frame_sent(nghttp2_session* session, const nghttp2_frame* frame, void* user) {
+    if (!(frame->hd.flags & NGHTTP2_FLAG_END_STREAM) ||
+        (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA))
+      return 0;
+    h2_stream* s = of(user).find(frame->hd.stream_id);
+    if (!s) return 0;
+    s->response_sent();
+    if (s->answered_early())
+      nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_NO_ERROR);
     return 0;
   }
 
@@ -146,7 +160,7 @@ struct h2_connection::callbacks {
     // Body bytes nobody will read still hold the connection's window.
     if (std::size_t unread = it->second->unread_bytes())
       nghttp2_session_consume_connection(session, unread);
-    if (it->second->closed()) c.streams_.erase(it);
+    if (it->second->closed()) c.erase(it);
     return 0;
   }
 
@@ -200,6 +214,7 @@ h2_connection::h2_connection(worker& owner, std::unique_ptr<transport> stream, s
       input_(std::move(preread)),
       read_buffer_(std::make_unique<std::uint8_t[]>(h2_read_bytes)),
       idle_since_(clock::now()),
+      goaway_timer_(transport_->get_executor()),
       invalid_frames_(owner.options().http2.server_reset_burst,
                       owner.options().http2.server_resets_per_second) {
   const http2_options& o = owner.options().http2;
@@ -215,6 +230,7 @@ h2_connection::h2_connection(worker& owner, std::unique_ptr<transport> stream, s
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, &callbacks::data_chunk);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, &callbacks::stream_closed);
   nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(cb, &callbacks::invalid_frame);
+  nghttp2_session_callbacks_set_on_frame_send_callback(cb, &callbacks::frame_sent);
   // Credit for body bytes goes back only as they are read (consume()).
   nghttp2_option_set_no_auto_window_update(opt, 1);
   nghttp2_option_set_max_continuations(opt, o.max_continuations);
@@ -271,7 +287,6 @@ void h2_connection::on_read(error_code ec, std::size_t n) {
   if (closed_) return finish_if_done();
   if (ec) return close();  // end of stream or reset: the streams are cut
   server_counters::add(owner_.counters().bytes_received, n);
-  idle_since_ = clock::now();
   if (!take(read_buffer_.get(), n)) return;
   flush();
   do_read();
@@ -300,12 +315,23 @@ bool h2_connection::take(const std::uint8_t* data, std::size_t size) {
 void h2_connection::flush() {
   if (writing_ || closed_ || holding_ > 0) return;
   output_.clear();
+  ++holding_;  // framing closes streams, whose handlers' cancellations may ask to flush
+  ssize_t n = 1;
   while (output_.size() < h2_write_bytes) {
     const std::uint8_t* data = nullptr;
-    ssize_t n = nghttp2_session_mem_send(session_, &data);
-    if (n < 0) return close();  // out of memory: nothing sensible can be framed
-    if (n == 0) break;
+    n = nghttp2_session_mem_send(session_, &data);
+    if (n <= 0) break;
     output_.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
+  }
+  --holding_;
+  if (n < 0) {
+    // Out of memory: nothing sensible can be framed. The socket closes; the operations
+    // pending on it complete aborted and end the connection (never from inside here,
+    // which callers still stand in).
+    closed_ = hard_ = true;
+    error_code ignored;
+    transport_->close(ignored);
+    return;
   }
   if (output_.empty()) {
     // Nothing was framed: chunk writers waiting on it have their bytes out already.
@@ -330,7 +356,6 @@ void h2_connection::on_write(error_code ec, std::size_t n) {
   writing_callbacks_.clear();
   if (ec) return close();
   if (closed_) return finish_if_done();
-  idle_since_ = clock::now();
   for (auto& f : done) f();
   if (closed_) return finish_if_done();
   flush();
@@ -386,22 +411,72 @@ void h2_connection::consume(h2_stream& stream, std::size_t bytes) {
 }
 
 void h2_connection::forget(h2_stream& stream) noexcept {
-  streams_.erase(stream.id());
+  erase(streams_.find(stream.id()));
   finish_if_done();
 }
 
+std::size_t h2_connection::held_body_bytes() const noexcept {
+  std::size_t total = 0;
+  for (const auto& [id, s] : streams_) total += s->held_body_bytes();
+  return total;
+}
+
+// A stream goes: its body's share of the budget with it, and the connection's credit
+// held back for the budget goes to the client once the bodies are within it again.
+void h2_connection::erase(streams::iterator it) noexcept {
+  streams_.erase(it);
+  if (streams_.empty()) idle_since_ = clock::now();
+  if (withheld_credit_ > 0 && held_body_bytes() <= owner_.options().http2.max_buffered_body_bytes &&
+      !closed_) {
+    nghttp2_session_consume_connection(session_, std::exchange(withheld_credit_, 0));
+    flush();
+  }
+}
+
 // The drain: a shutdown notice now (streams the client is opening still count), GOAWAY
-// with the last stream taken once the notice has had a round trip's time (the next sweep),
-// then the streams finish and the connection ends.
+// with the last stream taken once the notice has had a round trip's time, then the streams
+// finish and the connection ends.
 void h2_connection::drain() noexcept {
   if (draining_ || closed_) return;
   draining_ = true;
   nghttp2_submit_shutdown_notice(session_);
-  goaway_at_ = clock::now() + std::chrono::milliseconds(100);
+  goaway_timer_.expires_after(std::chrono::milliseconds(100));
+  // Destroyed with the connection, the timer completes aborted: `this` is not touched then.
+  goaway_timer_.async_wait([this](error_code ec) {
+    if (!ec) send_final_goaway();
+  });
   ++holding_;  // a stream's handler may answer from inside the walk
   for (auto& [id, s] : streams_) s->drain();
   --holding_;
   flush();
+}
+
+// A response the client's window holds (its stream's or the connection's) gets as long as
+// a write the client does not read: write_timeout, then the stream is reset, so that what
+// it holds (a file's descriptor, a chunk's writer) is let go.
+void h2_connection::stall_check(h2_stream& s, clock::time_point now) noexcept {
+  bool held =
+      s.body_pending() && (nghttp2_session_get_stream_remote_window_size(session_, s.id()) <= 0 ||
+                           nghttp2_session_get_remote_window_size(session_) <= 0);
+  if (!held) {
+    s.window_stalled_since = clock::time_point::max();
+  } else if (s.window_stalled_since == clock::time_point::max()) {
+    s.window_stalled_since = now;
+  } else if (now - s.window_stalled_since >= owner_.options().write_timeout) {
+    owner_.counters().timeout(timeout_kind::write);
+    s.window_stalled_since = clock::time_point::max();
+    reset(s, NGHTTP2_CANCEL);
+  }
+}
+
+void h2_connection::send_final_goaway() {
+  if (goaway_sent_ || closed_) return;
+  goaway_sent_ = true;
+  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
+                        nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
+                        nullptr, 0);
+  flush();
+  if (!writing_) finish_if_done();
 }
 
 void h2_connection::on_deadline(clock::time_point now) noexcept {
@@ -410,16 +485,16 @@ void h2_connection::on_deadline(clock::time_point now) noexcept {
     owner_.counters().timeout(timeout_kind::write);
     return close();
   }
+  bool header_late = false;
   ++holding_;
-  for (auto& [id, s] : streams_) s->on_deadline(now);
-  --holding_;
-  if (draining_ && !goaway_sent_ && now >= goaway_at_) {
-    goaway_sent_ = true;
-    nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
-                          nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
-                          nullptr, 0);
+  for (auto& [id, s] : streams_) {
+    header_late |= !s->on_deadline(now);
+    stall_check(*s, now);
   }
-  if (streams_.empty() && !writing_ && now >= idle_since_ + owner_.options().idle_timeout) {
+  --holding_;
+  if (header_late) return go_away(NGHTTP2_ENHANCE_YOUR_CALM);
+  if (streams_.empty() && !writing_ && idle_since_ != clock::time_point::max() &&
+      now >= idle_since_ + owner_.options().idle_timeout) {
     owner_.counters().timeout(timeout_kind::idle);
     return go_away(NGHTTP2_NO_ERROR);
   }

@@ -85,7 +85,13 @@ class h2_connection {
   void on_read(error_code ec, std::size_t n);
   bool take(const std::uint8_t* data, std::size_t size);
   void on_write(error_code ec, std::size_t n);
+  using streams = std::unordered_map<std::int32_t, std::unique_ptr<h2_stream>>;
+
   void go_away(std::uint32_t error_code);
+  void send_final_goaway();
+  void stall_check(h2_stream& stream, clock::time_point now) noexcept;
+  void erase(streams::iterator it) noexcept;
+  std::size_t held_body_bytes() const noexcept;
   void finish_if_done();
 
   worker& owner_;
@@ -93,7 +99,10 @@ class h2_connection {
   std::list<h2_connection>::iterator self_;
   connection_endpoints endpoints_;
   nghttp2_session* session_ = nullptr;
-  std::unordered_map<std::int32_t, std::unique_ptr<h2_stream>> streams_;
+  streams streams_;
+  // Connection credit held back while the streams' whole bodies are past their budget
+  // (http2_options::max_buffered_body_bytes).
+  std::size_t withheld_credit_ = 0;
   std::string input_;  // the preread, then each read's bytes
   std::unique_ptr<std::uint8_t[]> read_buffer_;
   std::string output_;                          // framed bytes being written
@@ -112,9 +121,9 @@ class h2_connection {
   bool lingered_ = false;
   bool draining_ = false;  // the shutdown notice went out; GOAWAY follows
   bool goaway_sent_ = false;
-  clock::time_point idle_since_;
+  clock::time_point idle_since_;  // since the last stream ended (max: one is open)
   clock::time_point write_deadline_ = clock::time_point::max();
-  clock::time_point goaway_at_ = clock::time_point::max();
+  timer_type goaway_timer_;  // the drain's GOAWAY, a round trip after its notice
   event_budget invalid_frames_;
   std::size_t empty_frames_ = 0;
   friend struct callbacks;

@@ -27,7 +27,9 @@ constexpr std::size_t field_overhead = 32;
 }  // namespace
 
 h2_stream::h2_stream(h2_connection& connection, std::int32_t id)
-    : connection_(connection), id_(id) {}
+    : connection_(connection),
+      id_(id),
+      header_deadline_(clock::now() + connection.owner().options().header_timeout) {}
 
 h2_stream::~h2_stream() = default;
 
@@ -36,8 +38,9 @@ h2_stream::~h2_stream() = default;
 void h2_stream::add_field(std::string_view name, std::string_view value) {
   header_bytes_ += name.size() + value.size() + field_overhead;
   if (header_bytes_ > connection_.owner().options().max_header_bytes) {
-    over_header_limit_ = true;
-    return;  // nothing more is kept: the stream is answered 431
+    over_header_limit_ = true;  // nothing more is kept: 431 (or, in trailers, header_limit)
+    if (in_trailers_ && !fault_) fault_ = http::error::header_limit;
+    return;
   }
   if (in_trailers_) {
     // A trailer of a body read whole joins the request's fields, as over HTTP/1.1; one
@@ -45,6 +48,7 @@ void h2_stream::add_field(std::string_view name, std::string_view value) {
     if (name == "host") {
       bad_request_ = true;
       bad_reason_ = "the trailer section carries Host, which only the header section may";
+      if (!fault_) fault_ = http::error::bad_field;
     } else if (!streamed_) {
       req_.insert(name, value);
     }
@@ -68,6 +72,7 @@ void h2_stream::add_field(std::string_view name, std::string_view value) {
 void h2_stream::header_done(bool end_stream) {
   if (state_ != state::headers) return;
   in_trailers_ = true;
+  header_bytes_ = 0;  // the trailer section has the same budget
   const server_options& o = connection_.owner().options();
   req_.version(20);
   if (over_header_limit_)
@@ -129,9 +134,10 @@ std::size_t h2_stream::body_data(const std::uint8_t* data, std::size_t size) {
     req_.body().append(bytes, size);
     return size;
   }
-  if (!streamed_ || !holds_deferred() || closed_) return size;  // nobody reads it: dropped
+  if (!streamed_ || !holds_deferred() || closed_ || fault_) return size;  // nobody reads it
   if (body_bytes_ > max_body_) {
-    fail_read(http::error::body_limit);
+    fault_ = http::error::body_limit;  // the handler's next read says so (it answers 413)
+    deliver_body();
     return size;
   }
   unread_buffer_.append(bytes, size);
@@ -143,28 +149,30 @@ std::size_t h2_stream::body_data(const std::uint8_t* data, std::size_t size) {
 void h2_stream::request_done() {
   request_complete_ = true;
   body_deadline_ = clock::time_point::max();
-  if (bad_request_) {
-    if (state_ == state::body || state_ == state::headers)
-      answer_error(http::status::bad_request, bad_reason_);
-    else
-      fail_read(http::error::bad_field);
-    return;
-  }
+  if (state_ == state::body && over_header_limit_)
+    return answer_error(http::status::request_header_fields_too_large,
+                        "the trailer section is larger than the server accepts");
+  if (bad_request_ && state_ == state::body)
+    return answer_error(http::status::bad_request, bad_reason_);
   if (state_ == state::body) return dispatch();
-  if (streamed_) deliver_body();
+  if (streamed_) deliver_body();  // its end, or fault_
 }
 
-void h2_stream::on_deadline(clock::time_point now) noexcept {
-  if (now < body_deadline_ || request_complete_) return;
+bool h2_stream::on_deadline(clock::time_point now) noexcept {
+  if (state_ == state::headers && now >= header_deadline_) {
+    connection_.owner().counters().timeout(timeout_kind::header);
+    return false;
+  }
+  if (now < body_deadline_ || request_complete_) return true;
   body_deadline_ = clock::time_point::max();
   if (state_ == state::body) {
     connection_.owner().counters().timeout(timeout_kind::body);
-    return answer_error(http::status::request_timeout, "the request body did not arrive in time");
-  }
-  if (read_done_) {
+    answer_error(http::status::request_timeout, "the request body did not arrive in time");
+  } else if (read_done_) {
     connection_.owner().counters().timeout(timeout_kind::body);
     fail_read(asio::error::timed_out);
   }
+  return true;
 }
 
 // --- the dispatch --------------------------------------------------------------------
@@ -217,7 +225,7 @@ void h2_stream::answer_error(http::status status, std::string_view why) {
 // cancellation this stream emitted, while the connection walks its streams.
 void h2_stream::deferred_done() noexcept {
   asio::io_context& context = connection_.owner().context();
-  if (state_ == state::dispatching && context.get_executor().running_in_this_thread()) {
+  if (context.get_executor().running_in_this_thread() && state_ == state::dispatching) {
     ready_ = true;  // dispatch() responds once the call returns
     return;
   }
@@ -244,6 +252,15 @@ void h2_stream::respond() {
   auto& answered = connection_.owner().environment().requests_answered;
   answered.store(answered.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (closed_) return;  // reset meanwhile: nothing to send
+  if (!request_complete_) {
+    // Answered before the body ended: what is buffered is not wanted, and its window goes
+    // back to the client (the stream is reset once the response is out).
+    connection_.consume(*this, unread_);
+    unread_buffer_.clear();
+    unread_ = 0;
+    fault_ = asio::error::operation_aborted;
+    fail_read(fault_);
+  }
   if (streaming_) {
     ended_ = true;
     if (aborted_) return connection_.reset(*this, 2 /* INTERNAL_ERROR */);
@@ -338,10 +355,18 @@ void h2_stream::read_body(boost::asio::mutable_buffer into, body_read_handler do
 // A pending read gets what has arrived, the body's end, or its fault.
 void h2_stream::deliver_body() {
   if (!read_done_) return;
+  if (fault_) return fail_read(fault_);
   if (closed_ && unread_buffer_.empty() && !request_complete_)
     return fail_read(asio::error::connection_aborted);
   std::size_t n = std::min(read_into_.size(), unread_buffer_.size());
-  if (n == 0 && !request_complete_) return;  // waits for DATA
+  if (n == 0 && !request_complete_) {
+    // Waits for DATA: the client has body_timeout from now, however long the handler took
+    // to ask (its window may have been full meanwhile).
+    body_deadline_ =
+        std::max(body_deadline_ == clock::time_point::max() ? clock::time_point{} : body_deadline_,
+                 clock::now() + connection_.owner().options().body_timeout);
+    return;
+  }
   std::memcpy(read_into_.data(), unread_buffer_.data(), n);
   unread_buffer_.erase(0, n);
   unread_ -= n;
@@ -376,6 +401,11 @@ void h2_stream::write_chunk(std::string_view data, chunk_write_handler done) {
       aborted_ = true;
     }
     if (!connection_.submit_response(*this)) return fail(asio::error::connection_aborted);
+    // A stream whose head goes out during the drain is told to end as the others were.
+    if (connection_.stopping())
+      asio::post(executor(), [c = &connection_, id = id_] {
+        if (h2_stream* s = c->find(id)) s->drain();
+      });
   }
   if (head_only_) return fail(exchange_error::body_not_allowed);
   if (data.empty()) return fail({});
@@ -395,8 +425,22 @@ void h2_stream::release_chunk(boost::system::error_code ec) {
 void h2_stream::set_trailers(const http::fields& trailers) {
   trailers_.clear();
   for (const auto& f : trailers)
-    if (!holds_line_break(f.name_string()) && !holds_line_break(f.value()))
+    if (!holds_line_break(f.name_string()) && !holds_line_break(f.value()) &&
+        !f.name_string().starts_with(':') && !connection_specific(f.name()))
       trailers_.insert(f.name_string(), f.value());
+}
+
+bool h2_stream::body_pending() const noexcept {
+  if (state_ != state::responding || head_only_) return false;
+  switch (source_) {
+    case source::string:
+      return sent_ < res_.body().size();
+    case source::file:
+      return file_.length() > 0;
+    case source::chunks:
+      return !chunk_.empty();
+  }
+  return false;
 }
 
 void h2_stream::abort_response() noexcept {
@@ -412,6 +456,7 @@ bool h2_stream::closed() noexcept {
 }
 
 void h2_stream::cut() noexcept {
+  closed_ = true;  // the connection is gone: nothing more goes out or comes in
   if (holds_deferred() && !cancelled_) {
     cancelled_ = true;
     cancel_.emit(asio::cancellation_type::terminal);

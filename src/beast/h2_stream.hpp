@@ -19,6 +19,14 @@ namespace waypoint::beast::detail {
 
 class h2_connection;
 
+// Fields that describe an HTTP/1.1 connection, which HTTP/2 forbids (RFC 9113 §8.2.2): a
+// response's and a trailer section's are dropped rather than sent.
+constexpr bool connection_specific(http::field f) noexcept {
+  return f == http::field::connection || f == http::field::keep_alive ||
+         f == http::field::proxy_connection || f == http::field::transfer_encoding ||
+         f == http::field::upgrade;
+}
+
 // What the response's body source gives the framing for one DATA frame.
 struct h2_body_piece {
   std::size_t bytes = 0;  // copied into the frame's buffer
@@ -51,6 +59,18 @@ class h2_stream final : public exchange_host {
   // nghttp2 closed the stream (its response sent, or a reset either way). Returns whether
   // the stream can go now; otherwise it goes when its deferred response ends.
   bool closed() noexcept;
+  // The response went out whole before the request did (an early answer): the rest of the
+  // request is not wanted.
+  bool answered_early() const noexcept { return state_ == state::finished && !request_complete_; }
+  void response_sent() noexcept { state_ = state::finished; }
+  // Body bytes read whole and held (the connection's budget of them), and whether the body
+  // is still arriving to be read whole.
+  std::size_t held_body_bytes() const noexcept { return req_.body().size(); }
+  bool reading_whole() const noexcept { return state_ == state::body; }
+  // Response bytes wait to be framed: with the client's window closed, they wait on it.
+  bool body_pending() const noexcept;
+  // When the client's window began to hold this stream's response (max: it does not).
+  clock::time_point window_stalled_since = clock::time_point::max();
   // The drain began: a response being streamed is told to end.
   void drain() noexcept;
   // The connection is gone: whatever waits on the client ends.
@@ -58,8 +78,9 @@ class h2_stream final : public exchange_host {
   // The body's unread bytes, for the connection to credit when the stream ends early.
   std::size_t unread_bytes() const noexcept { return unread_; }
   // Past body_timeout without body bytes while the request waits for them: answered 408,
-  // or a streamed read fails with timed_out.
-  void on_deadline(clock::time_point now) noexcept;
+  // or a streamed read fails with timed_out. Returns false when the header block itself is
+  // past header_timeout: the connection, which cannot take another frame before it, ends.
+  bool on_deadline(clock::time_point now) noexcept;
 
   // --- the response, for the connection's framing ---
   const response& head() const noexcept { return res_; }
@@ -144,6 +165,10 @@ class h2_stream final : public exchange_host {
   bool aborted_ = false;
   bool stopping_ = false;   // the drain told it to end
   bool ready_ = false;      // deferred_done() came during the dispatch call
+  clock::time_point header_deadline_;
+  // A streamed body that cannot be read on (past the plan's limit, a refused trailer):
+  // the next read's error, whenever it comes.
+  boost::system::error_code fault_;
   bool cancelled_ = false;  // cancel_ has emitted
   http::fields trailers_;
   asio::cancellation_signal cancel_;

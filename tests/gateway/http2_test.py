@@ -21,6 +21,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_test import CheckFailed, Gateway, curl, expect, run_checks  # noqa: E402
@@ -30,7 +31,7 @@ import h2.connection  # noqa: E402
 import h2.events  # noqa: E402
 from h2.errors import ErrorCodes  # noqa: E402
 from h2.settings import SettingCodes  # noqa: E402
-from hpack import Encoder  # noqa: E402
+from hpack import Decoder, Encoder  # noqa: E402
 from hyperframe.frame import (ContinuationFrame, DataFrame, Frame, GoAwayFrame,  # noqa: E402
                               HeadersFrame, PingFrame, RstStreamFrame, SettingsFrame)
 
@@ -319,6 +320,32 @@ def check_streams_of_one_connection_are_answered_each(binary):
         g.stop()
 
 
+def check_access_log_and_metrics_name_the_protocol(binary):
+    g = Gateway(binary, quiet=False)
+    try:
+        c = Client(port_of(g.base))
+        try:
+            sids = [c.request("GET", "/v1/health") for _ in range(3)]
+            c.wait(*sids)
+            [metrics] = c.wait(c.request("GET", "/metrics"))
+        finally:
+            c.close()
+        h1 = curl(["curl", "-i", "--http1.1", g.base + "/v1/health"])
+        expect(h1.status == 200, "HTTP/1.1 beside: 200, got %r" % h1)
+        body = metrics["body"].decode()
+        for series, least in [('waypoint_server_http2_total{event="connection"}', 1),
+                              ('waypoint_server_http2_total{event="stream"}', 4)]:
+            m = re.search(re.escape(series) + r" (\d+)", body)
+            expect(m and int(m.group(1)) >= least, "/metrics counts %s, at least %d: %s" % (
+                series, least, m.group(0) if m else "absent"))
+    finally:
+        g.stop()
+    lines = [l for l in g.process.stderr.read().splitlines() if l.startswith("{")]
+    protocols = [re.search(r'"protocol":"([^"]+)"', l).group(1) for l in lines]
+    expect(protocols == ["HTTP/2"] * 4 + ["HTTP/1.1"],
+           "the access log names each request's protocol, got %r" % protocols)
+
+
 # --- RFC 9113 §8: the request's rules ------------------------------------------------
 
 def check_cookie_crumbs_are_joined_into_one_field(binary):
@@ -399,6 +426,64 @@ def check_body_length_must_match_content_length(binary):
                    "a 1 MiB streamed upload past the stream window is read whole: got %r" % r)
         finally:
             c.close()
+    finally:
+        g.stop()
+
+
+def check_early_answer_refuses_the_rest_of_the_request(binary):
+    g = Gateway(binary)
+    try:
+        raw = Raw(port_of(g.base))
+        h = HeadersFrame(1, raw.block("POST", "/v1/upload", [("content-length", "2000000000")]))
+        h.flags.add("END_HEADERS")
+        raw.send(h, DataFrame(1, b"x" * 1000))
+        frames = []
+        raw.sock.settimeout(READ_TIMEOUT_S)
+        data = b""
+        while not any(isinstance(f, RstStreamFrame) for f in frames):
+            chunk = raw.sock.recv(65536)
+            expect(chunk, "the connection stays open after the early answer")
+            data += chunk
+            frames, view = [], memoryview(data)
+            while len(view) >= 9:
+                f, length = Frame.parse_frame_header(view[:9])
+                if len(view) < 9 + length:
+                    break
+                f.parse_body(view[9:9 + length])
+                frames.append(f)
+                view = view[9 + length:]
+        heads = [f for f in frames if isinstance(f, HeadersFrame) and f.stream_id == 1]
+        decoded = dict(Decoder().decode(heads[0].data)) if heads else {}
+        reset = [f for f in frames if isinstance(f, RstStreamFrame)][0]
+        expect(decoded.get(":status") == "413", "a body declared past the limit: 413, got %r"
+               % decoded)
+        expect(reset.stream_id == 1 and reset.error_code == ErrorCodes.NO_ERROR,
+               "then the rest of the request is refused: RST_STREAM NO_ERROR, got %r" % reset)
+        raw.close()
+        expect_served(port_of(g.base), "an early answer")
+    finally:
+        g.stop()
+
+
+def check_clients_gone_mid_stream_leave_no_connection_behind(binary):
+    g = Gateway(binary)
+    try:
+        port = port_of(g.base)
+        for _ in range(5):
+            c = Client(port)
+            events = c.request("GET", "/v1/events?count=30")
+            upload = c.request("POST", "/v1/upload", end_stream=False)
+            c.pump(lambda: c.responses[events]["body"])
+            c.close()  # with an event stream and an upload in flight
+        for _ in range(100):
+            body = curl(["curl", "-i", g.base + "/metrics"]).body
+            m = re.search(r"^waypoint_server_connections_open (\d+)$", body, re.M)
+            if m and m.group(1) == "1":  # the scrape's own
+                break
+            time.sleep(0.05)
+        expect(m and m.group(1) == "1", "the gone clients' connections are let go: open "
+               "connections %s" % (m.group(1) if m else "absent"))
+        expect(upload, "an upload was in flight")
     finally:
         g.stop()
 
@@ -596,9 +681,12 @@ CHECKS = [
     check_printed_curl_lines_answer_alike_over_http11_and_h2c,
     check_tls_listener_selects_h2_by_alpn_and_still_serves_http11,
     check_streams_of_one_connection_are_answered_each,
+    check_access_log_and_metrics_name_the_protocol,
     check_cookie_crumbs_are_joined_into_one_field,
     check_request_rules_answer_the_stream_and_keep_the_connection,
     check_body_length_must_match_content_length,
+    check_early_answer_refuses_the_rest_of_the_request,
+    check_clients_gone_mid_stream_leave_no_connection_behind,
     check_closed_window_holds_the_response_and_other_clients_are_served,
     check_rapid_reset_ends_the_connection,
     check_continuation_flood_ends_the_connection,

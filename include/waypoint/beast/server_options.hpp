@@ -53,9 +53,11 @@ struct http2_options {
   std::uint32_t stream_window = 256 * 1024;
   // The same for the connection as a whole: all its streams' unread body bytes.
   std::uint32_t connection_window = 1024 * 1024;
-  // Response bytes a stream holds while the client's window is closed: a handler's chunk
-  // waits for the window rather than being buffered past this.
-  std::size_t max_buffered_bytes_per_stream = 64 * 1024;
+  // Request bodies read whole (not streamed) that a connection's streams hold together:
+  // past it, the connection's window is credited back only for a stream whose others hold
+  // less, so a client cannot make one connection hold max_concurrent_streams bodies at
+  // their limit. One body may always reach its own limit.
+  std::size_t max_buffered_body_bytes = 8 * 1024 * 1024;
   // RST_STREAM frames a client may send, as a token bucket: `reset_burst` at once, refilled
   // at `resets_per_second` (CVE-2023-44487, Rapid Reset). Past it: GOAWAY.
   std::uint64_t reset_burst = 1000;
