@@ -9,9 +9,12 @@ gateway does; a command prefix (taskset) and extra environment (GOMAXPROCS) may 
 """
 import os
 import re
+import shutil
 import signal
+import socket
 import statistics
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -22,6 +25,8 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # How long a gateway may take to print its URL: a release build starts in milliseconds,
 # but the machine these runs share may be busy compiling.
 START_TIMEOUT_S = 20
+
+NGINX = "/usr/sbin/nginx"
 
 LISTENING = re.compile(r"^[\w.-]+: (\d+) routes on (http://\S+)")
 
@@ -94,6 +99,118 @@ class Gateway:
                 self.process.kill()
                 self.process.wait()
         self.log.close()
+        return self.process.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Nginx:
+    """nginx-light answering one path with `return 200` of `body`, one worker; its CPU and
+    peak RSS are the master's and the worker's together. `url` is its plaintext HTTP/1.1
+    listener. With `h2` (a certificate and key): `h2c_url`, a listener speaking HTTP/2 by
+    prior knowledge, and `h2_url`, one speaking it over TLS (ALPN h2)."""
+
+    def __init__(self, path, body, work, prefix=(), h2=None):
+        self.work = tempfile.mkdtemp(prefix="nginx-", dir=work)
+        port = free_port()
+        listens = "listen 127.0.0.1:%d;" % port
+        if h2:
+            h2c_port, h2_port = free_port(), free_port()
+            listens += """
+    listen 127.0.0.1:%d http2;
+    listen 127.0.0.1:%d ssl http2;
+    ssl_certificate %s;
+    ssl_certificate_key %s;
+    http2_max_concurrent_streams 100;""" % (h2c_port, h2_port, h2[0], h2[1])
+            self.h2c_url = "http://127.0.0.1:%d" % h2c_port
+            self.h2_url = "https://127.0.0.1:%d" % h2_port
+        conf = os.path.join(self.work, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write("""daemon off;
+master_process on;
+worker_processes 1;
+pid %(work)s/nginx.pid;
+error_log %(work)s/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  keepalive_timeout 60s;
+  client_body_temp_path %(work)s/body;
+  proxy_temp_path %(work)s/proxy;
+  fastcgi_temp_path %(work)s/fastcgi;
+  uwsgi_temp_path %(work)s/uwsgi;
+  scgi_temp_path %(work)s/scgi;
+  server {
+    %(listens)s
+    location = %(path)s {
+      default_type application/json;
+      return 200 '%(body)s';
+    }
+  }
+}
+""" % {"work": self.work, "listens": listens, "path": path, "body": body.replace("\n", "\\n")})
+        self.process = subprocess.Popen(list(prefix) + [NGINX, "-c", conf, "-p", self.work],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.url = "http://127.0.0.1:%d" % port
+        self.routes = 1
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                if self.workers():
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("nginx did not start (see %s/error.log)" % self.work)
+
+    def workers(self):
+        pid = self.process.pid
+        try:
+            with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+                return [int(p) for p in f.read().split()]
+        except OSError:
+            return []
+
+    def pids(self):
+        return [self.process.pid] + self.workers()
+
+    def cpu_seconds(self):
+        return sum(cpu_times(self.pids()))
+
+    def user_seconds(self):
+        return cpu_times(self.pids())[0]
+
+    def peak_rss_kib(self):
+        total = 0
+        for pid in self.pids():
+            with open("/proc/%d/status" % pid) as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        total += int(line.split()[1])
+        return total
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.work, ignore_errors=True)
         return self.process.returncode
 
     def __enter__(self):

@@ -864,7 +864,7 @@ def check_access_log_and_metrics_count_the_requests_sent(binary):
     expect(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", first["time"]) is not None,
            "an RFC 3339 UTC time, got %r" % first["time"])
     expected = {"remote": "127.0.0.1", "method": "GET", "path": "/v1/iam/users/42",
-                "route": "GET /v1/iam/users/{userId}", "status": 200, "user_agent": "check/1",
+                "protocol": "HTTP/1.1", "route": "GET /v1/iam/users/{userId}", "status": 200, "user_agent": "check/1",
                 "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"}
     for key, value in expected.items():
         expect(first.get(key) == value, "%s: %r, got %r" % (key, value, first))

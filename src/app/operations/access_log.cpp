@@ -84,6 +84,11 @@ void append_string_or_null(std::string& line, std::string_view text) {
     waypoint::append_json_string(line, text);
 }
 
+// The request's protocol as its version says it (20: a stream of an HTTP/2 connection).
+void append_protocol(std::string& line, unsigned version) {
+  line += version == 20 ? "\"HTTP/2\"" : version == 10 ? "\"HTTP/1.0\"" : "\"HTTP/1.1\"";
+}
+
 // The trace id from tracing(), null without it.
 void append_trace_id(std::string& line, context& ctx) {
   if (const trace_context* trace = ctx.find<trace_context>()) {
@@ -106,6 +111,9 @@ void append_request_field(std::string& line, access_field field, context& ctx) {
     case access_field::path:
       line += "\"path\":";
       return append_client_text(line, ctx.path());
+    case access_field::protocol:
+      line += "\"protocol\":";
+      return append_protocol(line, ctx.request().version());
     case access_field::route:
       line += "\"route\":";
       return append_string_or_null(line, ctx.route_pattern().text());

@@ -19,6 +19,7 @@ enum class access_field : std::uint8_t {
   remote,      // "remote": the socket's peer address (null under respond())
   method,      // "method"
   path,        // "path": the escaped target without the query (queries carry secrets)
+  protocol,    // "protocol": "HTTP/1.1", "HTTP/1.0" or "HTTP/2"
   route,       // "route": the matched pattern, null when none matched
   status,      // "status"
   bytes,       // "bytes": body bytes of the response as the layers leave it (0 for HEAD
@@ -32,10 +33,10 @@ enum class access_field : std::uint8_t {
 
 // Every field, the default.
 inline constexpr access_field all_access_fields[] = {
-    access_field::time,     access_field::remote,     access_field::method,
-    access_field::path,     access_field::route,      access_field::status,
-    access_field::bytes,    access_field::duration,   access_field::user_agent,
-    access_field::request_id, access_field::trace_id};
+    access_field::time,       access_field::remote,     access_field::method,
+    access_field::path,       access_field::protocol,   access_field::route,
+    access_field::status,     access_field::bytes,      access_field::duration,
+    access_field::user_agent, access_field::request_id, access_field::trace_id};
 
 struct access_log_options {
   // Receives each line (without its newline), on the request's thread.
@@ -58,7 +59,8 @@ struct access_log_options {
 
 // One JSON line per request once it is answered (access_field names the keys):
 //   {"time":"2026-12-01T17:04:05.123456Z","remote":"10.0.0.7","method":"GET",
-//    "path":"/v1/users/42","route":"GET /v1/users/{id}","status":200,"bytes":37,
+//    "path":"/v1/users/42","protocol":"HTTP/1.1","route":"GET
+//    /v1/users/{id}","status":200,"bytes":37,
 //    "duration_us":41,"user_agent":"curl/7.88.1","request_id":"6f1c0e2a9b7d4c35",
 //    "trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}
 // Client text (method, path, user agent) is clipped to max_client_text_bytes and
