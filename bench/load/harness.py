@@ -42,6 +42,17 @@ SUMMARY_FIELDS = {
 }
 
 
+def stop_process(process):
+    """SIGTERM, a wait of up to 30 s, then SIGKILL."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 class Gateway:
     """A running gateway process: `url`, `routes`, and its CPU time and peak RSS."""
 
@@ -91,13 +102,7 @@ class Gateway:
 
     def stop(self):
         """SIGTERM, then the exit code (the gateway stops gracefully on it)."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.log.close()
         return self.process.returncode
 
@@ -203,13 +208,7 @@ http {
         return total
 
     def stop(self):
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         shutil.rmtree(self.work, ignore_errors=True)
         return self.process.returncode
 

@@ -120,6 +120,12 @@ class Gateway:
     def _stderr(self):
         return self.process.stderr.read() if self.process.poll() is not None else ""
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
     def stop(self):
         """SIGTERM; returns the exit code, or None if it did not stop in time."""
         if self.process.poll() is None:
@@ -780,16 +786,23 @@ def check_sigterm_stops_the_gateway_with_exit_0(binary):
 
 # --- TLS --------------------------------------------------------------------------------
 
+def make_certificate(work):
+    """A self-signed P-256 certificate for localhost and 127.0.0.1, made by openssl in
+    `work`: (certificate path, key path)."""
+    cert, key = os.path.join(work, "cert.pem"), os.path.join(work, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "2", "-subj", "/CN=localhost", "-addext",
+                    "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    return cert, key
+
+
 def check_tls_line_answers_over_https_with_the_printed_certificate(binary):
     import tempfile
     work = tempfile.mkdtemp(prefix="gateway-tls-")
-    cert, key = os.path.join(work, "cert.pem"), os.path.join(work, "key.pem")
     try:
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                        "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert,
-                        "-days", "2", "-subj", "/CN=localhost", "-addext",
-                        "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                       check=True, capture_output=True)
+        cert, key = make_certificate(work)
         g = Gateway(binary, "--tls-cert", cert, "--tls-key", key, "--tls-port", "0")
         try:
             lines = [l for l in g.curl_lines if "--cacert" in l]

@@ -24,7 +24,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gateway_test import CheckFailed, Gateway, curl, expect, run_checks  # noqa: E402
+from gateway_test import (CheckFailed, Gateway, curl, expect, make_certificate,  # noqa: E402
+                          run_checks)
 
 import h2.config  # noqa: E402
 import h2.connection  # noqa: E402
@@ -145,6 +146,12 @@ class Client:
     def close(self):
         self.sock.close()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
 
 class Raw:
     """Frames as a hostile client writes them: no flow control, no checks, no reading until
@@ -164,6 +171,14 @@ class Raw:
         return self.encoder.encode([(":method", method), (":path", path), (":scheme", "http"),
                                     (":authority", self.authority)] + list(extra))
 
+    def headers(self, sid, method, path, extra=(), end_stream=True):
+        """A request's whole header block in one HEADERS frame."""
+        h = HeadersFrame(sid, self.block(method, path, extra))
+        h.flags.add("END_HEADERS")
+        if end_stream:
+            h.flags.add("END_STREAM")
+        return h
+
     def send(self, *frames):
         self.send_bytes(b"".join(f.serialize() for f in frames))
 
@@ -182,6 +197,19 @@ class Raw:
         self.sock.close()
 
 
+def parse_frames(data):
+    """The whole frames at the start of `data`."""
+    frames, view = [], memoryview(data)
+    while len(view) >= 9:
+        frame, length = Frame.parse_frame_header(view[:9])
+        if len(view) < 9 + length:
+            break
+        frame.parse_body(view[9:9 + length])
+        frames.append(frame)
+        view = view[9 + length:]
+    return frames
+
+
 def frames_until_close(sock):
     """Every frame the server sends on `sock` until it closes the connection."""
     data = b""
@@ -195,15 +223,7 @@ def frames_until_close(sock):
         pass
     except socket.timeout:
         raise CheckFailed("the server did not close the connection within %d s" % READ_TIMEOUT_S)
-    frames, view = [], memoryview(data)
-    while len(view) >= 9:
-        frame, length = Frame.parse_frame_header(view[:9])
-        if len(view) < 9 + length:
-            break
-        frame.parse_body(view[9:9 + length])
-        frames.append(frame)
-        view = view[9 + length:]
-    return frames
+    return parse_frames(data)
 
 
 def goaway_of(frames):
@@ -212,12 +232,9 @@ def goaway_of(frames):
 
 
 def expect_served(port, what):
-    c = Client(port)
-    try:
+    with Client(port) as c:
         [r] = c.wait(c.request("GET", "/v1/health"))
         expect(r["status"] == 200, "after %s, a new connection is served: got %r" % (what, r))
-    finally:
-        c.close()
 
 
 def expect_bounded(g, what):
@@ -256,8 +273,7 @@ def expect_flood_ends_connection(port, raw, what, code=None, goaway=True):
 # --- the gateway's own answers, over both protocols ----------------------------------
 
 def check_printed_curl_lines_answer_alike_over_http11_and_h2c(binary):
-    g = Gateway(binary)
-    try:
+    with Gateway(binary) as g:
         lines = [l for l in g.curl_lines if "--unix-socket" not in l]
         expect(len(lines) >= 10, "the gateway prints its curl lines: %r" % g.curl_lines)
         for line in lines:
@@ -277,21 +293,13 @@ def check_printed_curl_lines_answer_alike_over_http11_and_h2c(binary):
                 expect(h1.header("Content-Length") == h2c.header("Content-Length"),
                        "%s: the same length over both, got %s and %s" % (
                            line, h1.header("Content-Length"), h2c.header("Content-Length")))
-    finally:
-        g.stop()
 
 
 def check_tls_listener_selects_h2_by_alpn_and_still_serves_http11(binary):
     work = tempfile.mkdtemp(prefix="gateway-h2-tls-")
-    cert, key = os.path.join(work, "cert.pem"), os.path.join(work, "key.pem")
     try:
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                        "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert,
-                        "-days", "2", "-subj", "/CN=localhost", "-addext",
-                        "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                       check=True, capture_output=True)
-        g = Gateway(binary, "--tls-cert", cert, "--tls-key", key, "--tls-port", "0")
-        try:
+        cert, key = make_certificate(work)
+        with Gateway(binary, "--tls-cert", cert, "--tls-key", key, "--tls-port", "0") as g:
             [line] = [l for l in g.curl_lines if "--http2 " in l]
             argv = shlex.split(line, comments=True)
             url = [a for a in argv if a.startswith("https://")][0]
@@ -303,26 +311,19 @@ def check_tls_listener_selects_h2_by_alpn_and_still_serves_http11(binary):
                    "a client offering only http/1.1 gets it: got HTTP/%s %r" % (r.version, r))
             context = ssl.create_default_context(cafile=cert)
             context.set_alpn_protocols(["h2", "http/1.1"])
-            c = Client(port_of(url.rsplit("/v1/", 1)[0]), tls_context=context)
-            try:
+            with Client(port_of(url.rsplit("/v1/", 1)[0]), tls_context=context) as c:
                 expect(c.sock.selected_alpn_protocol() == "h2",
                        "ALPN selects h2, got %r" % c.sock.selected_alpn_protocol())
                 sids = [c.request("GET", "/v1/health") for _ in range(20)]
                 expect(all(r["status"] == 200 for r in c.wait(*sids)),
                        "20 streams over TLS answered 200")
-            finally:
-                c.close()
-        finally:
-            g.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def check_streams_of_one_connection_are_answered_each(binary):
-    g = Gateway(binary)
-    try:
-        c = Client(port_of(g.base))
-        try:
+    with Gateway(binary) as g:
+        with Client(port_of(g.base)) as c:
             paths = ["/v1/health", "/no/such/route", "/v1/iam/users/42", "/style.css"] * 25
             sids = [c.request("GET", p) for p in paths]
             got = c.wait(*sids)
@@ -336,22 +337,14 @@ def check_streams_of_one_connection_are_answered_each(binary):
             expect(head["status"] == 200 and head["body"] == b"" and
                    head["headers"].get("content-length") == str(len(get["body"])),
                    "HEAD: the GET's length and no body, got %r" % head)
-        finally:
-            c.close()
-    finally:
-        g.stop()
 
 
 def check_access_log_and_metrics_name_the_protocol(binary):
-    g = Gateway(binary, quiet=False)
-    try:
-        c = Client(port_of(g.base))
-        try:
+    with Gateway(binary, quiet=False) as g:
+        with Client(port_of(g.base)) as c:
             sids = [c.request("GET", "/v1/health") for _ in range(3)]
             c.wait(*sids)
             [metrics] = c.wait(c.request("GET", "/metrics"))
-        finally:
-            c.close()
         h1 = curl(["curl", "-i", "--http1.1", g.base + "/v1/health"])
         expect(h1.status == 200, "HTTP/1.1 beside: 200, got %r" % h1)
         body = metrics["body"].decode()
@@ -360,8 +353,6 @@ def check_access_log_and_metrics_name_the_protocol(binary):
             m = re.search(re.escape(series) + r" (\d+)", body)
             expect(m and int(m.group(1)) >= least, "/metrics counts %s, at least %d: %s" % (
                 series, least, m.group(0) if m else "absent"))
-    finally:
-        g.stop()
     lines = [l for l in g.process.stderr.read().splitlines() if l.startswith("{")]
     protocols = [re.search(r'"protocol":"([^"]+)"', l).group(1) for l in lines]
     expect(protocols == ["HTTP/2"] * 4 + ["HTTP/1.1"],
@@ -382,26 +373,21 @@ def check_cookie_crumbs_are_joined_into_one_field(binary):
         cookies = [l.split("\t") for l in open(jar) if l.strip() and not l.startswith("# ")]
         session = ["%s=%s" % (f[5], f[6].strip()) for f in cookies if len(f) >= 7]
         expect(session, "the jar holds the session cookie: %r" % open(jar).read())
-        c = Client(port_of(g.base))
-        try:
+        with Client(port_of(g.base)) as c:
             crumbs = [("cookie", "theme=dark")] + [("cookie", s) for s in session]
             [joined, alone] = c.wait(c.request("GET", "/v1/session", crumbs),
                                      c.request("GET", "/v1/session", crumbs[:1]))
             expect(joined["status"] == 200, "the session cookie in a second crumb is read: "
                    "200, got %r" % joined)
             expect(alone["status"] != 200, "without it, no session: got %r" % alone)
-        finally:
-            c.close()
     finally:
         g.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 
 def check_request_rules_answer_the_stream_and_keep_the_connection(binary):
-    g = Gateway(binary)
-    try:
-        c = Client(port_of(g.base), validate=False)
-        try:
+    with Gateway(binary) as g:
+        with Client(port_of(g.base), validate=False) as c:
             other_host = c.request("GET", "/v1/health", [("host", "elsewhere.example")])
             too_large = c.request("GET", "/v1/health", [("x-big", "a" * 20000)])
             connection = c.request("GET", "/v1/health", [("connection", "keep-alive")])
@@ -413,10 +399,7 @@ def check_request_rules_answer_the_stream_and_keep_the_connection(binary):
                    "a connection-specific field: the stream reset (PROTOCOL_ERROR), got %r" % r3)
             [ok] = c.wait(c.request("GET", "/v1/health"))
             expect(ok["status"] == 200, "the connection goes on serving: got %r" % ok)
-        finally:
-            c.close()
-        c = Client(port_of(g.base), validate=False)
-        try:
+        with Client(port_of(g.base), validate=False) as c:
             sid = c.conn.get_next_available_stream_id()
             c.conn.send_headers(sid, [(":method", "GET"), (":scheme", "http"),
                                       (":authority", c.authority), (":bogus", "x")],
@@ -427,17 +410,11 @@ def check_request_rules_answer_the_stream_and_keep_the_connection(binary):
             [r] = c.wait(sid)
             expect(r["reset"] == ErrorCodes.PROTOCOL_ERROR and r["status"] is None,
                    "an unknown pseudo-header and no :path: the stream reset, got %r" % r)
-        finally:
-            c.close()
-    finally:
-        g.stop()
 
 
 def check_body_length_must_match_content_length(binary):
-    g = Gateway(binary)
-    try:
-        c = Client(port_of(g.base), validate=False)
-        try:
+    with Gateway(binary) as g:
+        with Client(port_of(g.base), validate=False) as c:
             sid = c.request("POST", "/v1/upload", [("content-length", "10")], body=b"abc")
             [r] = c.wait(sid)
             expect(r["reset"] == ErrorCodes.PROTOCOL_ERROR,
@@ -446,34 +423,19 @@ def check_body_length_must_match_content_length(binary):
             [r] = c.wait(c.request("POST", "/v1/upload", body=big))
             expect(r["status"] == 201 and b'"bytes":1048576' in r["body"],
                    "a 1 MiB streamed upload past the stream window is read whole: got %r" % r)
-        finally:
-            c.close()
-    finally:
-        g.stop()
 
 
 def check_early_answer_refuses_the_rest_of_the_request(binary):
-    g = Gateway(binary)
-    try:
+    with Gateway(binary) as g:
         raw = Raw(port_of(g.base))
-        h = HeadersFrame(1, raw.block("POST", "/v1/upload", [("content-length", "2000000000")]))
-        h.flags.add("END_HEADERS")
-        raw.send(h, DataFrame(1, b"x" * 1000))
-        frames = []
-        raw.sock.settimeout(READ_TIMEOUT_S)
-        data = b""
+        raw.send(raw.headers(1, "POST", "/v1/upload", [("content-length", "2000000000")],
+                             end_stream=False), DataFrame(1, b"x" * 1000))
+        frames, data = [], b""
         while not any(isinstance(f, RstStreamFrame) for f in frames):
             chunk = raw.sock.recv(65536)
             expect(chunk, "the connection stays open after the early answer")
             data += chunk
-            frames, view = [], memoryview(data)
-            while len(view) >= 9:
-                f, length = Frame.parse_frame_header(view[:9])
-                if len(view) < 9 + length:
-                    break
-                f.parse_body(view[9:9 + length])
-                frames.append(f)
-                view = view[9 + length:]
+            frames = parse_frames(data)
         heads = [f for f in frames if isinstance(f, HeadersFrame) and f.stream_id == 1]
         decoded = dict(Decoder().decode(heads[0].data)) if heads else {}
         reset = [f for f in frames if isinstance(f, RstStreamFrame)][0]
@@ -483,13 +445,10 @@ def check_early_answer_refuses_the_rest_of_the_request(binary):
                "then the rest of the request is refused: RST_STREAM NO_ERROR, got %r" % reset)
         raw.close()
         expect_served(port_of(g.base), "an early answer")
-    finally:
-        g.stop()
 
 
 def check_clients_gone_mid_stream_leave_no_connection_behind(binary):
-    g = Gateway(binary)
-    try:
+    with Gateway(binary) as g:
         port = port_of(g.base)
         for _ in range(5):
             c = Client(port)
@@ -506,18 +465,14 @@ def check_clients_gone_mid_stream_leave_no_connection_behind(binary):
         expect(m and m.group(1) == "1", "the gone clients' connections are let go: open "
                "connections %s" % (m.group(1) if m else "absent"))
         expect(upload, "an upload was in flight")
-    finally:
-        g.stop()
 
 
 # --- flow control: a closed window holds the response, not the server ---------------
 
 def check_closed_window_holds_the_response_and_other_clients_are_served(binary):
-    g = Gateway(binary)
-    try:
+    with Gateway(binary) as g:
         port = port_of(g.base)
-        c = Client(port, settings={SettingCodes.INITIAL_WINDOW_SIZE: 0})
-        try:
+        with Client(port, settings={SettingCodes.INITIAL_WINDOW_SIZE: 0}) as c:
             sid = c.request("GET", "/openapi.json")
             c.pump(lambda: c.responses[sid]["status"] is not None)
             r = c.responses[sid]
@@ -530,35 +485,25 @@ def check_closed_window_holds_the_response_and_other_clients_are_served(binary):
             [r] = c.wait(sid)
             expect(len(r["body"]) == length, "once the window opens, the whole body (%d "
                    "bytes) arrives, got %d" % (length, len(r["body"])))
-        finally:
-            c.close()
-    finally:
-        g.stop()
 
 
 # --- hostile clients ---------------------------------------------------------------------
 
 def check_rapid_reset_ends_the_connection(binary):
-    g = Gateway(binary)
-    try:
+    with Gateway(binary) as g:
         raw = Raw(port_of(g.base))
         frames = []
         for i in range(3000):
             sid = 1 + 2 * i
-            h = HeadersFrame(sid, raw.block("GET", "/v1/health"))
-            h.flags.add("END_HEADERS")
-            h.flags.add("END_STREAM")
-            frames += [h, RstStreamFrame(sid, error_code=ErrorCodes.CANCEL)]
+            frames += [raw.headers(sid, "GET", "/v1/health"),
+                       RstStreamFrame(sid, error_code=ErrorCodes.CANCEL)]
         raw.send(*frames)
         expect_flood_ends_connection(port_of(g.base), raw, "3,000 streams opened and reset")
         expect_bounded(g, "3,000 streams opened and reset")
-    finally:
-        g.stop()
 
 
 def check_continuation_flood_ends_the_connection(binary):
-    g = Gateway(binary)
-    try:
+    with Gateway(binary) as g:
         raw = Raw(port_of(g.base))
         block = raw.block("GET", "/v1/health", [("x-pad-%d" % i, "v") for i in range(200)])
         h = HeadersFrame(1, block[:1])
@@ -566,13 +511,10 @@ def check_continuation_flood_ends_the_connection(binary):
         raw.send(h, *rest)
         expect_flood_ends_connection(port_of(g.base), raw,
                                      "%d CONTINUATION frames" % len(rest))
-    finally:
-        g.stop()
 
 
 def check_control_frame_floods_end_the_connection(binary):
-    g = Gateway(binary)
-    try:
+    with Gateway(binary) as g:
         for kind, frame in [("PING", PingFrame(0, b"12345678")), ("SETTINGS", SettingsFrame(0))]:
             raw = Raw(port_of(g.base), rcvbuf=4096)
             # More acknowledgements than the kernel's socket buffers hold, so that they
@@ -581,45 +523,30 @@ def check_control_frame_floods_end_the_connection(binary):
             what = "1,000,000 %s frames, their acknowledgements unread" % kind
             expect_flood_ends_connection(port_of(g.base), raw, what, goaway=False)
             expect_bounded(g, what)
-    finally:
-        g.stop()
 
 
 def check_empty_frame_flood_ends_the_connection(binary):
-    g = Gateway(binary)
-    try:
+    with Gateway(binary) as g:
         raw = Raw(port_of(g.base))
-        h = HeadersFrame(1, raw.block("POST", "/v1/upload"))
-        h.flags.add("END_HEADERS")
-        raw.send(h, *[DataFrame(1, b"") for _ in range(5000)])
+        raw.send(raw.headers(1, "POST", "/v1/upload", end_stream=False),
+                 *[DataFrame(1, b"") for _ in range(5000)])
         expect_flood_ends_connection(port_of(g.base), raw, "5,000 empty DATA frames",
                                      ENHANCE_YOUR_CALM)
-    finally:
-        g.stop()
 
 
 def check_frames_that_make_the_server_reset_end_the_connection(binary):
-    g = Gateway(binary)
-    try:
+    with Gateway(binary) as g:
         raw = Raw(port_of(g.base))
-        frames = []
-        for i in range(3000):  # each a request the server must reset (PROTOCOL_ERROR)
-            sid = 1 + 2 * i
-            h = HeadersFrame(sid, raw.block("GET", "/v1/health", [("connection", "close")]))
-            h.flags.add("END_HEADERS")
-            h.flags.add("END_STREAM")
-            frames.append(h)
-        raw.send(*frames)
+        # Each a request the server must reset (PROTOCOL_ERROR).
+        raw.send(*[raw.headers(1 + 2 * i, "GET", "/v1/health", [("connection", "close")])
+                   for i in range(3000)])
         expect_flood_ends_connection(port_of(g.base), raw,
                                      "3,000 streams each with a connection-specific field",
                                      ENHANCE_YOUR_CALM)
-    finally:
-        g.stop()
 
 
 def check_streams_past_the_concurrency_limit_end_the_connection(binary):
-    g = Gateway(binary)
-    try:
+    with Gateway(binary) as g:
         port = port_of(g.base)
         c = Client(port)
         try:
@@ -640,8 +567,6 @@ def check_streams_past_the_concurrency_limit_end_the_connection(binary):
         finally:
             c.close()  # 100 uploads abandoned mid-body
         expect_served(port, "100 uploads abandoned with their connection")
-    finally:
-        g.stop()
 
 
 # --- the drain, and load ----------------------------------------------------------------
@@ -649,8 +574,7 @@ def check_streams_past_the_concurrency_limit_end_the_connection(binary):
 def check_drain_says_goaway_and_finishes_the_streams_in_flight(binary):
     if not shutil.which("nghttp"):
         raise CheckFailed("no nghttp (Debian: nghttp2-client; scripts/install-deps installs it)")
-    g = Gateway(binary)
-    try:
+    with Gateway(binary) as g:
         # identity: a gzip-coded event stream cannot end cleanly once writes are refused
         # (its coder's last bytes are a write too), so the drain cuts it, as over HTTP/1.1.
         client = subprocess.Popen(["nghttp", "-nv", "-H", "accept-encoding: identity",
@@ -671,8 +595,6 @@ def check_drain_says_goaway_and_finishes_the_streams_in_flight(binary):
                "the event stream ends cleanly (END_STREAM); nghttp showed:\n%s" % seen[-1500:])
         expect(client.returncode == 0, "nghttp exits 0, got %d" % client.returncode)
         expect(g.process.wait(timeout=15) == 0, "the gateway exits 0 after the drain")
-    finally:
-        g.stop()
 
 
 def check_h2load_many_streams_without_errors(binary):
