@@ -431,14 +431,15 @@ TEST_P(AccessLogFields, EachOutcomeHasEveryField) {
   ASSERT_TRUE(entry.is_object()) << lines[0];
   // The default fields, in access_field's order.
   std::size_t at = 0;
-  for (const char* key : {"time", "remote", "method", "path", "route", "status", "bytes",
-                          "duration_us", "user_agent", "request_id", "trace_id"}) {
+  for (const char* key : {"time", "remote", "method", "path", "protocol", "route", "status",
+                          "bytes", "duration_us", "user_agent", "request_id", "trace_id"}) {
     std::size_t found = lines[0].find("\"" + std::string(key) + "\":");
     ASSERT_NE(found, std::string::npos) << key << " in " << lines[0];
     EXPECT_GE(found, at) << key << " out of order in " << lines[0];
     at = found;
   }
-  EXPECT_EQ(entry.size(), 11u) << lines[0];
+  EXPECT_EQ(entry.size(), 12u) << lines[0];
+  EXPECT_EQ(entry["protocol"], "HTTP/1.1") << "respond()'s requests are HTTP/1.1";
   std::string time = entry["time"];
   EXPECT_TRUE(is_rfc3339_utc_micros(time)) << time;
   EXPECT_TRUE(time.substr(0, 19) == before || time.substr(0, 19) == after) << time;
