@@ -43,8 +43,12 @@ void notice_once(std::atomic<bool>& said, std::string_view what) noexcept {
   std::fprintf(stderr, "waypoint: HTTP/2: %.*s (logged once; server_stats::http2 counts them)\n",
                static_cast<int>(what.size()), what.data());
 }
-std::atomic<bool> said_flood{false};
+std::atomic<bool> said_empty_frames{false};
+std::atomic<bool> said_control_flood{false};
+std::atomic<bool> said_continuations{false};
+std::atomic<bool> said_resets{false};
 std::atomic<bool> said_invalid{false};
+std::atomic<bool> said_bad_frames{false};
 
 }  // namespace
 
@@ -102,7 +106,8 @@ struct h2_connection::callbacks {
         if (frame->hd.length == 0 && !end_stream &&
             ++c.empty_frames_ > c.owner_.options().http2.max_empty_frames) {
           server_counters::add(c.owner_.counters().h2_floods);
-          notice_once(said_flood, "a client sent a flood of empty frames; its connection ended");
+          notice_once(said_empty_frames,
+                      "a client sent a flood of empty frames; its connection ended");
           return nghttp2_session_terminate_session(session, NGHTTP2_ENHANCE_YOUR_CALM) == 0
                      ? 0
                      : NGHTTP2_ERR_CALLBACK_FAILURE;
@@ -142,6 +147,13 @@ struct h2_connection::callbacks {
   // A response sent whole before its request ended: the rest of the request is refused
   // (RFC 9113 §8.1: RST_STREAM NO_ERROR), and nghttp2 drops and credits what still comes.
   static int frame_sent(nghttp2_session* session, const nghttp2_frame* frame, void* user) {
+    // nghttp2's own reset bucket (http2_options::reset_burst) ends a connection with
+    // INTERNAL_ERROR, which this server sends for nothing else.
+    if (frame->hd.type == NGHTTP2_GOAWAY && frame->goaway.error_code == NGHTTP2_INTERNAL_ERROR) {
+      server_counters::add(of(user).owner_.counters().h2_floods);
+      notice_once(said_resets, "a client reset streams faster than its budget; its connection ended");
+      return 0;
+    }
     if (!(frame->hd.flags & NGHTTP2_FLAG_END_STREAM) ||
         (frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA))
       return 0;
@@ -301,10 +313,20 @@ bool h2_connection::take(const std::uint8_t* data, std::size_t size) {
   if (rv >= 0) return true;
   if (rv == NGHTTP2_ERR_FLOODED) {
     server_counters::add(owner_.counters().h2_floods);
-    notice_once(said_flood, "a client flooded control frames it did not read the answers of");
+    notice_once(said_control_flood,
+                "a client flooded control frames it did not read the answers of");
     // It does not read: a GOAWAY would wait behind the unread acknowledgements.
     close();
     return false;
+  }
+  if (rv == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS) {
+    server_counters::add(owner_.counters().h2_floods);
+    notice_once(said_continuations,
+                "a client sent more CONTINUATION frames than its budget; its connection ended");
+  } else {
+    // A bad preface, a frame nghttp2 cannot take: its GOAWAY names the error.
+    notice_once(said_bad_frames, std::string("a client's frames ended its connection: ") +
+                                     nghttp2_strerror(static_cast<int>(rv)));
   }
   go_away(NGHTTP2_PROTOCOL_ERROR);
   return false;

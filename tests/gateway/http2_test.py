@@ -268,6 +268,10 @@ def expect_flood_ends_connection(port, raw, what, code=None, goaway=True):
         expect(away.error_code == code, "%s: GOAWAY with error %d, got %d"
                % (what, code, away.error_code))
     expect_served(port, what)
+    body = curl(["curl", "-i", "http://127.0.0.1:%d/metrics" % port]).body
+    m = re.search(r'^waypoint_server_http2_total\{event="flood"\} (\d+)$', body, re.M)
+    expect(m and int(m.group(1)) >= 1, "%s: /metrics counts the flood, got %s"
+           % (what, m.group(0) if m else "no such series"))
 
 
 # --- the gateway's own answers, over both protocols ----------------------------------
