@@ -471,6 +471,46 @@ def check_clients_gone_mid_stream_leave_no_connection_behind(binary):
         expect(upload, "an upload was in flight")
 
 
+def check_bodies_read_whole_share_a_budget_per_connection(binary):
+    # 100 streams to a route that reads its body whole (up to max_body_bytes, 1 MiB), each
+    # sending 1,000,000 bytes and never ending: without the budget the gateway would hold
+    # 100 MB for one connection; with it, the connection's window stops being credited
+    # once the other streams hold max_buffered_body_bytes (8 MiB).
+    budget, window, body = 8 << 20, 1 << 20, 1_000_000
+    with Gateway(binary) as g, Client(port_of(g.base)) as c:
+        sids = [c.request("POST", "/v1/commerce/orders", [("content-type", "application/json")],
+                          end_stream=False) for _ in range(100)]
+        left = {sid: body for sid in sids}
+        sent = 0
+        c.sock.settimeout(1)
+        while True:
+            progressed = False
+            for sid in sids:
+                room = min(c.conn.local_flow_control_window(sid), c.conn.max_outbound_frame_size,
+                           left[sid])
+                if room > 0 and not c.responses[sid]["ended"]:
+                    c.conn.send_data(sid, b" " * room)
+                    left[sid] -= room
+                    sent += room
+                    progressed = True
+            c.flush()
+            if not progressed:
+                try:  # a second without credit: the server holds what it has
+                    data = c.sock.recv(65536)
+                except socket.timeout:
+                    break
+                if not data:
+                    break
+                for event in c.conn.receive_data(data):
+                    c.handle(event)
+                c.flush()
+        expect(sent <= budget + body + 2 * window,
+               "the connection's whole bodies stop at the budget: %d bytes taken, at most %d"
+               % (sent, budget + body + 2 * window))
+        expect(sent >= budget, "up to the budget they are taken: %d bytes" % sent)
+        expect_bounded(g, "100 bodies held at their budget")
+
+
 # --- flow control: a closed window holds the response, not the server ---------------
 
 def check_closed_window_holds_the_response_and_other_clients_are_served(binary):
@@ -637,6 +677,7 @@ CHECKS = [
     check_body_length_must_match_content_length,
     check_early_answer_refuses_the_rest_of_the_request,
     check_clients_gone_mid_stream_leave_no_connection_behind,
+    check_bodies_read_whole_share_a_budget_per_connection,
     check_closed_window_holds_the_response_and_other_clients_are_served,
     check_rapid_reset_ends_the_connection,
     check_continuation_flood_ends_the_connection,
