@@ -91,6 +91,7 @@ struct options {
   bool quiet = false;    // no access log
   bool reuse_port = false;
   unsigned drain_grace_ms = 1000;
+  unsigned timeout_ms = 0;  // 0: the server's own idle, header, body and write timeouts
   std::string tls_cert, tls_key;  // both or neither: a TLS listener on tls_port
   std::string api_token;          // empty: no GET /v1/account
   std::uint16_t tls_port = 8443;
@@ -136,6 +137,8 @@ PUT and PATCH patterns decode and answer JSON records.
   --reuse-port     SO_REUSEPORT: a new process may bind the port while this one drains
   --drain-grace MS readiness (/readyz) says 503 this long after SIGTERM before the
                    listeners close, default 1000
+  --timeout MS     the server's idle, header, body and write timeouts, all at once
+                   (default: the server's, 60 s idle and 15 s the others)
   --tls-cert FILE --tls-key FILE
                    also serve HTTPS with this certificate chain and key (PEM);
                    SIGHUP reads them again
@@ -248,6 +251,8 @@ options parse_arguments(int argc, char** argv) {
       o.reuse_port = true;
     } else if (arg == "--child-idle-stop") {
       o.child_idle_stop_ms = static_cast<unsigned>(parse_number(arg, value(), 86'400'000));
+    } else if (arg == "--timeout") {
+      o.timeout_ms = static_cast<unsigned>(parse_number(arg, value(), 3'600'000));
     } else if (arg == "--drain-grace") {
       o.drain_grace_ms = static_cast<unsigned>(parse_number(arg, value(), 600'000));
     } else if (arg == "--tls-cert") {
@@ -488,6 +493,10 @@ int main(int argc, char** argv) {
   server_options.threads = o.threads;
   server_options.reuse_port = o.reuse_port;
   server_options.max_connections = o.max_connections;
+  if (o.timeout_ms > 0)
+    for (auto* t : {&server_options.idle_timeout, &server_options.header_timeout,
+                    &server_options.body_timeout, &server_options.write_timeout})
+      *t = std::chrono::milliseconds(o.timeout_ms);
   server_options = waypoint::examples::with_operations(std::move(server_options), *ops);
   // The server's own errors (a body over its 1 MiB limit, a 431, a 408) as problem
   // documents, like the application's; each body limited (or streamed) as its route says.

@@ -255,9 +255,10 @@ def expect_bounded(g, what):
            % (what, cpu() - before))
 
 
-def expect_flood_ends_connection(port, raw, what, code=None, goaway=True):
+def expect_flood_ends_connection(port, raw, what, code=None, goaway=True, counted=True):
     """The server ends the connection (with GOAWAY, `code` if given, unless `goaway` is
-    false: a client that reads nothing cannot be told) and serves the next one."""
+    false: a client that reads nothing cannot be told), serves the next one and, when
+    `counted`, counts a flood on /metrics."""
     frames = raw.frames_until_close()
     raw.close()
     away = goaway_of(frames)
@@ -268,6 +269,8 @@ def expect_flood_ends_connection(port, raw, what, code=None, goaway=True):
         expect(away.error_code == code, "%s: GOAWAY with error %d, got %d"
                % (what, code, away.error_code))
     expect_served(port, what)
+    if not counted:
+        return
     body = curl(["curl", "-i", "http://127.0.0.1:%d/metrics" % port]).body
     m = re.search(r'^waypoint_server_http2_total\{event="flood"\} (\d+)$', body, re.M)
     expect(m and int(m.group(1)) >= 1, "%s: /metrics counts the flood, got %s"
@@ -531,6 +534,32 @@ def check_closed_window_holds_the_response_and_other_clients_are_served(binary):
                    "bytes) arrives, got %d" % (length, len(r["body"])))
 
 
+def check_timeouts_end_what_stalls(binary):
+    # --timeout 1000: the idle, header, body and write timeouts at 1 s each.
+    with Gateway(binary, "--timeout", "1000") as g:
+        port = port_of(g.base)
+        with Client(port) as c:
+            c.wait(c.request("GET", "/v1/health"))
+            c.pump(lambda: c.goaway is not None)
+            expect(c.goaway is not None and c.goaway.error_code == ErrorCodes.NO_ERROR,
+                   "an idle connection ends with GOAWAY NO_ERROR, got %r" % c.goaway)
+        raw = Raw(port)
+        raw.send(HeadersFrame(1, raw.block("GET", "/v1/health")[:3]))  # no END_HEADERS
+        expect_flood_ends_connection(port, raw, "a header block left unfinished",
+                                     ENHANCE_YOUR_CALM, counted=False)
+        with Client(port) as c:
+            sid = c.request("POST", "/v1/commerce/orders",
+                            [("content-type", "application/json")], body=b'{"sku":',
+                            end_stream=False)
+            [r] = c.wait(sid)
+            expect(r["status"] == 408, "a body that stops arriving: 408, got %r" % r)
+        with Client(port, settings={SettingCodes.INITIAL_WINDOW_SIZE: 0}) as c:
+            [r] = c.wait(c.request("GET", "/openapi.json"))
+            expect(r["status"] == 200 and r["reset"] == ErrorCodes.CANCEL,
+                   "a response the client's window holds past write_timeout is reset "
+                   "(CANCEL), got %r" % r)
+
+
 # --- hostile clients ---------------------------------------------------------------------
 
 def check_rapid_reset_ends_the_connection(binary):
@@ -679,6 +708,7 @@ CHECKS = [
     check_clients_gone_mid_stream_leave_no_connection_behind,
     check_bodies_read_whole_share_a_budget_per_connection,
     check_closed_window_holds_the_response_and_other_clients_are_served,
+    check_timeouts_end_what_stalls,
     check_rapid_reset_ends_the_connection,
     check_continuation_flood_ends_the_connection,
     check_control_frame_floods_end_the_connection,
