@@ -42,12 +42,12 @@ SUMMARY_FIELDS = {
 }
 
 
-def stop_process(process):
-    """SIGTERM, a wait of up to 30 s, then SIGKILL."""
+def stop_process(process, timeout=30):
+    """SIGTERM, a wait of up to `timeout` seconds, then SIGKILL."""
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()

@@ -34,9 +34,6 @@ nghttp2_nv field(std::string_view name, std::string_view value) noexcept {
           value.size(), NGHTTP2_NV_FLAG_NONE};
 }
 
-// A field name in HTTP/2's lowercase (RFC 9113 §8.2.1).
-std::string lowercase(std::string_view name) { return waypoint::detail::ascii_lowercase(name); }
-
 // The logs of a limit a client ran into: once per process and kind, as the TLS notices.
 void notice_once(std::atomic<bool>& said, std::string_view what) noexcept {
   if (said.exchange(true, std::memory_order_relaxed)) return;
@@ -49,6 +46,27 @@ std::atomic<bool> said_continuations{false};
 std::atomic<bool> said_resets{false};
 std::atomic<bool> said_invalid{false};
 std::atomic<bool> said_bad_frames{false};
+
+// The fields of `fields` HTTP/2 may carry, lowercased (RFC 9113 §8.2.1), as nghttp2 takes
+// them. The buffers are the thread's, reused, so a response allocates nothing once they
+// have grown; nghttp2 copies what it is given (NGHTTP2_NV_FLAG_NONE) before the next call.
+std::vector<nghttp2_nv>& encode_fields(const http::fields& fields) {
+  thread_local std::string names;
+  thread_local std::vector<nghttp2_nv> nv;
+  names.clear();
+  for (const auto& f : fields)
+    if (!dropped_from_response(f.name()))
+      for (char c : f.name_string()) names += waypoint::detail::ascii_lower(c);
+  nv.clear();
+  std::size_t at = 0;
+  for (const auto& f : fields) {
+    if (dropped_from_response(f.name())) continue;
+    std::size_t length = f.name_string().size();
+    nv.push_back(field({names.data() + at, length}, f.value()));
+    at += length;
+  }
+  return nv;
+}
 
 }  // namespace
 
@@ -203,11 +221,7 @@ struct h2_connection::callbacks {
       *flags |= NGHTTP2_DATA_FLAG_EOF;
       const http::fields& trailers = s->trailers();
       if (trailers.begin() != trailers.end()) {
-        std::vector<std::string> names;
-        std::vector<nghttp2_nv> nv;
-        for (const auto& f : trailers) names.push_back(lowercase(f.name_string()));
-        std::size_t i = 0;
-        for (const auto& f : trailers) nv.push_back(field(names[i++], f.value()));
+        std::vector<nghttp2_nv>& nv = encode_fields(trailers);
         if (nghttp2_submit_trailer(session, id, nv.data(), nv.size()) == 0)
           *flags |= NGHTTP2_DATA_FLAG_NO_END_STREAM;
       }
@@ -388,21 +402,13 @@ void h2_connection::after_write(std::function<void()> done) { written_.push_back
 
 bool h2_connection::submit_response(h2_stream& stream) {
   const response& res = stream.head();
-  std::vector<std::string> names;
-  names.reserve(16);
-  std::string status = std::to_string(res.result_int());
-  std::vector<nghttp2_nv> nv;
-  nv.push_back(field(":status", status));
-  for (const auto& f : res)
-    if (!dropped_from_response(f.name())) names.push_back(lowercase(f.name_string()));
-  std::size_t i = 0;
-  for (const auto& f : res)
-    if (!dropped_from_response(f.name())) nv.push_back(field(names[i++], f.value()));
-  std::string_view date = stream.date();
-  nv.push_back(field("date", date));
-  std::string length;
-  if (auto it = res.find(http::field::content_length); it != res.end()) length = it->value();
-  if (!length.empty()) nv.push_back(field("content-length", length));
+  std::vector<nghttp2_nv>& nv = encode_fields(res.base());
+  unsigned code = res.result_int();  // three digits: Beast's status range
+  char status[3] = {char('0' + code / 100), char('0' + code / 10 % 10), char('0' + code % 10)};
+  nv.insert(nv.begin(), field(":status", {status, 3}));
+  nv.push_back(field("date", stream.date()));
+  if (auto it = res.find(http::field::content_length); it != res.end())
+    nv.push_back(field("content-length", it->value()));
   nghttp2_data_provider body{};
   body.read_callback = &callbacks::read_body;
   int rv = nghttp2_submit_response(session_, stream.id(), nv.data(), nv.size(),

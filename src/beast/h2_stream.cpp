@@ -363,9 +363,8 @@ void h2_stream::deliver_body() {
   if (n == 0 && !request_complete_) {
     // Waits for DATA: the client has body_timeout from now, however long the handler took
     // to ask (its window may have been full meanwhile).
-    body_deadline_ =
-        std::max(body_deadline_ == clock::time_point::max() ? clock::time_point{} : body_deadline_,
-                 clock::now() + connection_.owner().options().body_timeout);
+    // (the last DATA's deadline is never later than this).
+    body_deadline_ = clock::now() + connection_.owner().options().body_timeout;
     return;
   }
   std::memcpy(read_into_.data(), unread_buffer_.data(), n);

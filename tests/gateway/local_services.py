@@ -1,13 +1,18 @@
 """Local services the gateway's tests start on loopback and stop by their PID: a wait for a
-port to listen, a stop by SIGTERM (SIGKILL past 5 s), and redis-server."""
+port to listen, a stop by SIGTERM (SIGKILL past 30 s: bench/load/harness.py's), and
+redis-server."""
+import os
 import shutil
-import signal
 import socket
 import subprocess
+import sys
 import time
 
 import gateway_test
 from gateway_test import CheckFailed
+
+sys.path.insert(0, os.path.join(gateway_test.ROOT, "bench", "load"))
+from harness import stop_process  # noqa: E402,F401  (SIGTERM, then SIGKILL; for the tests too)
 
 
 def wait_listening(port, what, process):
@@ -23,14 +28,6 @@ def wait_listening(port, what, process):
     raise CheckFailed("%s did not listen on %d" % (what, port))
 
 
-def stop_process(process):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 class RedisServer:
